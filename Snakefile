@@ -1,0 +1,22 @@
+# fpa-bench: the paper's DAG, from base model to tables. See README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/toy.smk"
+include: "workflow/rules/dataset.smk"
+include: "workflow/rules/reference.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_output(),

@@ -1,0 +1,279 @@
+"""Cost of the FPA engine: chunked loss head and full training steps, CPU, side by side.
+
+    python benchmarks/engine.py                      # full run (~4-5 min on 2 cores)
+    python benchmarks/engine.py --vocab 4096 --layers 2 --reps 1   # smoke run
+
+(a) loss head, FPA statistics (logp, ref_logp, hat_logp), fwd+bwd: chunked vs naive.
+(b) one training step (forward, backward, AdamW) of a small tied-head Qwen2 for
+    Off-RL, FPA with cached z_ref (only W_ref in memory), FPA with the online
+    reference body, and DPO (ref log-probs from the cache); plus the floor: one
+    forward of the reference output head (h_ref = z_ref·W_refᵀ and its log-normaliser).
+
+Memory: each measurement runs in a fresh subprocess; after setup the kernel's RSS
+high-water mark is reset (``echo 5 > /proc/self/clear_refs``) and VmHWM is read after
+the measured op. torch's CPU allocator is plain malloc, so RSS is the real footprint
+(tracemalloc does not see it). Time: one subprocess, methods interleaved round-robin,
+median over ``--reps`` rounds after one warm-up each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from fpa.io import write_json
+from fpa.objectives import SequenceStats, get_objective
+from fpa.reference.cache import online_reference_hidden
+from fpa.training.head import token_statistics, token_statistics_naive
+
+STEPS = ("offrl", "fpa_cached", "fpa_online", "dpo")
+HEADS = ("head_naive", "head_chunked")
+LAM = 2.0
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add = parser.add_argument
+    add("--vocab", type=int, default=151_936, help="vocabulary size V")
+    add("--hidden", type=int, default=256, help="model width d")
+    add("--layers", type=int, default=20, help="transformer layers")
+    add("--ffn", type=int, default=2048, help="MLP width")
+    add("--batch", type=int, default=2, help="sequences per step (DPO: 1 pair)")
+    add("--seq", type=int, default=512, help="tokens per sequence")
+    add("--prompt", type=int, default=32, help="prompt tokens per sequence")
+    add("--chunk-size", type=int, default=128, help="rows per chunk of the loss head")
+    add("--reps", type=int, default=2, help="timed rounds (median)")
+    add("--threads", type=int, default=2, help="torch.set_num_threads")
+    add("--out", default=str(Path(__file__).parent / "results" / "engine.json"))
+    add("--worker", choices=("prepare", "time", *HEADS, *STEPS), help=argparse.SUPPRESS)
+    add("--workdir", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+# ---------------------------------------------------------------- setup
+def build_model(args, seed=0):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(vocab_size=args.vocab, hidden_size=args.hidden, num_hidden_layers=args.layers,
+                         num_attention_heads=args.hidden // 64, num_key_value_heads=max(1, args.hidden // 192),
+                         head_dim=64, intermediate_size=args.ffn, tie_word_embeddings=True)
+    return Qwen2ForCausalLM(config)
+
+
+def build_batch(args):
+    gen = torch.Generator().manual_seed(1)
+    input_ids = torch.randint(0, args.vocab, (args.batch, args.seq), generator=gen)
+    predict = torch.zeros_like(input_ids, dtype=torch.bool)
+    predict[:, args.prompt - 1 : -1] = True
+    return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids), "predict_mask": predict,
+            "targets": input_ids[:, args.prompt :].reshape(-1), "length": torch.full((args.batch,), args.seq - args.prompt)}
+
+
+def prepare(args, workdir):
+    """The cache a real run would read: z_ref (bf16), per-token ref logsumexp and sequence ref log-probs."""
+    from safetensors.torch import save_file
+
+    model, batch = build_model(args).eval(), build_batch(args)
+    z = online_reference_hidden(model, batch["input_ids"], batch["attention_mask"], batch["predict_mask"])
+    z = z.to(torch.bfloat16)
+    with torch.no_grad():
+        head = token_statistics(z, model.lm_head.weight, batch["targets"], chunk_size=args.chunk_size)
+        logits_y = (z.float() * model.lm_head.weight[batch["targets"]]).sum(-1)
+    seq_logp = torch.stack([t.sum() for t in head.logp.split(batch["length"].tolist())])
+    save_file({"z_ref": z, "ref_lse": logits_y - head.logp, "ref_seq_logp": seq_logp}, str(workdir / "cache.safetensors"))
+
+
+class Setup:
+    """Everything a step needs, built once per process."""
+
+    def __init__(self, args, workdir, method):
+        from safetensors.torch import load_file
+
+        self.args, self.method = args, method
+        self.model = build_model(args)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-6)
+        self.batch = build_batch(args)
+        self.cache = load_file(str(workdir / "cache.safetensors"))
+        if method in ("fpa_cached", "time"):
+            self.w_ref = self.model.lm_head.weight.detach().clone()  # the only reference tensor kept
+        if method in ("fpa_online", "time"):
+            self.ref_model = build_model(args).eval().requires_grad_(False)
+
+    def sequence_stats(self, tokens, ref_logp=None, **extra):
+        seq = lambda t: torch.stack([x.sum() for x in t.split(self.batch["length"].tolist())])  # noqa: E731
+        reward = torch.tensor([1.0, -1.0] * (self.args.batch // 2) + [1.0] * (self.args.batch % 2))
+        return SequenceStats(logp=seq(tokens.logp), length=self.batch["length"].float(), reward=reward,
+                             group=torch.zeros(self.args.batch, dtype=torch.long),
+                             ref_logp=ref_logp if ref_logp is not None else (seq(tokens.ref_logp) if tokens.ref_logp is not None else None),
+                             hat_logp=seq(tokens.hat_logp) if tokens.hat_logp is not None else None, **extra)
+
+    def step(self, method):
+        b, chunk = self.batch, self.args.chunk_size
+        self.optimizer.zero_grad(set_to_none=True)
+        hidden = self.model.get_decoder()(input_ids=b["input_ids"], attention_mask=b["attention_mask"])
+        hidden = hidden.last_hidden_state[b["predict_mask"]]
+        weight = self.model.lm_head.weight
+        if method == "fpa_cached":
+            tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=self.cache["z_ref"], ref_weight=self.w_ref,
+                                      ref_logsumexp=self.cache["ref_lse"], lam=LAM, chunk_size=chunk)
+        elif method == "fpa_online":
+            z = online_reference_hidden(self.ref_model, b["input_ids"], b["attention_mask"], b["predict_mask"])
+            tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=z,
+                                      ref_weight=self.ref_model.lm_head.weight, lam=LAM, chunk_size=chunk)
+        else:
+            tokens = token_statistics(hidden, weight, b["targets"], chunk_size=chunk)
+        if method == "dpo":
+            pairs = {"chosen": torch.tensor([0]), "rejected": torch.tensor([1])}
+            stats = self.sequence_stats(tokens, ref_logp=self.cache["ref_seq_logp"], **pairs)
+        else:
+            stats = self.sequence_stats(tokens)
+        objective = get_objective({"fpa_cached": "fpa", "fpa_online": "fpa"}.get(method, method))
+        loss, _ = objective.loss(stats, objective.params_type())
+        loss.backward()
+        self.optimizer.step()
+
+
+def head_inputs(args):
+    gen = torch.Generator().manual_seed(2)
+    n, d = args.batch * args.seq, args.hidden
+    return {"hidden": torch.randn(n, d, generator=gen).requires_grad_(),
+            "weight": (torch.randn(args.vocab, d, generator=gen) * 0.05).requires_grad_(),
+            "targets": torch.randint(0, args.vocab, (n,), generator=gen),
+            "ref_hidden": torch.randn(n, d, generator=gen), "ref_weight": torch.randn(args.vocab, d, generator=gen) * 0.05}
+
+
+def head_step(fn, x, chunk):
+    stats = fn(x["hidden"], x["weight"], x["targets"], ref_hidden=x["ref_hidden"], ref_weight=x["ref_weight"],
+               lam=LAM, chunk_size=chunk)
+    stats.logp.sum().backward()
+    x["hidden"].grad = x["weight"].grad = None
+
+
+# ---------------------------------------------------------------- workers
+def _status_kb(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def memory_worker(args, workdir):
+    if args.worker in HEADS:
+        x = head_inputs(args)
+        run = lambda: head_step(token_statistics_naive if args.worker == "head_naive" else token_statistics, x, args.chunk_size)  # noqa: E731
+    else:
+        setup = Setup(args, workdir, args.worker)
+        run = lambda: setup.step(args.worker)  # noqa: E731
+    baseline = _status_kb("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
+    run()
+    peak = _status_kb("VmHWM")
+    return {"peak_mb": peak / 1024, "extra_mb": (peak - baseline) / 1024, "baseline_mb": baseline / 1024}
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def time_worker(args, workdir):
+    setup, x = Setup(args, workdir, "time"), head_inputs(args)
+    z, w_ref, targets = setup.cache["z_ref"], setup.w_ref, setup.batch["targets"]
+    jobs = {name: (lambda m=name: setup.step(m)) for name in STEPS}
+    jobs["head_naive"] = lambda: head_step(token_statistics_naive, x, args.chunk_size)
+    jobs["head_chunked"] = lambda: head_step(token_statistics, x, args.chunk_size)
+    with torch.no_grad():
+        jobs["floor"] = lambda: token_statistics(z, w_ref, targets, chunk_size=args.chunk_size)
+        jobs["floor_matmul"] = lambda: [c.float() @ w_ref.T for c in z.split(args.chunk_size)]
+        times = {name: [] for name in jobs}
+        for name, job in jobs.items():
+            torch.set_grad_enabled(name in STEPS or name in HEADS)
+            timed(job)  # warm-up
+        for round_ in range(args.reps):
+            names = list(jobs)
+            for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+                torch.set_grad_enabled(name in STEPS or name in HEADS)
+                times[name].append(timed(jobs[name]))
+    return {name: {"median_s": statistics.median(t), "all_s": t} for name, t in times.items()}
+
+
+def spawn(args, worker, workdir):
+    cmd = [sys.executable, __file__, "--worker", worker, "--workdir", str(workdir)]
+    for key, value in vars(args).items():
+        if key not in ("worker", "workdir") and value is not None:
+            cmd += [f"--{key.replace('_', '-')}", str(value)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- report
+def report(args, memory, times, sizes):
+    t = {k: v["median_s"] for k, v in times.items()}
+    rows = [("loss head naive", "head_naive"), ("loss head chunked", "head_chunked")]
+    rows += [(name, name) for name in STEPS]
+    lines = [f"{'case':<20}{'time s':>9}{'t ratio':>10}{'peak MB':>10}{'mem ratio':>10}{'extra MB':>10}"
+             "    (ratios: head rows / naive head, step rows / Off-RL)"]
+    for label, key in rows:
+        base = "head_naive" if key in HEADS else "offrl"
+        lines.append(f"{label:<20}{t[key]:>9.2f}{t[key] / t[base]:>10.3f}{memory[key]['peak_mb']:>10.0f}"
+                     f"{memory[key]['peak_mb'] / memory[base]['peak_mb']:>10.3f}{memory[key]['extra_mb']:>10.0f}")
+    lines.append(f"{'floor: ref head fwd':<20}{t['floor']:>9.2f}   (matmul alone {t['floor_matmul']:.2f} s)")
+    extra = t["fpa_cached"] - t["offrl"]
+    targets = {
+        "chunked/naive loss-head extra memory <= 0.1": memory["head_chunked"]["extra_mb"] / memory["head_naive"]["extra_mb"] <= 0.1,
+        "FPA(cached) - Off-RL step time <= 1.2 x floor": extra <= 1.2 * t["floor"],
+        "FPA(cached) faster than FPA(online)": t["fpa_cached"] < t["fpa_online"],
+        "FPA(cached)/Off-RL peak memory <= 1.03": memory["fpa_cached"]["peak_mb"] / memory["offrl"]["peak_mb"] <= 1.03,
+    }
+    lines.append(f"FPA(cached) - Off-RL = {extra:.2f} s = {extra / t['floor']:.2f} x floor; "
+                 f"head extra memory chunked/naive = {memory['head_chunked']['extra_mb'] / memory['head_naive']['extra_mb']:.3f}; "
+                 f"W_ref = {sizes['w_ref_mb']:.0f} MB")
+    lines += [f"[{'PASS' if ok else 'FAIL'}] {name}" for name, ok in targets.items()]
+    return "\n".join(lines), targets
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.worker:
+        workdir = Path(args.workdir)
+        result = prepare(args, workdir) if args.worker == "prepare" else (
+            time_worker(args, workdir) if args.worker == "time" else memory_worker(args, workdir))
+        print(json.dumps(result))
+        return
+    model = build_model(args)
+    head_params = model.lm_head.weight.numel()
+    sizes = {"body_params": sum(p.numel() for p in model.parameters()) - head_params, "head_params": head_params,
+             "w_ref_mb": head_params * 4 / 2**20, "tokens_per_step": args.batch * args.seq,
+             "completion_tokens": args.batch * (args.seq - args.prompt)}
+    del model
+    print(f"model: body {sizes['body_params'] / 1e6:.1f}M params, head (tied) {head_params / 1e6:.1f}M; "
+          f"V={args.vocab} d={args.hidden} layers={args.layers}; {args.batch}x{args.seq} tokens/step; "
+          f"chunk {args.chunk_size}; {args.threads} threads; CPU fp32", flush=True)
+    load = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as workdir:
+        spawn(args, "prepare", workdir)
+        memory = {case: spawn(args, case, workdir) for case in (*HEADS, *STEPS)}
+        times = spawn(args, "time", workdir)
+    load.append(os.getloadavg()[0])
+    table, targets = report(args, memory, times, sizes)
+    table += f"\n1-min load average at start/end: {load[0]:.1f} / {load[1]:.1f} on {os.cpu_count()} cores"
+    print(table)
+    write_json(args.out, {"args": {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out")},
+                          "sizes": sizes, "load_average": load, "memory": memory, "time": times, "targets": targets, "table": table,
+                          "device": "CPU only (no GPU in this task)", "torch": torch.__version__})
+
+
+if __name__ == "__main__":
+    main()

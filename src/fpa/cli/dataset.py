@@ -1,0 +1,66 @@
+"""``fpa sample`` (K samples per training problem) and ``fpa build-dataset`` (grade, drop, split)."""
+
+from __future__ import annotations
+
+import json
+
+from fpa.cli.common import add_common, setup
+from fpa.data.offline import build_offline_dataset, grade_samples
+from fpa.data.prompts import render_prompt
+from fpa.generation.backend import get_backend
+from fpa.grading import get_grader
+from fpa.io import read_jsonl, write_jsonl
+from fpa.provenance.record import Job
+
+DATASET_GRADER = {"toy": "toy"}
+
+
+def sample(args) -> None:
+    setup(args)
+    dataset, generation = args.config_json["dataset"], args.config_json["generation"]
+    problems = read_jsonl(args.problems)
+    prompts = [render_prompt(args.config_json["prompt_template"], p["problem"]) for p in problems]
+    backend = get_backend(generation["backend"], args.model, batch_size=generation["batch_size"])
+    completions = backend.generate(prompts, n=dataset["k"], temperature=dataset["temperature"],
+                                   max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"])
+    records = [
+        {"id": f"{problem['id']}/{index}", "problem_id": problem["id"], "sample_index": index,
+         "prompt": prompt, "completion": completion, "answer": problem["answer"]}
+        for problem, prompt, outs in zip(problems, prompts, completions)
+        for index, completion in enumerate(outs)
+    ]
+    job = Job("sample_offline", args.config_json, {"model": args.model, "problems": args.problems}, args.code)
+    with job.output(args.out) as tmp:
+        write_jsonl(tmp, records)
+    print(f"{len(records)} samples for {len(problems)} problems")
+
+
+def build_dataset(args) -> None:
+    setup(args)
+    dataset = args.config_json["dataset"]
+    graded = grade_samples(read_jsonl(args.samples), get_grader(DATASET_GRADER[dataset["source"]]))
+    built = build_offline_dataset(graded, k=dataset["k"], validation_fraction=dataset["validation_fraction"],
+                                  seed=dataset["seed"])
+    job = Job("build_dataset", args.config_json, {"samples": args.samples}, args.code)
+    job.extra["summary"] = built.summary
+    with job.output(args.out_train) as train_tmp:
+        write_jsonl(train_tmp, built.train)
+    with job.output(args.out_val) as val_tmp:
+        write_jsonl(val_tmp, built.val)
+    print(json.dumps(built.summary, indent=2))
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("sample", help="sample K completions per training problem")
+    add_common(parser, threads=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--problems", required=True)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=sample)
+
+    parser = commands.add_parser("build-dataset", help="grade samples, drop all-agree problems, split")
+    add_common(parser)
+    parser.add_argument("--samples", required=True)
+    parser.add_argument("--out-train", required=True)
+    parser.add_argument("--out-val", required=True)
+    parser.set_defaults(handler=build_dataset)

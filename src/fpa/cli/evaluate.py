@@ -1,0 +1,37 @@
+"""``fpa evaluate``: Pass@1 of a checkpoint on a benchmark file."""
+
+from __future__ import annotations
+
+from fpa.cli.common import add_common, setup
+from fpa.evaluation.evaluate import evaluate_records
+from fpa.generation.backend import get_backend
+from fpa.grading import get_grader
+from fpa.io import read_jsonl, write_json
+from fpa.provenance.record import Job
+
+
+def evaluate(args) -> None:
+    setup(args)
+    bench, generation = args.config_json["benchmark"], args.config_json["generation"]
+    records = read_jsonl(args.benchmark)
+    backend = get_backend(generation["backend"], args.model, batch_size=generation["batch_size"])
+    result = evaluate_records(
+        backend, records, template=args.config_json["prompt_template"], n=bench["n"],
+        temperature=generation["temperature"], max_new_tokens=generation["max_new_tokens"], seed=args.seed,
+        grader=get_grader(bench["grader"]),
+    )
+    job = Job("evaluate", {**args.config_json, "seed": args.seed},
+              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
+    with job.output(args.out) as tmp:
+        write_json(tmp, {"seed": args.seed, **result})
+    print(f"Pass@1 = {result['pass_at_1']:.4f} over {result['n_problems']} problems x {bench['n']} samples")
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("evaluate", help="Pass@1 of a checkpoint on a benchmark")
+    add_common(parser, threads=True)
+    parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
+    parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
+    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=evaluate)

@@ -1,0 +1,44 @@
+"""``fpa explain``, ``fpa methods`` and ``fpa check-config``: read-only commands."""
+
+from __future__ import annotations
+
+import sys
+
+from fpa.config import expand_runs, load_config_file
+from fpa.objectives import OBJECTIVES
+from fpa.provenance.explain import explain_cell
+
+
+def explain(args) -> None:
+    result = explain_cell(args.table, args.row, args.col)
+    print("\n".join(result.lines))
+    if result.problems:
+        print(f"\n{len(result.problems)} problem(s):", *result.problems, sep="\n  ", file=sys.stderr)
+        sys.exit(1)
+    print(f"\nall {len(result.verified)} files verified (sha256 matches the records)")
+
+
+def methods(args) -> None:
+    for name, objective in OBJECTIVES.items():
+        print(f"{name:12s} {objective.summary}")
+
+
+def check_config(args) -> None:
+    config = load_config_file(args.config)
+    runs = expand_runs(config, where=args.config)
+    print(f"{args.config}: ok ({len(runs)} runs x {len(config['seeds'])} seeds x {len(config['benchmarks'])} benchmarks)")
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("explain", help="the provenance chain behind one table cell")
+    parser.add_argument("table", help="results/tables/<table>.csv (or .md/.tex)")
+    parser.add_argument("--row", required=True, help="method (row label)")
+    parser.add_argument("--col", required=True, help="benchmark (column) or Avg.")
+    parser.set_defaults(handler=explain)
+
+    parser = commands.add_parser("methods", help="list the registered objectives")
+    parser.set_defaults(handler=methods)
+
+    parser = commands.add_parser("check-config", help="validate a config file")
+    parser.add_argument("config")
+    parser.set_defaults(handler=check_config)

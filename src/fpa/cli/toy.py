@@ -1,0 +1,56 @@
+"""``fpa toy-model`` and ``fpa toy-problems``: the embedded toy experiment's inputs."""
+
+from __future__ import annotations
+
+from fpa.cli.common import add_common, parse_json, setup
+from fpa.io import write_jsonl
+from fpa.provenance.record import Job
+from fpa.toy.model import TOY_PRESETS, build_toy_model, with_overrides
+from fpa.toy.task import make_problems
+
+
+def toy_model(args) -> None:
+    setup(args)
+    overrides = dict(args.config_json.get("toy", {}))
+    preset = overrides.pop("preset", "default")
+    if preset not in TOY_PRESETS:
+        raise ValueError(f"models.<model>.toy.preset: expected one of {sorted(TOY_PRESETS)}, got {preset!r}")
+    overrides.setdefault("prompt_template", args.config_json["prompt_template"])
+    cfg = with_overrides(TOY_PRESETS[preset], **overrides)
+    job = Job("toy_base_model", args.config_json, {}, args.code)
+    with job.output(args.out, directory=True) as tmp:
+        metrics = build_toy_model(tmp, cfg, threads=args.threads)
+    print(f"toy base model: final loss {metrics['final_loss']:.4f} in {metrics['train_seconds']} s")
+
+
+def toy_problems(args) -> None:
+    setup(args)
+    bench = args.config_json or {}
+    n = bench.get("n_problems", args.n)
+    n_operands = bench.get("n_operands", args.n_operands)
+    if n is None or n_operands is None:
+        raise ValueError("toy-problems: give --n and --n-operands or a --config-json with n_problems and n_operands")
+    records = make_problems(n, args.seed, split=args.split, n_operands=n_operands)
+    if args.name:
+        records = [{**record, "source": args.name} for record in records]
+    config = {"split": args.split, "n": n, "n_operands": n_operands, "seed": args.seed}
+    with Job("toy_problems", config, {}, args.code).output(args.out) as tmp:
+        write_jsonl(tmp, records)
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("toy-model", help="build and SFT-train the toy base model")
+    add_common(parser, threads=True)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=toy_model)
+
+    parser = commands.add_parser("toy-problems", help="write toy arithmetic problems as benchmark records")
+    parser.add_argument("--config-json", type=parse_json, default=None)
+    add_common(parser, config=False)
+    parser.add_argument("--split", required=True)
+    parser.add_argument("--name", default=None, help="benchmark name recorded as the records' source")
+    parser.add_argument("--n", type=int, default=None)
+    parser.add_argument("--n-operands", type=int, default=None)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=toy_problems)

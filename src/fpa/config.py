@@ -1,0 +1,153 @@
+"""Configuration: schema validation with one-line errors, and the expanded run grid.
+
+``validate_config`` is what ``workflow/rules/common.smk`` calls first: it fills the
+schema's defaults through ``snakemake.utils.validate`` and, on any error, raises a
+``ConfigError`` whose message is one line naming the file, the key path, what was
+expected and the value received.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+import yaml
+
+from fpa.objectives import OBJECTIVES, get_objective
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+BASE_METHOD = "base"
+
+
+class ConfigError(ValueError):
+    """A configuration error; ``str()`` is a single line."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One trainable method of the grid: a table row."""
+
+    name: str
+    objective: str
+    params: dict
+    training: dict
+
+    def config_slice(self) -> dict:
+        return {"objective": self.objective, "params": self.params, "training": self.training}
+
+
+def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    kind, expected, got = error.validator, error.validator_value, error.instance
+    if kind == "enum":
+        return f"expected one of {expected}, got {got!r}"
+    if kind == "type":
+        return f"expected {expected}, got {got!r}"
+    if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[kind]
+        return f"expected number {sign} {expected}, got {got!r}"
+    if kind == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown key")
+    if kind == "required":
+        return error.message
+    return f"{error.message}"
+
+
+def _key_path(parts) -> str:
+    return ".".join(str(p) for p in parts) or "<top level>"
+
+
+def check_against_schema(config: Mapping, schema: Mapping, where: str) -> None:
+    """Raise ``ConfigError`` for the most relevant schema violation, if any."""
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        path = list(error.absolute_path)
+        if error.validator == "additionalProperties":
+            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            path = path + extra[:1]
+            raise ConfigError(f"{where}: {_key_path(path)}: unknown key; expected one of "
+                              f"{sorted(error.schema.get('properties', {}))}")
+        raise ConfigError(f"{where}: {_key_path(path)}: {_describe(error)}")
+
+
+def validate_config(config: dict, where: str = "config", schema_path: str | Path = SCHEMA_PATH) -> dict:
+    """Validate ``config`` in place (defaults filled) and return it; one-line ``ConfigError`` otherwise."""
+    schema = load_schema(schema_path)
+    check_against_schema(config, schema, where)
+    from snakemake.utils import validate as snakemake_validate  # fills the defaults; jobs need no snakemake
+
+    snakemake_validate(config, str(schema_path), set_default=True)
+    _check_semantics(config, where, schema)
+    return config
+
+
+def _check_semantics(config: dict, where: str, schema: dict) -> None:
+    for name, bench in config["benchmarks"].items():
+        if bench["source"] == "file":
+            if "path" not in bench:
+                raise ConfigError(f"{where}: benchmarks.{name}.path: required for source 'file'")
+            if not Path(bench["path"]).is_file():
+                raise ConfigError(f"{where}: benchmarks.{name}.path: file not found: {bench['path']}")
+    for table, columns in config["tables"].items():
+        for column in columns:
+            if column not in config["benchmarks"]:
+                raise ConfigError(f"{where}: tables.{table}: unknown benchmark {column!r}; "
+                                  f"expected one of {sorted(config['benchmarks'])}")
+    if len(set(config["seeds"])) != len(config["seeds"]):
+        raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
+    runs = expand_runs(config, where, schema)
+    if BASE_METHOD in runs:
+        raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
+
+
+def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None = None) -> dict[str, Run]:
+    """Methods × sweeps → ``{run name: Run}`` with parsed params and merged training settings."""
+    schema = schema or load_schema()
+    training_schema = {**schema["$defs"]["training"], "$defs": schema["$defs"]}
+    runs: dict[str, Run] = {}
+    for name, method in config["methods"].items():
+        objective = get_objective(method["objective"])
+        sweep = method.get("sweep") or {}
+        grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
+        for point in grid:
+            run_name = name + "".join(f"_{key}{value}" for key, value in point.items())
+            if not RUN_NAME.match(run_name):
+                raise ConfigError(f"{where}: methods.{name}: run name {run_name!r} must match {RUN_NAME.pattern}")
+            raw_params = {**method.get("params", {}), **point}
+            try:
+                params = objective.parse_params(raw_params, f"{where}: methods.{name}.params")
+            except ValueError as error:
+                raise ConfigError(str(error)) from None
+            training = {**config["training"], **method.get("training", {})}
+            check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
+            runs[run_name] = Run(run_name, objective.name, _as_dict(params), training)
+    return runs
+
+
+def _as_dict(params) -> dict:
+    return dataclasses.asdict(params)
+
+
+def objective_names() -> list[str]:
+    return sorted(OBJECTIVES)
+
+
+def load_config_file(path: str | Path) -> dict:
+    """Read and validate a YAML config outside Snakemake (CLI, tests)."""
+    with open(path) as handle:
+        config = yaml.safe_load(handle) or {}
+    return validate_config(config, where=str(path))
+
+
+__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "load_config_file", "objective_names"]

@@ -1,0 +1,160 @@
+"""Math benchmark loaders: every file becomes a list of ``MathProblem``.
+
+Each loader reads one mirror file (``config/benchmarks.yaml`` names it) and
+normalises its quirks, listed in ``shared/data/MANIFEST.md`` ("Format quirks"):
+
+==================== ============ ====================================================
+loader               problem from answer normalisation
+==================== ============ ====================================================
+gsm8k                question     text after the last ``####``, thousands commas dropped
+math500              problem      ``answer`` field (LaTeX, no ``\\boxed``)
+math                 problem      last ``\\boxed{}`` of ``solution`` (nested braces)
+math_perturb         problem      int/float/str -> str (``16.0`` -> ``"16"``)
+gaokao2023en         question     every unescaped ``$`` removed (``$48$, $384$``)
+olympiadbench        question     ``final_answer`` list joined by ", ", ``$`` removed
+amc                  problem      JSON float -> integer string (``27.0`` -> ``"27"``)
+aime                 problem      integer string, zero padding dropped (``"025"``)
+aime26               prompt       as aime; the appended instruction is stripped
+==================== ============ ====================================================
+
+Ids are strings and stable: MATH's ``unique_id``, else ``<bench>/<upstream id>``,
+else ``<bench>/<line index>`` where upstream has no (complete) id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from fpa.grading.math import last_boxed
+from fpa.io import read_jsonl
+
+AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
+_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+@dataclass(frozen=True)
+class MathProblem:
+    id: str
+    problem: str
+    answer: str
+    source: str  # benchmark (or training source) name, e.g. "math500"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def number_to_str(value: int | float | str) -> str:
+    """Integral numbers without a decimal point or padding: 27.0 -> "27", "025" -> "25"."""
+    if isinstance(value, str):
+        text = value.strip()
+        return str(int(text)) if re.fullmatch(r"[+-]?\d+", text) else text
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def strip_dollars(text: str) -> str:
+    """Remove math-mode ``$`` delimiters (not ``\\$``) and surrounding space."""
+    return _UNESCAPED_DOLLAR.sub("", text).strip()
+
+
+def load_gsm8k(path: str | os.PathLike, source: str = "gsm8k") -> list[MathProblem]:
+    problems = []
+    for index, row in enumerate(read_jsonl(path)):
+        if "####" not in row["answer"]:
+            raise ValueError(f"{path}: record {index}: answer has no '#### ' final answer")
+        final = row["answer"].rsplit("####", 1)[1].strip().replace(",", "")
+        problems.append(MathProblem(f"{source}/{index}", row["question"], final, source))
+    return problems
+
+
+def load_math500(path: str | os.PathLike, source: str = "math500") -> list[MathProblem]:
+    return [
+        MathProblem(row["unique_id"], row["problem"], row["answer"].strip(), source)
+        for row in read_jsonl(path)
+    ]
+
+
+def load_math(path: str | os.PathLike, source: str = "math") -> list[MathProblem]:
+    """Hendrycks MATH rows (train or test): the answer is the solution's last ``\\boxed{}``."""
+    problems = []
+    for row in read_jsonl(path):
+        answer = last_boxed(row["solution"])
+        if answer is None:
+            raise ValueError(f"{path}: {row['unique_id']}: solution has no closed \\boxed{{}}")
+        problems.append(MathProblem(row["unique_id"], row["problem"], answer.strip(), source))
+    return problems
+
+
+def load_math_perturb(path: str | os.PathLike, source: str) -> list[MathProblem]:
+    return [
+        MathProblem(f"{source}/{row['problem_id']}", row["problem"], number_to_str(row["answer"]), source)
+        for row in read_jsonl(path)
+    ]
+
+
+def load_gaokao2023en(path: str | os.PathLike, source: str = "gaokao2023en") -> list[MathProblem]:
+    # 92 rows lack ``id``, so the line index is the only id present on every row.
+    # Two rows have an empty upstream answer; they are kept (the paper counts 385).
+    return [
+        MathProblem(f"{source}/{index}", row["question"], strip_dollars(row["answer"]), source)
+        for index, row in enumerate(read_jsonl(path))
+    ]
+
+
+def load_olympiadbench(path: str | os.PathLike, source: str = "olympiadbench") -> list[MathProblem]:
+    problems = []
+    for row in read_jsonl(path):
+        answer = ", ".join(strip_dollars(part) for part in row["final_answer"])
+        problems.append(MathProblem(f"{source}/{row['id']}", row["question"], answer, source))
+    return problems
+
+
+def load_amc(path: str | os.PathLike, source: str) -> list[MathProblem]:
+    return [
+        MathProblem(f"{source}/{row['id']}", row["problem"], number_to_str(row["answer"]), source)
+        for row in read_jsonl(path)
+    ]
+
+
+def load_aime(path: str | os.PathLike, source: str) -> list[MathProblem]:
+    """AIME files with ``problem``; ids from upstream ``id`` where present, else the index."""
+    problems = []
+    for index, row in enumerate(read_jsonl(path)):
+        key = row.get("id", index)
+        problems.append(MathProblem(f"{source}/{key}", row["problem"], number_to_str(row["answer"]), source))
+    return problems
+
+
+def load_aime26(path: str | os.PathLike, source: str = "aime26") -> list[MathProblem]:
+    problems = []
+    for index, row in enumerate(read_jsonl(path)):
+        prompt = row["prompt"]
+        if not prompt.endswith(AIME26_SUFFIX):
+            raise ValueError(f"{path}: record {index}: prompt lacks the expected instruction suffix")
+        problem = prompt[: -len(AIME26_SUFFIX)].rstrip()
+        problems.append(MathProblem(f"{source}/{index}", problem, number_to_str(row["answer"]), source))
+    return problems
+
+
+LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
+    "gsm8k": load_gsm8k,
+    "math500": load_math500,
+    "math": load_math,
+    "math_perturb": load_math_perturb,
+    "gaokao2023en": load_gaokao2023en,
+    "olympiadbench": load_olympiadbench,
+    "amc": load_amc,
+    "aime": load_aime,
+    "aime26": load_aime26,
+}
+
+
+def load_benchmark(loader: str, path: str | os.PathLike, source: str) -> list[MathProblem]:
+    """Load ``path`` with the registered ``loader``; records carry ``source``."""
+    if loader not in LOADERS:
+        raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
+    return LOADERS[loader](path, source=source)

@@ -1,0 +1,70 @@
+"""The offline dataset D = {(x, y, R)}: K graded samples per problem.
+
+Paper (appendix "Main Dataset Construction"): K = 8 samples per problem at T = 0.7
+with seed 42, R = +1 correct / −1 incorrect, problems whose K samples all agree are
+dropped (they carry no contrast), 5% of the remaining problems held out for
+validation. Records use TRL's column names (``prompt``, ``completion``, ``reward``)
+plus ``problem_id`` and ``correct``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+
+@dataclass(frozen=True)
+class OfflineDataset:
+    train: list[dict]
+    val: list[dict]
+    summary: dict
+
+
+def grade_samples(samples: Iterable[dict], grader: Callable[[str, str], bool]) -> list[dict]:
+    """Add ``correct`` and ``reward`` (+1/−1) to each sample, grading against its ``answer``."""
+    graded = []
+    for sample in samples:
+        correct = bool(grader(sample["completion"], sample["answer"]))
+        graded.append({**sample, "correct": correct, "reward": 1.0 if correct else -1.0})
+    return graded
+
+
+def group_by_problem(samples: Iterable[dict]) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for sample in samples:
+        groups[sample["problem_id"]].append(sample)
+    return dict(groups)
+
+
+def build_offline_dataset(samples: list[dict], *, k: int, validation_fraction: float, seed: int) -> OfflineDataset:
+    """Drop all-agree problems, then hold out ``validation_fraction`` of the kept problems."""
+    groups = group_by_problem(samples)
+    short = {pid: len(group) for pid, group in groups.items() if len(group) != k}
+    if short:
+        first = next(iter(short.items()))
+        raise ValueError(f"samples: expected {k} samples per problem, problem {first[0]} has {first[1]} "
+                         f"({len(short)} problems affected)")
+    kept = sorted(pid for pid, group in groups.items() if len({s["correct"] for s in group}) == 2)
+    random.Random(seed).shuffle(kept)
+    n_val = round(validation_fraction * len(kept))
+    if validation_fraction > 0 and len(kept) > 1:
+        n_val = max(n_val, 1)
+    val_ids, train_ids = set(kept[:n_val]), kept[n_val:]
+    if not train_ids:
+        raise ValueError(f"offline dataset is empty: {len(groups)} problems, none with mixed outcomes among K={k}")
+    train = [s for pid in sorted(train_ids) for s in groups[pid]]
+    val = [s for pid in sorted(val_ids) for s in groups[pid]]
+    all_correct = sum(all(s["correct"] for s in g) for g in groups.values())
+    summary = {
+        "problems": len(groups),
+        "dropped_all_correct": all_correct,
+        "dropped_all_incorrect": len(groups) - len(kept) - all_correct,
+        "train_problems": len(train_ids),
+        "val_problems": len(val_ids),
+        "train_samples": len(train),
+        "val_samples": len(val),
+        "sample_accuracy": sum(s["correct"] for s in samples) / max(len(samples), 1),
+    }
+    return OfflineDataset(train, val, summary)

@@ -1,0 +1,38 @@
+"""Turning (prompt, completion) into model inputs, identically everywhere.
+
+The reference cache, the trainer and the online reference all call
+``encode_sample``, so token positions line up by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EncodedSample:
+    """``input_ids`` = prompt + completion (+ eos); ``prompt_len`` tokens belong to the prompt.
+
+    Completion tokens are ``input_ids[prompt_len:]``; the hidden state that predicts
+    token ``i`` sits at position ``i - 1``.
+    """
+
+    input_ids: list[int]
+    prompt_len: int
+
+    @property
+    def completion_len(self) -> int:
+        return len(self.input_ids) - self.prompt_len
+
+
+def encode_sample(tokenizer, prompt: str, completion: str, max_length: int) -> EncodedSample:
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
+    if tokenizer.eos_token_id is not None:
+        completion_ids = completion_ids + [tokenizer.eos_token_id]
+    if not prompt_ids:
+        raise ValueError(f"empty prompt after tokenisation: {prompt!r}")
+    ids = (prompt_ids + completion_ids)[:max_length]
+    if len(ids) <= len(prompt_ids):
+        raise ValueError(f"prompt of {len(prompt_ids)} tokens leaves no completion within max_length={max_length}")
+    return EncodedSample(ids, len(prompt_ids))

@@ -1,0 +1,65 @@
+"""The sampling interface every generation backend implements, and the registry.
+
+A backend turns prompts into ``n`` sampled completions each::
+
+    backend = get_backend("hf", "resources/toy-base", batch_size=64)
+    completions = backend.generate(prompts, n=8, temperature=0.7, max_new_tokens=128, seed=0)
+    # completions[i][j]: text of sample j for prompts[i], without prompt and eos
+
+The arguments map one to one onto vLLM's
+``SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens, seed=...)``,
+so a ``"vllm"`` backend is one more module and one more ``BACKENDS`` entry.
+
+Determinism contract (what every backend must document it meets):
+  * the same call (model, prompts, n, temperature, max_new_tokens, seed and
+    backend options) returns the same completions;
+  * ``temperature == 0`` is greedy decoding, and then ``n`` identical copies.
+Backends that also guarantee independence of batching say so (``HFBackend``
+seeds one generator per (prompt index, sample index)).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Protocol, Sequence, runtime_checkable
+
+# name -> "module:class"; imported lazily so that optional engines (vLLM) are
+# needed only when chosen.
+BACKENDS = {
+    "hf": "fpa.generation.hf:HFBackend",
+}
+
+
+@runtime_checkable
+class GenerationBackend(Protocol):
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        n: int,
+        temperature: float,
+        max_new_tokens: int,
+        seed: int,
+    ) -> list[list[str]]:
+        """``n`` completions per prompt, in prompt order; completion text only, eos stripped."""
+        ...
+
+
+def check_sampling_args(n: int, temperature: float, max_new_tokens: int) -> None:
+    """The range checks every backend applies before sampling."""
+    if n < 1:
+        raise ValueError(f"n: expected >= 1, got {n}")
+    if temperature < 0:
+        raise ValueError(f"temperature: expected >= 0 (0 = greedy), got {temperature}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens: expected >= 1, got {max_new_tokens}")
+
+
+def get_backend(name: str, model_dir: str | os.PathLike, **options) -> GenerationBackend:
+    """Instantiate backend ``name`` on the model in ``model_dir``; ``options`` go to its constructor."""
+    if name not in BACKENDS:
+        raise ValueError(f"generation backend: expected one of {sorted(BACKENDS)}, got {name!r}")
+    module, attr = BACKENDS[name].split(":")
+    backend_cls = getattr(importlib.import_module(module), attr)
+    return backend_cls(model_dir, **options)

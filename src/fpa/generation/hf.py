@@ -1,0 +1,137 @@
+"""Sampling with Hugging Face ``model.generate``: the CPU backend of the toy pipeline.
+
+Every (prompt, sample) pair is one row of a left-padded batch. Sampling itself
+happens in ``SeededSampler``, a logits processor that draws each row's token
+from that row's own ``torch.Generator`` and masks every other token, so the
+greedy step of ``generate`` then picks exactly that draw. A row's generator is
+seeded from (seed, prompt text, occurrence of that prompt in the call, sample
+index), which gives:
+
+  * the same call returns the same completions;
+  * batch size, prompt order and sharding of the prompt list do not change
+    what a prompt gets, up to last-bit differences of batched matmuls (a draw
+    that lands within ~1e-6 of a probability boundary can flip);
+  * ``temperature == 0`` is plain greedy decoding, repeated ``n`` times.
+
+Only the eos ids are taken from the model's ``generation_config``; its sampling
+settings (top_p, top_k, repetition_penalty, ...) are ignored, so the samples
+follow softmax(logits / T) exactly, as with vLLM's ``SamplingParams(temperature=T)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from typing import Sequence
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LogitsProcessor, LogitsProcessorList
+
+from fpa.generation.backend import check_sampling_args
+
+
+def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
+    key = f"{seed}\0{occurrence}\0{sample}\0{prompt}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1  # a non-negative int64
+
+
+class SeededSampler(LogitsProcessor):
+    """Temperature sampling with one generator per batch row; returns one-hot (0 / -inf) scores."""
+
+    def __init__(self, generators: list[torch.Generator], temperature: float):
+        self.generators = generators
+        self.temperature = temperature
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        probs = torch.softmax(scores.float() / self.temperature, dim=-1).cpu()
+        if len(self.generators) != probs.shape[0]:
+            raise ValueError(f"SeededSampler has {len(self.generators)} generators for {probs.shape[0]} rows")
+        choice = torch.stack([torch.multinomial(p, 1, generator=g) for p, g in zip(probs, self.generators)])
+        out = torch.full_like(scores, float("-inf"))
+        return out.scatter_(1, choice.to(scores.device), 0.0)
+
+
+class HFBackend:
+    """``GenerationBackend`` on ``transformers``; options: batch_size (rows per ``generate``),
+    threads (``torch.set_num_threads``, process-wide), device, dtype."""
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        *,
+        batch_size: int = 64,
+        threads: int | None = None,
+        device: str = "cpu",
+        dtype: str = "float32",
+    ):
+        if batch_size < 1:
+            raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.batch_size = batch_size
+        self.device = torch.device(device)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(self.device)
+        self.model.eval()
+        eos = self.model.generation_config.eos_token_id
+        self.eos_ids = set(eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id])
+        # Sample from softmax(logits / T) only: drop the model's own top_p, top_k,
+        # repetition_penalty, ... which generate() would otherwise merge in.
+        self.model.generation_config = GenerationConfig(
+            eos_token_id=sorted(self.eos_ids), pad_token_id=self.tokenizer.pad_token_id
+        )
+
+    def generate(
+        self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int
+    ) -> list[list[str]]:
+        check_sampling_args(n, temperature, max_new_tokens)
+        if temperature == 0:  # greedy: one decode per prompt, copied
+            greedy = self._run([(p, None) for p in prompts], 0.0, max_new_tokens)
+            return [[text] * n for text in greedy]
+        seen: Counter[str] = Counter()
+        rows = []
+        for prompt in prompts:
+            for sample in range(n):
+                rows.append((prompt, row_seed(seed, prompt, seen[prompt], sample)))
+            seen[prompt] += 1
+        flat = self._run(rows, temperature, max_new_tokens)
+        return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
+
+    def _run(self, rows: list[tuple[str, int | None]], temperature: float, max_new_tokens: int) -> list[str]:
+        """Completions for (prompt, row seed) rows, batched by prompt length; returned in row order."""
+        order = sorted(range(len(rows)), key=lambda r: len(rows[r][0]))
+        texts: list[str] = [""] * len(rows)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            for r, text in zip(chunk, self._generate_batch([rows[r] for r in chunk], temperature, max_new_tokens)):
+                texts[r] = text
+        return texts
+
+    @torch.no_grad()
+    def _generate_batch(self, rows, temperature: float, max_new_tokens: int) -> list[str]:
+        batch = self.tokenizer(
+            [prompt for prompt, _ in rows], return_tensors="pt", padding=True, add_special_tokens=False
+        ).to(self.device)
+        processors = LogitsProcessorList()
+        if temperature > 0:
+            generators = [torch.Generator().manual_seed(s) for _, s in rows]
+            processors.append(SeededSampler(generators, temperature))
+        config = GenerationConfig(
+            do_sample=False,  # the draw happens in SeededSampler; argmax then picks it
+            max_new_tokens=max_new_tokens,
+            eos_token_id=sorted(self.eos_ids),
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        out = self.model.generate(**batch, generation_config=config, logits_processor=processors)
+        new_tokens = out[:, batch["input_ids"].shape[1] :].tolist()
+        return [self.tokenizer.decode(self._until_eos(ids), skip_special_tokens=True) for ids in new_tokens]
+
+    def _until_eos(self, ids: list[int]) -> list[int]:
+        for i, token in enumerate(ids):
+            if token in self.eos_ids:
+                return ids[:i]
+        return ids

@@ -1,0 +1,112 @@
+"""Provenance sidecars: every output ``X`` gets ``X.prov.json``.
+
+A record names the rule, the exact config slice, each input with its sha256, the
+output's own sha256, the code fingerprint, the project version (git commit + dirty
+flag), package versions, host and start/end times. Inputs that are outputs of other
+rules have sidecars of their own, so a chain can be walked back from any file.
+
+``Job.output(path)`` wraps ``fpa.io.atomic_path``: the output is written to a
+temporary path, hashed, its sidecar written, and only then renamed into place, so
+an output never exists without its record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import importlib.metadata
+import os
+import platform
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from fpa.io import atomic_path, read_json, sha256_path, write_json
+
+SIDECAR_SUFFIX = ".prov.json"
+TRACKED_PACKAGES = ("fpa-bench", "torch", "transformers", "accelerate", "tokenizers", "safetensors",
+                    "snakemake", "pandas", "trl", "vllm", "math-verify", "evalplus", "bigcodebench")
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def sidecar_of(path: str | os.PathLike) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def project_version() -> dict:
+    """git commit and dirty flag of the checkout the package runs from ("unknown" outside git)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(PROJECT_ROOT), *args], capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "unknown", "dirty": None}
+    return {"commit": commit, "dirty": dirty}
+
+
+def package_versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def describe_inputs(inputs: Mapping[str, str | os.PathLike]) -> dict:
+    described = {}
+    for name, path in inputs.items():
+        if not Path(path).exists():
+            raise ValueError(f"input {name}: {path} does not exist")
+        described[name] = {"path": str(path), "sha256": sha256_path(path)}
+    return described
+
+
+class Job:
+    """One CLI invocation of a rule: collects what its outputs' sidecars record."""
+
+    def __init__(self, rule: str, config: object, inputs: Mapping[str, str | os.PathLike], code: str | None = None):
+        self.rule = rule
+        self.config = config
+        self.inputs = describe_inputs(inputs)
+        self.code = code
+        self.started = _now()
+        self.extra: dict = {}
+
+    @contextlib.contextmanager
+    def output(self, path: str | os.PathLike, *, directory: bool = False, **extra) -> Iterator[Path]:
+        """Yield a temp path; on success hash it, write ``path.prov.json``, rename into ``path``."""
+        with atomic_path(path, directory=directory) as tmp:
+            yield tmp
+            record = {
+                "rule": self.rule,
+                "output": {"path": str(path), "sha256": sha256_path(tmp)},
+                "config": self.config,
+                "inputs": self.inputs,
+                "code_fingerprint": self.code,
+                "project": project_version(),
+                "packages": package_versions(),
+                "host": socket.gethostname(),
+                "command": sys.argv,
+                "started": self.started,
+                "finished": _now(),
+                **self.extra,
+                **extra,
+            }
+            write_json(sidecar_of(path), record)
+
+
+def read_record(path: str | os.PathLike) -> dict | None:
+    sidecar = sidecar_of(path)
+    return read_json(sidecar) if sidecar.exists() else None

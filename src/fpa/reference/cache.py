@@ -1,0 +1,289 @@
+"""Exact reference cache: the frozen reference's full next-token distribution, stored small.
+
+π_ref(·|x, y<t) = softmax(W_ref · z_ref,t) exactly, where z_ref,t is the reference's
+final hidden state (after the final norm; ``lm_head(z)`` reproduces ``model(ids).logits``
+bit for bit for Qwen2/Llama). So instead of V logits per token we store z_ref [d] in
+bf16/fp16 (2·d bytes per token) and the head W_ref once; FPA recomputes
+h_ref = z_ref·W_refᵀ chunk by chunk (``fpa.training.head``). The paper (§3.2) notes
+h_ref "can be precomputed and cached for the fixed offline dataset".
+
+Layout of a cache directory (written atomically with ``fpa.io.atomic_path``)::
+
+    manifest.json                key, sizes, dtype, shard list, bytes per 1M tokens
+    ids.json                     sample ids, in sample-index order
+    index.safetensors            per sample: shard, start, length [S] int64; ref_logp [S] fp32
+    head.safetensors             weight [V, d] (storage dtype if lossless, else fp32)
+    hidden-00000.safetensors     hidden [T, d] storage dtype; ref_lse [T] fp32; targets [T] int32
+
+Row t of a sample is the position predicting completion token t (position
+prompt_len + t − 1 of ``encode_sample``'s ids). ``ref_lse`` is logsumexp(h_ref) and
+``ref_logp`` the per-sample Σ_t log π_ref(y_t), both from the exact fp32 head over the
+STORED (rounded) z_ref, so recomputing from the cache reproduces them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
+from torch import Tensor
+
+from fpa.data.tokenize import EncodedSample, encode_sample
+from fpa.io import atomic_path, read_json, sha256_path, write_json
+
+FORMAT_VERSION = 1
+STORAGE_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def _storage_dtype(name: str) -> torch.dtype:
+    if name not in STORAGE_DTYPES:
+        raise ValueError(f"dtype: expected one of {sorted(STORAGE_DTYPES)}, got {name!r}")
+    return STORAGE_DTYPES[name]
+
+
+def dataset_hash(samples: Sequence[dict]) -> str:
+    """sha256 over the canonical JSON of (id, prompt, completion) of every sample, in order."""
+    rows = [[s["id"], s["prompt"], s["completion"]] for s in samples]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode()).hexdigest()
+
+
+def reference_cache_key(model_dir: str | os.PathLike, samples: Sequence[dict], *, max_length: int,
+                        dtype: str = "bfloat16") -> str:
+    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype).
+
+    The tokenizer counts as a model file: keep it in ``model_dir``.
+    """
+    _storage_dtype(dtype)
+    material = {"format": FORMAT_VERSION, "dataset": dataset_hash(samples), "model": sha256_path(model_dir),
+                "max_length": int(max_length), "dtype": dtype}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def reference_head_weight(model) -> Tensor:
+    """W_ref [V, d] of a causal LM (the tied embedding if tied); refuses heads that are not plain z·Wᵀ."""
+    head = model.get_output_embeddings()
+    if getattr(head, "bias", None) is not None:
+        raise NotImplementedError("output head has a bias: the cache stores only W_ref, so h_ref = z·Wᵀ would be wrong")
+    for name in ("final_logit_softcapping", "logit_scale"):
+        if getattr(model.config, name, None) not in (None, 1.0):
+            raise NotImplementedError(f"config.{name} = {getattr(model.config, name)}: logits are not z·Wᵀ")
+    return head.weight
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Right-padded model inputs. ``predict_mask`` [B, L] marks the positions predicting
+    completion tokens; ``targets`` [N] are those tokens in row-major order of the mask,
+    the same order as ``hidden[predict_mask]``."""
+
+    input_ids: Tensor
+    attention_mask: Tensor
+    predict_mask: Tensor
+    targets: Tensor
+    lengths: Tensor  # [B] completion tokens per sample
+
+
+def collate(encoded: Sequence[EncodedSample], pad_id: int) -> Batch:
+    width = max(len(e.input_ids) for e in encoded)
+    input_ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros_like(input_ids)
+    predict_mask = torch.zeros_like(input_ids, dtype=torch.bool)
+    for row, e in enumerate(encoded):
+        input_ids[row, : len(e.input_ids)] = torch.tensor(e.input_ids)
+        attention_mask[row, : len(e.input_ids)] = 1
+        predict_mask[row, e.prompt_len - 1 : len(e.input_ids) - 1] = True
+    targets = torch.cat([torch.tensor(e.input_ids[e.prompt_len :]) for e in encoded])
+    lengths = torch.tensor([e.completion_len for e in encoded])
+    return Batch(input_ids, attention_mask, predict_mask, targets, lengths)
+
+
+@torch.no_grad()
+def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor) -> Tensor:
+    """z_ref [N, d] at ``predict_mask`` positions: the reference body's forward, no head.
+
+    ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs) or the body.
+    """
+    out = ref_model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask)
+    return out.last_hidden_state[predict_mask]
+
+
+def _head_stats(z: Tensor, weight: Tensor, targets: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor]:
+    """(logsumexp(h), log softmax(h)[y]) [N] fp32 with h = float32(z)·Wᵀ, chunk by chunk."""
+    lse, logp = torch.empty(len(z)), torch.empty(len(z))
+    for start in range(0, len(z), chunk):
+        logits = z[start : start + chunk].float() @ weight.t()
+        lse[start : start + chunk] = logits.logsumexp(-1)
+        logp[start : start + chunk] = logits.gather(1, targets[start : start + chunk, None]).squeeze(1)
+    return lse, logp - lse
+
+
+class _ShardWriter:
+    def __init__(self, directory: Path, shard_tokens: int):
+        self.directory, self.shard_tokens = directory, shard_tokens
+        self.names: list[str] = []
+        self.pending: dict[str, list[Tensor]] = {"hidden": [], "ref_lse": [], "targets": []}
+        self.pending_tokens = 0
+        self.places: list[tuple[int, int, int]] = []  # (shard, start, length) per sample
+
+    def add(self, hidden: Tensor, ref_lse: Tensor, targets: Tensor) -> None:
+        self.places.append((len(self.names), self.pending_tokens, len(hidden)))
+        for name, value in (("hidden", hidden), ("ref_lse", ref_lse), ("targets", targets.to(torch.int32))):
+            self.pending[name].append(value.cpu())
+        self.pending_tokens += len(hidden)
+        if self.pending_tokens >= self.shard_tokens:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending_tokens:
+            return
+        name = f"hidden-{len(self.names):05d}.safetensors"
+        save_file({k: torch.cat(v).contiguous() for k, v in self.pending.items()}, str(self.directory / name))
+        self.names.append(name)
+        self.pending = {k: [] for k in self.pending}
+        self.pending_tokens = 0
+
+
+def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict], tokenizer,
+                          out_dir: str | os.PathLike, *, max_length: int, dtype: str = "bfloat16",
+                          shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu") -> dict:
+    """Run the reference (loaded in fp32) over every sample and write the cache; returns the manifest.
+
+    ``samples``: dicts with "id" (unique), "prompt", "completion". Tokenised with
+    ``encode_sample``; a sample whose prompt leaves no completion raises ``ValueError``.
+    """
+    from transformers import AutoModelForCausalLM
+
+    storage = _storage_dtype(dtype)
+    if not samples:
+        raise ValueError("samples: expected at least one sample, got none")
+    ids = [s["id"] for s in samples]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"samples: ids must be unique, got {len(ids) - len(set(ids))} duplicates")
+    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype)
+    encoded = [encode_sample(tokenizer, s["prompt"], s["completion"], max_length) for s in samples]
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
+    head = reference_head_weight(model).detach().float()
+    pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
+    seq_logp = torch.empty(len(samples))
+    with atomic_path(out_dir, directory=True) as tmp:
+        writer = _ShardWriter(tmp, shard_tokens)
+        for first in range(0, len(encoded), batch_size):
+            batch = collate(encoded[first : first + batch_size], pad_id)
+            z = online_reference_hidden(model, batch.input_ids.to(device), batch.attention_mask.to(device),
+                                        batch.predict_mask.to(device)).to(storage)
+            targets = batch.targets.to(device)
+            lse, logp = _head_stats(z, head, targets)
+            bounds = torch.cumsum(batch.lengths, 0).tolist()
+            for row, (end, length) in enumerate(zip(bounds, batch.lengths.tolist())):
+                writer.add(z[end - length : end], lse[end - length : end], targets[end - length : end])
+                seq_logp[first + row] = logp[end - length : end].double().sum().float()
+        writer.flush()
+        head_stored = head.to(storage) if torch.equal(head.to(storage).float(), head) else head
+        save_file({"weight": head_stored.cpu().contiguous()}, str(tmp / "head.safetensors"))
+        shard, start, length = (torch.tensor(column) for column in zip(*writer.places))
+        save_file({"shard": shard, "start": start, "length": length, "ref_logp": seq_logp},
+                  str(tmp / "index.safetensors"))
+        write_json(tmp / "ids.json", ids)
+        manifest = _manifest(tmp, writer.names, key, dtype, max_length, head, len(samples), int(length.sum()))
+        manifest.update(model_dir=str(model_dir), head_dtype=str(head_stored.dtype).removeprefix("torch."))
+        write_json(tmp / "manifest.json", manifest)
+    return manifest
+
+
+def _manifest(directory: Path, shards: list[str], key: str, dtype: str, max_length: int, head: Tensor,
+              num_samples: int, num_tokens: int) -> dict:
+    hidden_bytes = sum((directory / name).stat().st_size for name in shards)
+    return {
+        "format": FORMAT_VERSION, "key": key, "dtype": dtype, "max_length": max_length,
+        "vocab_size": head.shape[0], "hidden_size": head.shape[1],
+        "num_samples": num_samples, "num_tokens": num_tokens, "shards": shards,
+        "bytes": {"hidden_shards": hidden_bytes, "head": (directory / "head.safetensors").stat().st_size},
+        "bytes_per_million_tokens": round(hidden_bytes / max(num_tokens, 1) * 1e6),
+    }
+
+
+@dataclass(frozen=True)
+class CachedBatch:
+    """Reference inputs of a batch of samples, concatenated in the order asked.
+
+    hidden [N, d] (storage dtype), ref_lse [N] fp32, targets [N] long, lengths [B],
+    ref_logp [B] fp32. Row order = ``hidden_policy[batch.predict_mask]`` of ``collate``.
+    """
+
+    hidden: Tensor
+    ref_lse: Tensor
+    targets: Tensor
+    lengths: Tensor
+    ref_logp: Tensor
+
+
+class ReferenceCache:
+    """Read-only view of a cache directory; shards are memory-mapped (``safe_open``), not loaded.
+
+    ``expected_key`` (from ``reference_cache_key``) guards against a stale cache. Pass
+    ``ref_hidden=batch.hidden``, ``ref_weight=cache.head_weight()`` and
+    ``ref_logsumexp=batch.ref_lse`` to ``fpa.training.head.token_statistics``; with the
+    fp32 head this reproduces the cached ``ref_logp``.
+    """
+
+    def __init__(self, path: str | os.PathLike, expected_key: str | None = None):
+        self.path = Path(path)
+        self.manifest = read_json(self.path / "manifest.json")
+        if self.manifest.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{self.path}/manifest.json: format: expected {FORMAT_VERSION}, got {self.manifest.get('format')!r}")
+        if expected_key is not None and self.manifest["key"] != expected_key:
+            raise ValueError(f"{self.path}/manifest.json: key: expected {expected_key}, got {self.manifest['key']} (stale cache)")
+        self.ids: list = read_json(self.path / "ids.json")
+        self._row_of = {sample_id: row for row, sample_id in enumerate(self.ids)}
+        self._index = load_file(str(self.path / "index.safetensors"))
+        self._handles: dict[int, object] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def key(self) -> str:
+        return self.manifest["key"]
+
+    def indices(self, sample_ids: Sequence) -> list[int]:
+        missing = [i for i in sample_ids if i not in self._row_of]
+        if missing:
+            raise ValueError(f"{self.path}: sample ids not in the cache: {missing[:5]}")
+        return [self._row_of[i] for i in sample_ids]
+
+    def head_weight(self, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Tensor:
+        return load_file(str(self.path / "head.safetensors"))["weight"].to(device=device, dtype=dtype)
+
+    def ref_logp(self, indices: Sequence[int]) -> Tensor:
+        return self._index["ref_logp"][list(indices)]
+
+    def lengths(self, indices: Sequence[int]) -> Tensor:
+        return self._index["length"][list(indices)]
+
+    def _rows(self, name: str, index: int) -> Tensor:
+        shard = int(self._index["shard"][index])
+        if shard not in self._handles:
+            self._handles[shard] = safe_open(str(self.path / self.manifest["shards"][shard]), framework="pt")
+        start, length = int(self._index["start"][index]), int(self._index["length"][index])
+        return self._handles[shard].get_slice(name)[start : start + length]
+
+    def hidden(self, indices: Sequence[int]) -> list[Tensor]:
+        """z_ref [T_i, d] per sample, in the storage dtype."""
+        return [self._rows("hidden", i) for i in indices]
+
+    def batch(self, indices: Sequence[int]) -> CachedBatch:
+        indices = list(indices)
+        return CachedBatch(
+            hidden=torch.cat(self.hidden(indices)),
+            ref_lse=torch.cat([self._rows("ref_lse", i) for i in indices]),
+            targets=torch.cat([self._rows("targets", i) for i in indices]).long(),
+            lengths=self.lengths(indices),
+            ref_logp=self.ref_logp(indices),
+        )

@@ -1,0 +1,94 @@
+"""Start-up check: can the sandbox be built here? One line saying what is missing and how to fix it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from fpa.sandbox.bwrap import needs_staging, python_roots
+
+TOOLS = {
+    "bwrap": "bubblewrap is not installed: run `apt-get install -y bubblewrap`",
+    "prlimit": "prlimit (util-linux) is not installed: run `apt-get install -y util-linux`",
+    "setpriv": "setpriv (util-linux) is not installed: run `apt-get install -y util-linux`",
+}
+STAGING_TOOLS = {
+    "unshare": "unshare (util-linux) is not installed: run `apt-get install -y util-linux`",
+    "nsenter": "nsenter (util-linux) is not installed: run `apt-get install -y util-linux`",
+    "mount": "mount is not installed: run `apt-get install -y mount`",
+    "sh": "sh is not installed: run `apt-get install -y dash`",
+}
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot be set up here; ``str()`` is one line with the fix."""
+
+
+def check_sandbox(python: str = sys.executable) -> None:
+    """Raise ``SandboxUnavailable`` unless programs can run sandboxed with ``python``."""
+    problem = sandbox_problem(python)
+    if problem:
+        raise SandboxUnavailable(problem)
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_problem(python: str = sys.executable) -> str | None:
+    """What stops the sandbox from working (None when it works); cached per process."""
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux (bubblewrap, namespaces); this is {sys.platform}"
+    if not Path(python).is_file():
+        return f"python interpreter {python!r} not found"
+    tools = dict(TOOLS)
+    if os.geteuid() == 0 and any(needs_staging(root) for root in python_roots(python)):
+        tools.update(STAGING_TOOLS)
+    elif os.geteuid() != 0:
+        tools.pop("setpriv")
+    for tool, fix in tools.items():
+        if shutil.which(tool) is None:
+            return fix
+    return _probe(python)
+
+
+def _probe(python: str) -> str | None:
+    """Run a tiny program in the real sandbox; explain a failure."""
+    from fpa.sandbox.runner import Sandbox  # runner imports this module
+
+    code = "import os, sys; print(os.getuid(), sys.version_info[0])"
+    try:
+        result = Sandbox(python=python, checked=True).run_python(code, timeout_s=30)
+    except (OSError, RuntimeError) as err:
+        return f"sandbox set-up failed: {err}"
+    if result.returncode == 0 and not result.timed_out:
+        return None
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    detail = next((line for line in lines if line.startswith("bwrap:")), lines[-1] if lines else "")
+    return f"sandbox probe failed (exit {result.returncode}): {detail.strip()}; {_userns_hint(detail)}"
+
+
+def _read_sysctl(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _userns_hint(detail: str) -> str:
+    """Why an unprivileged user may not create user namespaces here, and the fix."""
+    if _read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+        return "unprivileged user namespaces are off: run `sysctl -w kernel.unprivileged_userns_clone=1`"
+    if _read_sysctl("/proc/sys/user/max_user_namespaces") == "0":
+        return "user namespaces are disabled: run `sysctl -w user.max_user_namespaces=15000`"
+    if _read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            "AppArmor restricts unprivileged user namespaces: run "
+            "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` or add an AppArmor profile for bwrap"
+        )
+    if "namespace" in detail or "uid map" in detail or "Operation not permitted" in detail:
+        return (
+            "unprivileged user namespaces are blocked; inside Docker run with "
+            "`--security-opt seccomp=unconfined --security-opt apparmor=unconfined`, or use a VM"
+        )
+    return "run the probe by hand with `python -m fpa.sandbox` to see the full error"

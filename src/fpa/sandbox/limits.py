@@ -1,0 +1,54 @@
+"""What a sandboxed run may use (``Limits``) and what it returns (``RunResult``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run resource limits; every field is enforced by the kernel, not by polling."""
+
+    timeout_s: float = 10.0  # wall clock; the whole sandbox is SIGKILLed when it runs out
+    cpu_s: int = 10  # RLIMIT_CPU (seconds of CPU, per process)
+    memory_bytes: int = 4 * GiB  # RLIMIT_AS (virtual address space, per process)
+    nproc: int = 64  # RLIMIT_NPROC (processes and threads; the uid is unique to the run)
+    fsize_bytes: int = 64 * MiB  # RLIMIT_FSIZE (largest file the program may write)
+    nofile: int = 256  # RLIMIT_NOFILE
+    tmpfs_bytes: int = 64 * MiB  # size of each writable tmpfs: /sandbox and /tmp (= /dev/shm)
+    output_bytes: int = 1 * MiB  # stdout and stderr each keep at most this many bytes
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"Limits.{field.name}: expected a number > 0, got {value!r}")
+            if field.name != "timeout_s" and not isinstance(value, int):
+                raise ValueError(f"Limits.{field.name}: expected an integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Outcome of one run.
+
+    ``returncode`` follows ``subprocess``: ``-N`` when the program died from signal N.
+    Under bubblewrap a program that exits with 128+N is indistinguishable from one
+    killed by signal N, and is reported as killed (either way it failed).
+    """
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    killed_by_signal: int | None
+    wall_s: float
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out

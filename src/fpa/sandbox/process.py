@@ -1,0 +1,184 @@
+"""Run one process group to completion: feed stdin, cap the output, enforce a wall clock.
+
+The child must have been started with ``start_new_session=True``, so that its pid is
+also its process-group id. A pidfd tells us when the leader exits; the group is then
+SIGKILLed while the leader is still an unreaped zombie (so the id cannot have been
+reused). On timeout the whole group is SIGKILLed.
+
+Under bwrap the leader is bwrap's monitor, which exits as soon as the program has,
+while bwrap's init (pid 1 of the sandbox) is still tearing the namespace down and
+killing leftover background processes. ``init_status_fd`` is bwrap's
+``--json-status-fd``; from its ``child-pid`` we take a pidfd on that init and also wait
+for it, so that when we return no process of the run is left on the host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+DRAIN_AFTER_KILL_S = 1.0  # after the kill, how long to wait for pipes and init to go
+CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    stdout_truncated: bool
+    stderr_truncated: bool
+    timed_out: bool
+
+
+@dataclass
+class _Run:
+    proc: subprocess.Popen
+    cap: int
+    expect_uid: int | None
+    sel: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
+    out: dict = field(default_factory=dict)  # pipe -> bytearray
+    truncated: dict = field(default_factory=dict)  # pipe -> bool
+    status: bytearray = field(default_factory=bytearray)
+    pending: memoryview = memoryview(b"")
+    init_pidfd: int | None = None
+
+
+def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, cap: int, *,
+               init_status_fd: int | None = None, expect_uid: int | None = None) -> Finished:  # fmt: skip
+    """Pump ``proc``'s pipes until it (and bwrap's init) exit and the pipes close, or until ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    run = _Run(proc, cap, expect_uid)
+    leader_fd = os.pidfd_open(proc.pid)
+    try:
+        run.sel.register(leader_fd, selectors.EVENT_READ, "leader")
+        for pipe in (proc.stdout, proc.stderr):
+            run.out[pipe], run.truncated[pipe] = bytearray(), False
+            run.sel.register(pipe, selectors.EVENT_READ, "output")
+        if init_status_fd is not None:
+            run.sel.register(init_status_fd, selectors.EVENT_READ, "status")
+        if proc.stdin is not None:
+            run.pending = memoryview(stdin or b"")
+            os.set_blocking(proc.stdin.fileno(), False)
+            run.sel.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
+        timed_out = not _pump(run, deadline)
+        if timed_out:
+            _kill(run)
+            _pump(run, time.monotonic() + DRAIN_AFTER_KILL_S)
+    finally:
+        run.sel.close()
+        for fd in (leader_fd, run.init_pidfd, init_status_fd):
+            if fd is not None:
+                os.close(fd)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    returncode = proc.wait()
+    out, err = proc.stdout, proc.stderr
+    return Finished(returncode, bytes(run.out[out]), bytes(run.out[err]),
+                    run.truncated[out], run.truncated[err], timed_out)  # fmt: skip
+
+
+def _pump(run: _Run, deadline: float) -> bool:
+    """Serve every event until nothing is left to wait for (True) or the deadline (False)."""
+    while len(run.sel.get_map()) > 0:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        for key, _ in run.sel.select(remaining):
+            kind = key.data
+            if kind == "leader":
+                run.sel.unregister(key.fileobj)
+                _kill_group(run.proc.pid)  # leftovers of the group; the leader is a zombie
+            elif kind == "init":
+                run.sel.unregister(key.fileobj)
+            elif kind == "stdin":
+                _feed(run, key.fileobj)
+            elif kind == "status":
+                _read_status(run, key.fileobj)
+            else:
+                _read_output(run, key.fileobj)
+    return True
+
+
+def _kill(run: _Run) -> None:
+    """SIGKILL the group and bwrap's init (which takes the whole pid namespace with it)."""
+    _kill_group(run.proc.pid)
+    if run.init_pidfd is not None:
+        try:
+            signal.pidfd_send_signal(run.init_pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for key in list(run.sel.get_map().values()):
+        if key.data == "stdin":
+            run.sel.unregister(key.fileobj)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _feed(run: _Run, pipe) -> None:
+    try:
+        written = os.write(pipe.fileno(), run.pending[:CHUNK]) if run.pending else 0
+    except BrokenPipeError:  # the program stopped reading; its problem
+        written, run.pending = 0, memoryview(b"")
+    except BlockingIOError:
+        return
+    run.pending = run.pending[written:]
+    if not run.pending:
+        run.sel.unregister(pipe)
+        pipe.close()
+
+
+def _read_output(run: _Run, pipe) -> None:
+    chunk = os.read(pipe.fileno(), CHUNK)
+    if not chunk:
+        run.sel.unregister(pipe)
+        return
+    data = run.out[pipe]
+    room = run.cap - len(data)
+    if len(chunk) > room:
+        run.truncated[pipe] = True
+    data += chunk[: max(room, 0)]
+
+
+def _read_status(run: _Run, fd: int) -> None:
+    """bwrap's status lines; the first names its init's host pid, which we then watch."""
+    chunk = os.read(fd, CHUNK)
+    if not chunk:
+        run.sel.unregister(fd)
+        return
+    run.status += chunk
+    while b"\n" in run.status:
+        line, _, rest = bytes(run.status).partition(b"\n")
+        run.status = bytearray(rest)
+        pid = json.loads(line).get("child-pid") if line.strip() else None
+        if pid and run.init_pidfd is None:
+            run.init_pidfd = _open_init(pid, run.expect_uid)
+            if run.init_pidfd is not None:
+                run.sel.register(run.init_pidfd, selectors.EVENT_READ, "init")
+
+
+def _open_init(pid: int, expect_uid: int | None) -> int | None:
+    """A pidfd on bwrap's init, if it still exists and is ours (the uid is unique to the run)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
+    try:
+        uid_ok = expect_uid is None or os.stat(f"/proc/{pid}").st_uid == expect_uid
+    except FileNotFoundError:
+        uid_ok = False
+    if not uid_ok:
+        os.close(pidfd)
+        return None
+    return pidfd

@@ -1,0 +1,111 @@
+"""The toy task: chains of single-digit additions and subtractions.
+
+A problem is ``"3+4-2+7-1+5"``: operands 1-9 whose partial sums never go
+negative. Its trajectory writes every partial sum and ends in a boxed answer::
+
+    3+4=7. 7-2=5. 5+7=12. 12-1=11. 11+5=16. The final answer is \\boxed{16}
+
+``render_trace`` injects *slips*: with probability ``slip_rate`` per step the
+written partial sum is off by a small nonzero amount, and the wrong value is
+carried forward. The running error never cancels back to zero, so a trace is
+correct exactly when it has no slip. A model fine-tuned on such traces makes
+the same kind of mistakes, which leaves room for offline RL to remove them.
+
+Splits are a hash partition of the problem text (``split_of``), so problems of
+different splits never overlap, whatever seeds or sizes are asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+
+SOURCE = "toy-arith"
+# Short on purpose: tokens are characters. Rendered by fpa.data.prompts.render_prompt.
+DEFAULT_PROMPT_TEMPLATE = "Q: {problem}\nA:"
+# Buckets of sha256(problem) % 100. "sft" trains the toy base model; the offline
+# RL data, model selection and evaluation use "train", "validation" and "test".
+SPLITS = {"test": range(0, 10), "validation": range(10, 20), "train": range(20, 60), "sft": range(60, 100)}
+SLIP_DELTAS = (-2, -1, 1, 2)
+
+_TERM = re.compile(r"([+-]?)(\d)")
+
+
+def split_of(problem: str) -> str:
+    """The split a problem belongs to, from the hash of its text."""
+    bucket = int.from_bytes(hashlib.sha256(problem.encode()).digest()[:8], "big") % 100
+    return next(name for name, buckets in SPLITS.items() if bucket in buckets)
+
+
+def problem_id(problem: str) -> str:
+    return "toy-" + hashlib.sha256(problem.encode()).hexdigest()[:12]
+
+
+def parse_problem(problem: str) -> list[int]:
+    """``"3+4-2"`` -> ``[3, 4, -2]``: signed operands, the first always positive."""
+    terms = _TERM.findall(problem)
+    if "".join(sign + digit for sign, digit in terms) != problem or not terms or terms[0][0]:
+        raise ValueError(f"not a toy problem (single digits joined by + or -): {problem!r}")
+    return [int(sign + digit) for sign, digit in terms]
+
+
+def solve(problem: str) -> int:
+    return sum(parse_problem(problem))
+
+
+def random_problem(rng: random.Random, n_operands: int = 6) -> str:
+    """Operands 1-9 joined by + or -, drawn uniformly among chains whose partial sums stay >= 0.
+
+    Non-negative partial sums keep the toy learnable by a tiny model in minutes:
+    most of its arithmetic mistakes were on negative numbers.
+    """
+    if n_operands < 2:
+        raise ValueError(f"n_operands: expected >= 2, got {n_operands}")
+    while True:
+        operands = [rng.randint(1, 9)] + [rng.choice((1, -1)) * rng.randint(1, 9) for _ in range(n_operands - 1)]
+        if all(sum(operands[:k]) >= 0 for k in range(2, n_operands + 1)):
+            return str(operands[0]) + "".join(f"{o:+d}" for o in operands[1:])
+
+
+def make_problems(n: int, seed: int, *, split: str = "test", n_operands: int = 6) -> list[dict]:
+    """``n`` distinct problems of ``split`` as benchmark records, deterministic in (n, seed, split).
+
+    Records are ``{"id", "problem", "answer", "source"}`` with the answer as a string.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split: expected one of {sorted(SPLITS)}, got {split!r}")
+    rng = random.Random(f"{SOURCE}/{split}/{seed}")
+    problems: dict[str, None] = {}  # insertion-ordered set
+    for attempt in range(100 * n + 10_000):
+        if len(problems) == n:
+            break
+            raise ValueError(f"n={n}: split {split!r} has too few distinct {n_operands}-operand problems")
+        problem = random_problem(rng, n_operands)
+        if split_of(problem) == split:
+            problems.setdefault(problem)
+    if len(problems) < n:
+        raise ValueError(f"n={n}: split {split!r} has too few distinct {n_operands}-operand problems")
+    return [{"id": problem_id(p), "problem": p, "answer": str(solve(p)), "source": SOURCE} for p in problems]
+
+
+def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0) -> str:
+    """The step-by-step solution of ``problem``; each step slips with probability ``slip_rate``.
+
+    A slip adds a delta from ``SLIP_DELTAS`` to the written partial sum and the
+    trace continues from the wrong value. Deltas that would bring the running
+    error back to zero are excluded, so the final answer is wrong iff a slip occurred.
+    """
+    if not 0.0 <= slip_rate <= 1.0:
+        raise ValueError(f"slip_rate: expected a probability in [0, 1], got {slip_rate}")
+    operands = parse_problem(problem)
+    total, error, steps = operands[0], 0, []
+    for operand in operands[1:]:
+        written = total + error
+        total += operand
+        if rng.random() < slip_rate:
+            error += rng.choice([d for d in SLIP_DELTAS if error + d != 0])
+        sign = "+" if operand >= 0 else "-"
+        steps.append(f"{written}{sign}{abs(operand)}={total + error}.")
+    return " ".join(steps) + f" The final answer is \\boxed{{{total + error}}}"
+

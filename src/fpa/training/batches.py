@@ -1,0 +1,104 @@
+"""Samples → problem groups → deterministic batches → padded tensors.
+
+A batch is a set of whole problem groups (all kept samples of each problem), so
+group-level quantities (preference pairs, A*-PO's V*(x), KTO's batch z0) never see
+half a group. The order of groups in epoch ``e`` is a pure function of
+``(seed, e)``: a resumed run replays exactly the batches it would have seen.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from fpa.data.offline import group_by_problem
+from fpa.data.tokenize import EncodedSample, encode_sample
+
+
+@dataclass(frozen=True)
+class Group:
+    problem_index: int
+    samples: tuple[int, ...]  # indices into the encoded sample list
+
+
+@dataclass
+class Batch:
+    """Right-padded sequences of one micro-batch.
+
+    input_ids, attention_mask: [B, L]; rows: [N] batch row of each completion token;
+    positions: [N] position of the hidden state predicting it; targets: [N] token ids;
+    sample_index: [B] indices into the dataset; reward, length: [B] float; group: [B] long.
+    """
+
+    input_ids: Tensor
+    attention_mask: Tensor
+    rows: Tensor
+    positions: Tensor
+    targets: Tensor
+    sample_index: Tensor
+    reward: Tensor
+    length: Tensor
+    group: Tensor
+
+
+def encode_dataset(tokenizer, samples: list[dict], max_length: int) -> list[EncodedSample]:
+    return [encode_sample(tokenizer, s["prompt"], s["completion"], max_length) for s in samples]
+
+
+def make_groups(samples: list[dict]) -> list[Group]:
+    index_of = {id(sample): i for i, sample in enumerate(samples)}
+    groups = group_by_problem(samples)
+    return [Group(n, tuple(index_of[id(s)] for s in groups[pid])) for n, pid in enumerate(sorted(groups))]
+
+
+def steps_per_epoch(n_groups: int, batch_problems: int) -> int:
+    return math.ceil(n_groups / batch_problems)
+
+
+def global_batch(groups: list[Group], step: int, *, batch_problems: int, seed: int) -> list[Group]:
+    """The groups of optimizer step ``step`` (0-based, counting across epochs)."""
+    per_epoch = steps_per_epoch(len(groups), batch_problems)
+    epoch, position = divmod(step, per_epoch)
+    order = torch.randperm(len(groups), generator=torch.Generator().manual_seed(seed * 1000 + epoch)).tolist()
+    chosen = order[position * batch_problems:(position + 1) * batch_problems]
+    return [groups[i] for i in chosen]
+
+
+def shard(items: list, rank: int, world: int) -> list:
+    """Contiguous shard ``rank`` of ``world``: ranks together see the same micro-batches as one process."""
+    bounds = [round(i * len(items) / world) for i in range(world + 1)]
+    return items[bounds[rank]:bounds[rank + 1]]
+
+
+def micro_batches(groups: list[Group], micro_batch_problems: int) -> list[list[Group]]:
+    return [groups[i:i + micro_batch_problems] for i in range(0, len(groups), micro_batch_problems)]
+
+
+def collate(groups: list[Group], encoded: list[EncodedSample], samples: list[dict], pad_id: int) -> Batch:
+    indices = [i for g in groups for i in g.samples]
+    width = max(len(encoded[i].input_ids) for i in indices)
+    input_ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(indices), width), dtype=torch.long)
+    rows, positions, targets = [], [], []
+    for row, i in enumerate(indices):
+        ids, start = encoded[i].input_ids, encoded[i].prompt_len
+        input_ids[row, :len(ids)] = torch.tensor(ids)
+        attention_mask[row, :len(ids)] = 1
+        rows += [row] * (len(ids) - start)
+        positions += range(start - 1, len(ids) - 1)
+        targets += ids[start:]
+    group_of = {i: g.problem_index for g in groups for i in g.samples}
+    return Batch(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        rows=torch.tensor(rows),
+        positions=torch.tensor(positions),
+        targets=torch.tensor(targets),
+        sample_index=torch.tensor(indices),
+        reward=torch.tensor([float(samples[i]["reward"]) for i in indices]),
+        length=torch.tensor([float(encoded[i].completion_len) for i in indices]),
+        group=torch.tensor([group_of[i] for i in indices]),
+    )

@@ -1,0 +1,237 @@
+"""Per-token statistics of the output head, without full-vocabulary logits for all rows.
+
+FPA (paper §3.2, Eq. 4) needs, at every completion token t,
+
+    log π̂_λ(y_t) = log_softmax((1+λ)·h_θ − λ·h_ref)[y_t],   h = z·Wᵀ ∈ R^V,
+
+besides log π_θ(y_t) (with gradient), log π_ref(y_t) and optionally the forward
+KL(π_ref ‖ π_θ) (with gradient). With V = 151,936 a [N, V] fp32 tensor is 0.6 GB
+per 1k tokens, so ``token_statistics`` walks the rows in chunks and keeps only a
+few [chunk, V] fp32 buffers alive, in forward and in backward.
+
+Symbols and shapes: N completion-predicting positions, d (d_ref) hidden size of the
+policy (reference), V vocabulary. ``hidden`` [N, d] final hidden states after the
+final norm, ``weight`` [V, d] the output head (possibly tied to the embeddings),
+``targets`` [N] long, ``ref_hidden`` [N, d_ref], ``ref_weight`` [V, d_ref] (frozen).
+p = softmax(h_θ), q = softmax(h_ref).
+
+Why recompute in backward instead of Liger's gradients-in-forward: Liger's fused
+losses know the scalar loss inside the kernel, so dL/dlogits is known in forward.
+Here the loss is an objective applied later to ``SequenceStats`` (``fpa.objectives``),
+so the upstream gradients g_logp, g_kl are unknown until backward, and
+∂L/∂W = Σ_i grad_logits_iᵀ·z_i needs p_i weighted by those per-row g. The price is
+one extra [chunk, d]×[d, V] matmul per chunk in backward (and one for h_ref when
+the KL gradient is used).
+
+Call tree::
+
+    token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=)
+    └── _TokenStatsFunction.apply
+        ├── forward: for each chunk of c rows
+        │   ├── _logits_into(h_θ)                        [c, V] fp32 buffer
+        │   ├── _logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
+        │   │   ├── lse_ref = _logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
+        │   │   ├── hat = (1+λ)h_θ − λh_ref → _logsumexp → hat_logp   (if lam)
+        │   │   └── kl = Σ q·(h_ref − h_θ) − lse_ref + lse_θ          (if want_kl)
+        │   └── lse_θ = _logsumexp(h_θ) → logp
+        │   saves hidden, weight, targets, ref tensors, lse_θ, lse_ref [N]  (nothing [N, V])
+        └── backward: for each chunk of c rows
+            ├── p = exp(_logits_into(h_θ) − lse_θ)
+            ├── G = g_logp·(onehot − p) + g_kl·(p − q)   (h_ref, q recomputed only if g_kl)
+            ├── grad_hidden[rows] = G·W
+            └── grad_W += Gᵀ·hidden[rows]                (fp32 accumulator)
+    token_statistics_naive(...)   same outputs by plain autograd over [N, V] tensors
+
+Only ``logp`` and ``fwd_kl`` carry gradients (to ``hidden`` and ``weight``);
+``ref_logp`` and ``hat_logp`` are detached (FPA uses sg[π̂]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class TokenStats:
+    """Per-token statistics, all [N] float32.
+
+    Attributes:
+      logp: log π_θ(y_t | ·); carries gradient.
+      ref_logp: log π_ref(y_t | ·); no gradient. None without a reference.
+      hat_logp: log π̂_λ(y_t | ·); no gradient. None unless ``lam`` is given.
+      fwd_kl: KL(π_ref(·|·) ‖ π_θ(·|·)); carries gradient. None unless ``want_kl``.
+    """
+
+    logp: Tensor
+    ref_logp: Tensor | None = None
+    hat_logp: Tensor | None = None
+    fwd_kl: Tensor | None = None
+
+
+def _logits_into(out: Tensor, rows: Tensor, weight: Tensor) -> Tensor:
+    """out[:c] = float32(rows·Wᵀ), the matmul in W's dtype (as ``lm_head`` would)."""
+    rows = rows.to(weight.dtype)
+    out = out[: rows.shape[0]]
+    if weight.dtype == out.dtype:
+        return torch.mm(rows, weight.t(), out=out)
+    return out.copy_(torch.mm(rows, weight.t()))
+
+
+def _logsumexp(x: Tensor, out: Tensor | None = None) -> Tensor:
+    """Row-wise logsumexp of ``x`` [c, V]; ``out`` (default: ``x`` itself) is overwritten."""
+    top = x.amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    out = x.sub_(top) if out is None else torch.sub(x, top, out=out[: x.shape[0]])
+    return out.exp_().sum(dim=-1).log_().add_(top.squeeze(-1))
+
+
+def _pick(x: Tensor, targets: Tensor) -> Tensor:
+    return x.gather(1, targets[:, None]).squeeze(1)
+
+
+class _TokenStatsFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk):
+        n, vocab, dev = hidden.shape[0], weight.shape[0], hidden.device
+        has_ref = ref_hidden is not None
+        acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
+        out = {k: torch.zeros(n, dtype=acc, device=dev) for k in ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")}
+        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
+        logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
+                                        for used in need)
+        for start in range(0, n, chunk):
+            rows, y = slice(start, start + chunk), targets[start : start + chunk]
+            logits = _logits_into(logits_buf, hidden[rows], weight)
+            target_logit = _pick(logits, y)
+            if has_ref:
+                ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight)
+                ref_lse = _logsumexp(ref, out=scratch) if ref_lse_in is None else ref_lse_in[rows].to(acc)
+                out["ref_lse"][rows] = ref_lse
+                out["ref_logp"][rows] = _pick(ref, y) - ref_lse
+                if lam is not None:  # (1+λ)h_θ − λh_ref; in place over h_ref unless the KL still needs it
+                    hat = (torch.mul(logits, 1.0 + lam, out=scratch[: len(y)]).sub_(ref, alpha=lam) if want_kl
+                           else ref.mul_(-lam).add_(logits, alpha=1.0 + lam))
+                    out["hat_logp"][rows] = _pick(hat, y) - _logsumexp(hat)
+                if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref); lse terms added after the loop
+                    diff = torch.sub(ref, logits, out=scratch[: len(y)])
+                    out["kl"][rows] = ref.sub_(ref_lse[:, None]).exp_().mul_(diff).sum(-1)
+            out["lse"][rows] = _logsumexp(logits)
+            out["logp"][rows] = target_logit - out["lse"][rows]
+        out["kl"] += out["lse"] - out["ref_lse"]
+        ctx.save_for_backward(hidden, weight, targets, ref_hidden, ref_weight, out["lse"], out["ref_lse"])
+        ctx.chunk = chunk
+        ctx.set_materialize_grads(False)
+        ref_logp = out["ref_logp"] if has_ref else None
+        hat_logp = out["hat_logp"] if lam is not None else None
+        kl = out["kl"] if want_kl else None
+        ctx.mark_non_differentiable(*(t for t in (ref_logp, hat_logp) if t is not None))
+        return out["logp"], ref_logp, hat_logp, kl
+
+    @staticmethod
+    def backward(ctx, g_logp, g_ref, g_hat, g_kl):
+        hidden, weight, targets, ref_hidden, ref_weight, lse, ref_lse = ctx.saved_tensors
+        need_h, need_w = ctx.needs_input_grad[:2]
+        if g_logp is None and g_kl is None or not (need_h or need_w):
+            return (None,) * 9
+        n, vocab, chunk = hidden.shape[0], weight.shape[0], ctx.chunk
+        g_logp = torch.zeros_like(lse) if g_logp is None else g_logp.to(lse.dtype)
+        coef_p = -g_logp if g_kl is None else g_kl.to(lse.dtype) - g_logp
+        grad_hidden = torch.empty_like(hidden) if need_h else None
+        grad_weight = torch.zeros(weight.shape, dtype=lse.dtype, device=weight.device) if need_w else None
+        p_buf, q_buf = (torch.empty(min(chunk, n), vocab, dtype=lse.dtype, device=hidden.device)
+                        if i == 0 or g_kl is not None else None for i in range(2))
+        for start in range(0, n, chunk):
+            rows, y = slice(start, start + chunk), targets[start : start + chunk]
+            p = _logits_into(p_buf, hidden[rows], weight).sub_(lse[rows, None]).exp_()
+            grad = p.mul_(coef_p[rows, None])  # g_logp·(−p) + g_kl·p
+            if g_kl is not None:  # − g_kl·q
+                q = _logits_into(q_buf, ref_hidden[rows], ref_weight).sub_(ref_lse[rows, None]).exp_()
+                grad.addcmul_(q, g_kl[rows, None].to(q.dtype), value=-1.0)
+            grad.scatter_add_(1, y[:, None], g_logp[rows, None])  # + g_logp·onehot
+            grad = grad.to(weight.dtype)
+            if need_h:
+                grad_hidden[rows] = grad @ weight
+            if need_w and grad_weight.dtype == weight.dtype:
+                grad_weight.addmm_(grad.t(), hidden[rows].to(weight.dtype))
+            elif need_w:  # half-precision matmul (as autograd would), fp32 accumulation across chunks
+                grad_weight += grad.t() @ hidden[rows].to(weight.dtype)
+        grad_weight = grad_weight.to(weight.dtype) if need_w else None
+        return grad_hidden, grad_weight, None, None, None, None, None, None, None
+
+
+def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size) -> None:
+    if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
+        raise ValueError(f"hidden [N, d] and weight [V, d] expected, got {tuple(hidden.shape)} and {tuple(weight.shape)}")
+    if targets.shape != hidden.shape[:1] or targets.dtype != torch.long:
+        raise ValueError(f"targets: expected long of shape ({hidden.shape[0]},), got {targets.dtype} {tuple(targets.shape)}")
+    if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < weight.shape[0]:
+        raise ValueError(f"targets: expected ids in [0, {weight.shape[0]}), got [{int(targets.min())}, {int(targets.max())}]")
+    if (ref_hidden is None) != (ref_weight is None):
+        raise ValueError("ref_hidden and ref_weight must be given together")
+    if ref_hidden is None and (lam is not None or want_kl or ref_logsumexp is not None):
+        raise ValueError("lam, want_kl and ref_logsumexp need the reference (ref_hidden, ref_weight)")
+    if ref_hidden is not None:
+        if ref_hidden.shape[0] != hidden.shape[0] or ref_weight.shape != (weight.shape[0], ref_hidden.shape[1]):
+            raise ValueError(
+                f"ref_hidden [N={hidden.shape[0]}, d_ref] and ref_weight [V={weight.shape[0]}, d_ref] expected, "
+                f"got {tuple(ref_hidden.shape)} and {tuple(ref_weight.shape)}"
+            )
+    if ref_logsumexp is not None and ref_logsumexp.shape != hidden.shape[:1]:
+        raise ValueError(f"ref_logsumexp: expected shape ({hidden.shape[0]},), got {tuple(ref_logsumexp.shape)}")
+    if lam is not None and not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam: expected a finite number >= 0, got {lam!r}")
+    if not (isinstance(chunk_size, int) and chunk_size >= 1):
+        raise ValueError(f"chunk_size: expected an int >= 1, got {chunk_size!r}")
+
+
+def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
+                     ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
+                     chunk_size: int = 1024, ref_logsumexp: Tensor | None = None) -> TokenStats:
+    """Chunked per-token log-probabilities (see the module docstring for the call tree).
+
+    Peak extra memory: [chunk_size, V] fp32 buffers: in forward 1 without a reference,
+    2 with ``ref_logsumexp`` and no KL, else 3; in backward 1 (2 if the KL gradient
+    is used), plus ∂L/∂W in fp32 when ``weight`` is half precision.
+    ``ref_logsumexp`` [N] (optional, e.g. from ``ReferenceCache``) is the reference
+    log-normaliser logsumexp(h_ref); given, it saves one exp pass over [N, V].
+    The reference is treated as a constant (no gradient to it).
+    """
+    _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size)
+    if ref_hidden is not None:
+        ref_hidden, ref_weight = ref_hidden.detach(), ref_weight.detach()
+    if ref_logsumexp is not None:
+        ref_logsumexp = ref_logsumexp.detach()
+    lam = None if lam is None else float(lam)
+    logp, ref_logp, hat_logp, kl = _TokenStatsFunction.apply(
+        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size
+    )
+    return TokenStats(logp, ref_logp, hat_logp, kl)
+
+
+def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
+                           ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
+                           chunk_size: int = 1024, ref_logsumexp: Tensor | None = None) -> TokenStats:
+    """Plain-autograd reference for ``token_statistics``; materialises [N, V] tensors.
+
+    ``chunk_size`` is accepted for signature compatibility and ignored.
+    """
+    _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size)
+    acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
+    logits = (hidden.to(weight.dtype) @ weight.t()).to(acc)
+    logprobs = logits.log_softmax(-1)
+    stats = {"logp": _pick(logprobs, targets)}
+    if ref_hidden is not None:
+        ref_logits = (ref_hidden.detach().to(ref_weight.dtype) @ ref_weight.detach().t()).to(acc)
+        lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
+        ref_logprobs = ref_logits - lse[:, None]
+        stats["ref_logp"] = _pick(ref_logprobs, targets)
+        if lam is not None:
+            hat = ((1.0 + lam) * logits.detach() - lam * ref_logits).log_softmax(-1)
+            stats["hat_logp"] = _pick(hat, targets)
+        if want_kl:
+            stats["fwd_kl"] = (ref_logprobs.exp() * (ref_logprobs - logprobs)).sum(-1)
+    return TokenStats(**stats)

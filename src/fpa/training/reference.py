@@ -1,0 +1,72 @@
+"""Where the frozen reference's hidden states come from during training.
+
+``cached``: z_ref read from the reference cache (one pass over the dataset in the
+``cache_reference`` rule); only the reference output head is kept in memory and no
+reference transformer runs during training. ``online``: the reference body runs on
+every micro-batch (for comparison; both give the same statistics up to the cache's
+storage rounding). Objectives that need nothing from the reference get ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+from transformers import AutoModelForCausalLM
+
+from fpa.objectives.base import Objective
+from fpa.reference.cache import ReferenceCache
+from fpa.training.batches import Batch
+
+
+@dataclass(frozen=True)
+class ReferenceInputs:
+    """hidden [N, d_ref] at the batch's completion positions, weight [V, d_ref], logsumexp [N] if cached."""
+
+    hidden: Tensor
+    weight: Tensor
+    logsumexp: Tensor | None
+
+
+class CachedReference:
+    def __init__(self, cache_dir: str, splits: dict[str, list[dict]], device):
+        self.cache = ReferenceCache(cache_dir)
+        self.weight = self.cache.head_weight(torch.float32).to(device)
+        self.splits = splits
+        self.device = device
+
+    def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
+        samples = self.splits[split]
+        cached = self.cache.batch(self.cache.indices([samples[i]["id"] for i in batch.sample_index.tolist()]))
+        if not torch.equal(cached.targets, batch.targets.cpu()):
+            raise ValueError(f"{self.cache.path}: cached tokens differ from the training batch's "
+                             "(tokenizer or max_length changed since the cache was built)")
+        return ReferenceInputs(cached.hidden.to(self.device), self.weight, cached.ref_lse.to(self.device))
+
+
+class OnlineReference:
+    def __init__(self, model_dir: str, device):
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
+        self.model.requires_grad_(False)
+        self.weight = self.model.get_output_embeddings().weight
+        self.device = device
+
+    @torch.no_grad()
+    def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
+        out = self.model.get_decoder()(input_ids=batch.input_ids.to(self.device),
+                                       attention_mask=batch.attention_mask.to(self.device)).last_hidden_state
+        return ReferenceInputs(out[batch.rows.to(self.device), batch.positions.to(self.device)], self.weight, None)
+
+
+def make_reference(objective: Objective, mode: str, *, reference_dir: str | None, model_dir: str,
+                   train_samples: list[dict], val_samples: list[dict], device):
+    if not objective.needs_reference:
+        return None
+    if mode == "online":
+        return OnlineReference(model_dir, device)
+    if mode != "cached":
+        raise ValueError(f"training.reference: expected 'cached' or 'online', got {mode!r}")
+    if reference_dir is None:
+        raise ValueError(f"objective {objective.name} needs the reference cache: pass --reference")
+    return CachedReference(reference_dir, {"train": train_samples, "val": val_samples}, device)

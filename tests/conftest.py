@@ -1,0 +1,54 @@
+"""Shared fixtures: a tiny random Qwen2 model with the toy tokenizer, and a tiny
+offline dataset of mixed correct/incorrect groups, both built in seconds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from transformers import Qwen2Config, Qwen2ForCausalLM
+
+from fpa.io import write_jsonl
+from fpa.toy.task import make_problems, render_trace
+from fpa.toy.tokenizer import build_tokenizer
+
+
+def build_tiny_model(directory, seed: int = 0) -> None:
+    tokenizer = build_tokenizer()
+    torch.manual_seed(seed)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=1, num_key_value_heads=1, head_dim=64, max_position_embeddings=256,
+                         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id)
+    Qwen2ForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+
+
+def tiny_samples(n_problems: int, k: int = 4, seed: int = 0) -> list[dict]:
+    """``k`` samples per problem, half correct (no slip) and half incorrect (slip at every step)."""
+    rng = random.Random(seed)
+    samples = []
+    for problem in make_problems(n_problems, seed, split="train"):
+        for index in range(k):
+            correct = index % 2 == 0
+            completion = render_trace(problem["problem"], rng, slip_rate=0.0 if correct else 1.0)
+            samples.append({"id": f"{problem['id']}/{index}", "problem_id": problem["id"], "sample_index": index,
+                            "prompt": f"Q: {problem['problem']}\nA:", "completion": " " + completion,
+                            "answer": problem["answer"], "correct": correct, "reward": 1.0 if correct else -1.0})
+    return samples
+
+
+@pytest.fixture(scope="session")
+def toy_model_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tiny-model")
+    build_tiny_model(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tiny-dataset")
+    write_jsonl(directory / "train.jsonl", tiny_samples(8, seed=0))
+    write_jsonl(directory / "val.jsonl", tiny_samples(2, seed=1))
+    return directory

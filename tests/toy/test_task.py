@@ -1,0 +1,75 @@
+import random
+import re
+
+import pytest
+
+from fpa.data.prompts import render_prompt
+from fpa.grading.answers import grade_toy
+from fpa.toy.task import (
+    DEFAULT_PROMPT_TEMPLATE,
+    SPLITS,
+    make_problems,
+    parse_problem,
+    render_trace,
+    solve,
+    split_of,
+)
+
+
+def test_make_problems_is_deterministic_and_distinct():
+    a = make_problems(200, seed=3, split="train")
+    assert a == make_problems(200, seed=3, split="train")
+    assert a != make_problems(200, seed=4, split="train")
+    assert len({r["problem"] for r in a}) == len({r["id"] for r in a}) == 200
+    assert set(a[0]) == {"id", "problem", "answer", "source"}
+    assert all(r["answer"] == str(solve(r["problem"])) for r in a)
+    for record in a:
+        operands = parse_problem(record["problem"])
+        assert len(operands) == 6 and all(1 <= abs(o) <= 9 for o in operands)
+        assert all(sum(operands[:k]) >= 0 for k in range(1, 7))  # partial sums never negative
+
+
+def test_too_many_problems_for_a_short_chain():
+    assert len(make_problems(50, seed=0, n_operands=3)) == 50
+    with pytest.raises(ValueError, match="too few distinct 2-operand"):
+        make_problems(20, seed=0, n_operands=2)
+
+
+def test_splits_are_disjoint():
+    problems = {split: {r["problem"] for r in make_problems(300, seed=0, split=split)} for split in SPLITS}
+    problems["test-other-seed"] = {r["problem"] for r in make_problems(300, seed=1, split="test")}
+    names = sorted(problems)
+    for i, x in enumerate(names):
+        for y in names[i + 1 :]:
+            if {x, y} != {"test", "test-other-seed"}:
+                assert not problems[x] & problems[y], (x, y)
+    assert all(split_of(p) == "sft" for p in problems["sft"])
+
+
+def test_unknown_split_lists_choices():
+    with pytest.raises(ValueError, match="validation"):
+        make_problems(3, seed=0, split="dev")
+
+
+def test_trace_without_slips_is_correct():
+    trace = render_trace("3+4-2+7-1+5", random.Random(0), slip_rate=0.0)
+    assert trace == "3+4=7. 7-2=5. 5+7=12. 12-1=11. 11+5=16. The final answer is \\boxed{16}"
+    assert render_trace("1-9+2", random.Random(0)) == "1-9=-8. -8+2=-6. The final answer is \\boxed{-6}"
+
+
+def test_slips_are_carried_and_make_the_answer_wrong():
+    rng = random.Random(0)
+    for record in make_problems(300, seed=0, split="sft"):
+        always = render_trace(record["problem"], rng, slip_rate=1.0)
+        assert not grade_toy(always, record["answer"])
+        trace = render_trace(record["problem"], rng, slip_rate=0.3)
+        steps = trace.split(" The final")[0].split(" ")
+        parsed = [re.fullmatch(r"(-?\d+)([+-]\d)=(-?\d+)\.", step).groups() for step in steps]
+        slipped = any(int(a) + int(b) != int(c) for a, b, c in parsed)
+        # each step starts from the previous written sum: a slip is carried forward
+        assert all(parsed[i + 1][0] == parsed[i][2] for i in range(len(parsed) - 1))
+        assert grade_toy(trace, record["answer"]) == (not slipped)
+
+
+def test_default_prompt_template():
+    assert render_prompt(DEFAULT_PROMPT_TEMPLATE, "1+2") == "Q: 1+2\nA:"

@@ -1,0 +1,51 @@
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from fpa.io import read_json
+from fpa.toy.model import TOY_PRESETS, ToyModelConfig, build_toy_model, get_lr, with_overrides
+
+MICRO = ToyModelConfig(n_train_problems=50, d_model=64, n_heads=1, n_layers=1, d_ff=64, steps=3, batch_size=4, log_every=2)
+
+
+def test_micro_model_loads_like_a_real_model(tmp_path):
+    out = tmp_path / "toy"
+    metrics = build_toy_model(out, MICRO)
+    assert metrics["config"]["steps"] == 3 and len(metrics["loss_curve"]) == 2
+    assert read_json(out / "metrics.json")["final_loss"] == metrics["final_loss"]
+    assert (out / "model.safetensors").exists() and (out / "generation_config.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+    model = AutoModelForCausalLM.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    assert type(model).__name__ == "Qwen2ForCausalLM" and model.config.head_dim == 64
+    assert model.generation_config.eos_token_id == tokenizer.eos_token_id
+    prompt = "Q: 1+2\nA: "
+    assert tokenizer.decode(tokenizer(prompt)["input_ids"]) == prompt
+    batch = tokenizer([prompt], return_tensors="pt", add_special_tokens=False)
+    with torch.no_grad():
+        logits = model(**batch).logits
+    assert logits.shape == (1, batch["input_ids"].shape[1], len(tokenizer))
+
+
+def test_same_seed_same_weights(tmp_path):
+    a = build_toy_model(tmp_path / "a", MICRO)
+    b = build_toy_model(tmp_path / "b", MICRO)
+    assert a["loss_curve"] == b["loss_curve"]
+
+
+def test_config_checks():
+    with pytest.raises(ValueError, match="head_dim 64"):
+        ToyModelConfig(d_model=100)
+    with pytest.raises(ValueError, match="unknown ToyModelConfig field"):
+        with_overrides(MICRO, slip=0.1)
+    assert with_overrides(MICRO, slip_rate=0.2).slip_rate == 0.2
+    assert set(TOY_PRESETS) == {"default", "ci"}
+
+
+def test_lr_schedule_warms_up_then_decays_to_a_tenth():
+    cfg = ToyModelConfig(steps=100, warmup_steps=10, lr=1.0)
+    lrs = [get_lr(step, cfg) for step in range(cfg.steps)]
+    assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
+    assert all(x >= y for x, y in zip(lrs[9:], lrs[10:]))
+    assert lrs[-1] == pytest.approx(0.1, abs=1e-3)

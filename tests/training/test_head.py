@@ -1,0 +1,175 @@
+"""Chunked loss head == plain autograd over [N, V] logits, in values and gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fpa.training.head import token_statistics, token_statistics_naive
+
+N, V, D, D_REF = 37, 123, 16, 12
+CONFIGS = {
+    "logp": {},
+    "ref": {"ref": True},
+    "fpa": {"ref": True, "lam": 1.5},
+    "fpa_kl": {"ref": True, "lam": 2.0, "want_kl": True},
+    "kl": {"ref": True, "want_kl": True},
+}
+
+
+def make_inputs(dtype=torch.float64, seed=0, n=N):
+    gen = torch.Generator().manual_seed(seed)
+    randn = lambda *shape: torch.randn(*shape, generator=gen, dtype=torch.float64)  # noqa: E731
+    return {
+        "hidden": (randn(n, D) * 2).to(dtype).requires_grad_(),
+        "weight": (randn(V, D) / 2).to(dtype).requires_grad_(),
+        "targets": torch.randint(0, V, (n,), generator=gen),
+        "ref_hidden": (randn(n, D_REF) * 2).to(dtype),
+        "ref_weight": (randn(V, D_REF) / 2).to(dtype),
+        "g": randn(2, n),
+    }
+
+
+def run(fn, inputs, ref=False, lam=None, want_kl=False, chunk_size=1024, **extra):
+    kwargs = {"ref_hidden": inputs["ref_hidden"], "ref_weight": inputs["ref_weight"]} if ref else {}
+    stats = fn(inputs["hidden"], inputs["weight"], inputs["targets"], lam=lam, want_kl=want_kl,
+               chunk_size=chunk_size, **kwargs, **extra)
+    g_logp, g_kl = inputs["g"].to(stats.logp.dtype)
+    loss = (g_logp * stats.logp).sum() + ((g_kl * stats.fwd_kl).sum() if want_kl else 0.0)
+    grads = torch.autograd.grad(loss, (inputs["hidden"], inputs["weight"]))
+    return stats, grads
+
+
+def assert_same(a, b, **tol):
+    stats_a, grads_a = a
+    stats_b, grads_b = b
+    for name in ("logp", "ref_logp", "hat_logp", "fwd_kl"):
+        x, y = getattr(stats_a, name), getattr(stats_b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            torch.testing.assert_close(x, y, **tol, msg=lambda m: f"{name}: {m}")
+    for name, x, y in zip(("grad_hidden", "grad_weight"), grads_a, grads_b):
+        torch.testing.assert_close(x, y, **tol, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 16, 37, 64])
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_matches_naive_float64(config, chunk_size):
+    inputs = make_inputs()
+    chunked = run(token_statistics, inputs, chunk_size=chunk_size, **CONFIGS[config])
+    naive = run(token_statistics_naive, inputs, **CONFIGS[config])
+    assert chunked[0].logp.dtype == torch.float64
+    assert_same(chunked, naive, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_matches_naive_low_precision(dtype):
+    inputs = make_inputs(dtype)
+    chunked = run(token_statistics, inputs, chunk_size=8, **CONFIGS["fpa_kl"])
+    naive = run(token_statistics_naive, inputs, **CONFIGS["fpa_kl"])
+    assert chunked[0].logp.dtype == torch.float32 and chunked[1][1].dtype == dtype
+    tol = {"atol": 2e-2, "rtol": 1.6e-2} if dtype == torch.bfloat16 else {"atol": 1e-4, "rtol": 1e-4}
+    assert_same(chunked, naive, **tol)
+
+
+def test_lambda_zero_is_current_policy():
+    inputs = make_inputs()
+    stats = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"], ref_hidden=inputs["ref_hidden"],
+                             ref_weight=inputs["ref_weight"], lam=0.0, chunk_size=10)
+    torch.testing.assert_close(stats.hat_logp, stats.logp.detach(), atol=1e-12, rtol=0)
+    assert not stats.hat_logp.requires_grad and not stats.ref_logp.requires_grad
+
+
+def test_hat_is_normalised_power_product():
+    inputs, lam = make_inputs(), 1.7
+    stats = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"], ref_hidden=inputs["ref_hidden"],
+                             ref_weight=inputs["ref_weight"], lam=lam, chunk_size=6)
+    p = (inputs["hidden"] @ inputs["weight"].T).softmax(-1).detach()
+    q = (inputs["ref_hidden"] @ inputs["ref_weight"].T).softmax(-1)
+    unnormalised = p ** (1 + lam) * q ** (-lam)
+    hat = unnormalised / unnormalised.sum(-1, keepdim=True)
+    expected = hat.gather(1, inputs["targets"][:, None]).squeeze(1).log()
+    torch.testing.assert_close(stats.hat_logp, expected, atol=1e-10, rtol=1e-10)
+
+
+def test_forward_kl_definition():
+    inputs = make_inputs()
+    stats = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"], ref_hidden=inputs["ref_hidden"],
+                             ref_weight=inputs["ref_weight"], want_kl=True, chunk_size=7)
+    log_p = (inputs["hidden"] @ inputs["weight"].T).log_softmax(-1).detach()
+    log_q = (inputs["ref_hidden"] @ inputs["ref_weight"].T).log_softmax(-1)
+    expected = (log_q.exp() * (log_q - log_p)).sum(-1)
+    assert (stats.fwd_kl >= 0).all()
+    torch.testing.assert_close(stats.fwd_kl.detach(), expected, atol=1e-10, rtol=1e-10)
+    # π_θ = π_ref gives zero KL and ref_logp == logp
+    same = token_statistics(inputs["ref_hidden"], inputs["ref_weight"], inputs["targets"],
+                            ref_hidden=inputs["ref_hidden"], ref_weight=inputs["ref_weight"], want_kl=True)
+    torch.testing.assert_close(same.fwd_kl, torch.zeros(N, dtype=torch.float64), atol=1e-12, rtol=0)
+    torch.testing.assert_close(same.ref_logp, same.logp, atol=1e-12, rtol=0)
+
+
+def test_tied_weight_gets_both_gradients():
+    gen = torch.Generator().manual_seed(3)
+    embedding = torch.randn(V, D, generator=gen, dtype=torch.float64, requires_grad=True)
+    ids = torch.randint(0, V, (N,), generator=gen)
+    targets = torch.randint(0, V, (N,), generator=gen)
+    mix = torch.randn(D, D, generator=gen, dtype=torch.float64)
+
+    def grad_of(fn):
+        hidden = torch.tanh(embedding[ids] @ mix)  # the embedding feeds the body ...
+        stats = fn(hidden, embedding, targets, chunk_size=4)  # ... and is the output head
+        (grad,) = torch.autograd.grad(stats.logp.sum(), embedding)
+        return grad
+
+    torch.testing.assert_close(grad_of(token_statistics), grad_of(token_statistics_naive), atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("used", ["logp", "kl"])
+def test_unused_output_gradients(used):
+    inputs = make_inputs()
+    for fn in (token_statistics, token_statistics_naive):
+        stats = fn(inputs["hidden"], inputs["weight"], inputs["targets"], ref_hidden=inputs["ref_hidden"],
+                   ref_weight=inputs["ref_weight"], want_kl=True, chunk_size=9)
+        loss = (stats.logp if used == "logp" else stats.fwd_kl).pow(2).sum()
+        (grad,) = torch.autograd.grad(loss, inputs["hidden"])
+        if fn is token_statistics:
+            chunked = grad
+    torch.testing.assert_close(chunked, grad, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("config", ["ref", "fpa", "fpa_kl"])
+def test_cached_ref_logsumexp_matches(config):
+    inputs = make_inputs()
+    ref_lse = (inputs["ref_hidden"] @ inputs["ref_weight"].T).logsumexp(-1)
+    given = run(token_statistics, inputs, chunk_size=11, ref_logsumexp=ref_lse, **CONFIGS[config])
+    assert_same(given, run(token_statistics, inputs, chunk_size=11, **CONFIGS[config]), atol=1e-10, rtol=1e-10)
+    assert_same(given, run(token_statistics_naive, inputs, ref_logsumexp=ref_lse, **CONFIGS[config]),
+                atol=1e-10, rtol=1e-10)
+
+
+def test_saves_no_full_vocabulary_tensor():
+    inputs, saved = make_inputs(n=40), []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t.shape) or t, lambda t: t):
+        run(token_statistics, inputs, chunk_size=8, **CONFIGS["fpa_kl"])
+    assert saved and all(shape.numel() < 40 * V for shape in saved), saved  # weight [V, D] is 1968 < 40·V
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lam": 1.0}, "need the reference"),
+        ({"want_kl": True}, "need the reference"),
+        ({"ref": True, "lam": -0.5}, "lam: expected a finite number >= 0, got -0.5"),
+        ({"chunk_size": 0}, "chunk_size: expected an int >= 1, got 0"),
+    ],
+)
+def test_errors(kwargs, match):
+    inputs = make_inputs()
+    with pytest.raises(ValueError, match=match):
+        run(token_statistics, inputs, **kwargs)
+
+
+def test_bad_targets():
+    inputs = make_inputs()
+    with pytest.raises(ValueError, match=r"targets: expected ids in \[0, 123\)"):
+        token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"] + V)

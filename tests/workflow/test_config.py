@@ -1,0 +1,100 @@
+"""Config validation: the schema matches the registry, and bad configs fail in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fpa.config import ConfigError, expand_runs, load_config_file, load_schema, validate_config
+from fpa.objectives import OBJECTIVES
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = [ROOT / "config" / "config.yaml", ROOT / ".test" / "config_ci" / "config.yaml",
+           *sorted((ROOT / "config").glob("toy-*.yaml"))]
+
+
+def test_objective_enum_is_the_registry():
+    schema = load_schema()
+    enum = schema["properties"]["methods"]["additionalProperties"]["properties"]["objective"]["enum"]
+    assert sorted(enum) == sorted(OBJECTIVES)
+
+
+def test_every_schema_property_has_description_and_objects_are_closed():
+    def walk(node, path):
+        if not isinstance(node, dict):
+            return
+        if node.get("type") == "object" and "properties" in node:
+            assert node.get("additionalProperties") is not None, f"{path}: additionalProperties unset"
+        for key, sub in node.get("properties", {}).items():
+            assert "description" in sub or "$ref" in sub, f"{path}.{key}: no description"
+            walk(sub, f"{path}.{key}")
+        for key in ("additionalProperties", "items"):
+            walk(node.get(key), f"{path}.{key}")
+        for key, sub in node.get("$defs", {}).items():
+            walk(sub, f"$defs.{key}")
+
+    walk(load_schema(), "config")
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_validate(path):
+    config = load_config_file(path)
+    assert expand_runs(config)
+
+
+def _base() -> dict:
+    return yaml.safe_load((ROOT / ".test" / "config_ci" / "config.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda c: c["methods"].update(bogus={"objective": "nope"}), "methods.bogus.objective: expected one of"),
+        (lambda c: c["methods"]["fpa"]["params"].update(lam=-1), "methods.fpa.params.lam: expected number >= 0"),
+        (lambda c: c.update(seeds=[1, "two"]), "seeds.1: expected integer, got 'two'"),
+        (lambda c: c["benchmarks"].update(extra={"source": "file", "path": "missing/bench.jsonl"}),
+         "benchmarks.extra.path: file not found: missing/bench.jsonl"),
+        (lambda c: c["training"].update(lr="fast"), "training.lr: expected number, got 'fast'"),
+        (lambda c: c.update(typo=1), "cfg.yaml: typo: unknown key; expected one of"),
+        (lambda c: c["methods"]["fpa"]["params"].update(lamda=1), "methods.fpa.params.lamda: unknown parameter"),
+        (lambda c: c["methods"]["fpa"].update(training={"lr": -1}), "methods.fpa.training: lr: expected number > 0"),
+        (lambda c: c["tables"].update(t=["nope"]), "tables.t: unknown benchmark 'nope'"),
+    ],
+)
+def test_malformed_config_fails_with_one_line(mutate, expected):
+    config = _base()
+    mutate(config)
+    with pytest.raises(ConfigError) as info:
+        validate_config(config, where="cfg.yaml")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("cfg.yaml: ")
+    assert expected in message, message
+
+
+def test_sweep_expands_to_named_runs():
+    config = _base()
+    config["methods"]["fpa"]["sweep"] = {"lam": [0.5, 1]}
+    runs = expand_runs(validate_config(config, where="cfg.yaml"))
+    assert {"fpa_lam0.5", "fpa_lam1"} <= set(runs)
+    assert runs["fpa_lam0.5"].params["lam"] == 0.5
+
+
+def test_snakemake_rejects_bad_config_before_any_job(tmp_path):
+    config = _base()
+    config["methods"]["fpa"]["params"]["lam"] = -1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(config))
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"),
+         "--configfile", str(bad), "-d", str(tmp_path / "work")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if "config error" in line]
+    assert lines and "methods.fpa.params.lam: expected number >= 0.0, got -1" in lines[0], result.stderr
+    assert not (tmp_path / "work" / "results").exists()

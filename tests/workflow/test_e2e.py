@@ -1,0 +1,174 @@
+"""The whole DAG on the CI config, through Snakemake, in a temporary directory.
+
+One complete run, then the properties a user relies on: every table cell explains to
+files whose sha256 matches the records; a re-run schedules nothing; changing FPA's λ,
+or editing FPA's objective code, re-runs only FPA's training, evaluation and the
+tables; a training job killed with SIGKILL leaves no output and a re-run resumes it.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def _snakemake(project: Path, workdir: Path, *args: str, config: Path | None = None, check: bool = True,
+               background: bool = False):
+    command = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir),
+               "--configfile", str(config or project / ".test" / "config_ci" / "config.yaml"), *args]
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    if background:
+        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return result
+
+
+def _planned_jobs(result) -> dict[str, int]:
+    """Parse Snakemake's 'Job stats' table of a dry run."""
+    text = result.stdout + result.stderr
+    if "Nothing to be done" in text:
+        return {}
+    block = text.split("Job stats:")[1]
+    jobs = {}
+    for line in block.splitlines()[3:]:
+        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if not match:
+            break
+        jobs[match.group(1)] = int(match.group(2))
+    jobs.pop("total", None)
+    return jobs
+
+
+def _planned_outputs(result) -> set[str]:
+    return set(re.findall(r"output: (results/\S+?)(?:,|\n)", result.stdout + result.stderr))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A copy of the project (so its code can be edited) and one complete run of the CI config."""
+    base = tmp_path_factory.mktemp("e2e")
+    project = base / "project"
+    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
+        source = ROOT / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
+    workdir = base / "work"
+    started = time.perf_counter()
+    _snakemake(project, workdir, "--cores", "2")
+    print(f"complete CI DAG in {time.perf_counter() - started:.0f} s")
+    return project, workdir
+
+
+def test_table_has_a_row_per_method_and_mean_std_cells(run):
+    _, workdir = run
+    with open(workdir / "results" / "tables" / "toy.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["method"] for row in rows] == ["base", "offrl", "fpa"]
+    for row in rows:
+        for column in ("toy6", "toy8", "Avg."):
+            assert re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", row[column]), row
+    assert (workdir / "results" / "tables" / "toy.md").read_text().count("±") == 9
+    assert r"\pm" in (workdir / "results" / "tables" / "toy.tex").read_text()
+
+
+def test_every_cell_explains_to_verified_files(run):
+    project, workdir = run
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    for row in ("offrl", "fpa", "base"):
+        for column in ("toy6", "toy8", "Avg."):
+            result = subprocess.run([sys.executable, "-m", "fpa", "explain", "results/tables/toy.csv",
+                                     "--row", row, "--col", column], cwd=workdir, env=env, capture_output=True,
+                                    text=True, timeout=120)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "all" in result.stdout and "files verified" in result.stdout
+            for stage in ("rule evaluate", "rule toy_base_model", "rule sample_offline", "rule build_dataset"):
+                assert stage in result.stdout, (row, column, stage)
+            if row != "base":
+                assert "rule train" in result.stdout
+
+
+def test_explain_detects_a_changed_file(run, tmp_path):
+    project, workdir = run
+    copy = tmp_path / "work"
+    shutil.copytree(workdir / "results", copy / "results")
+    evaluation = copy / "results" / "eval" / "toy" / "fpa" / "1" / "toy6.json"
+    evaluation.write_text(evaluation.read_text().replace('"pass_at_1"', '"pass_at_1" ', 1))
+    result = subprocess.run([sys.executable, "-m", "fpa", "explain", "results/tables/toy.csv", "--row", "fpa",
+                             "--col", "toy6"], cwd=copy, env={**os.environ, "PYTHONPATH": str(project / "src")},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "toy6.json" in result.stderr and "MISMATCH" in result.stdout
+
+
+def test_rerun_schedules_nothing(run):
+    project, workdir = run
+    assert _planned_jobs(_snakemake(project, workdir, "-n", "--cores", "1")) == {}
+
+
+FPA_ONLY = {"train": 2, "evaluate": 4, "aggregate": 1, "all": 1}
+
+
+def test_changing_lambda_reruns_only_fpa(run, tmp_path):
+    project, workdir = run
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    config["methods"]["fpa"]["params"]["lam"] = 1.0
+    changed = tmp_path / "config.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    result = _snakemake(project, workdir, "-n", "--cores", "1", config=changed)
+    assert _planned_jobs(result) == FPA_ONLY
+    assert all("/fpa/" in path or "tables" in path for path in _planned_outputs(result))
+
+
+def test_editing_fpa_objective_code_reruns_only_fpa(run):
+    project, workdir = run
+    source = project / "src" / "fpa" / "objectives" / "fpa.py"
+    original = source.read_text()
+    try:
+        source.write_text(original + "\n# an edit\n")
+        result = _snakemake(project, workdir, "-n", "--cores", "1")
+        assert _planned_jobs(result) == FPA_ONLY
+        assert all("/fpa/" in path or "tables" in path for path in _planned_outputs(result))
+    finally:
+        source.write_text(original)
+
+
+def test_killed_training_leaves_no_output_and_resumes(run, tmp_path):
+    project, workdir = run
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    config["methods"]["fpa"]["training"] = {"epochs": 60, "checkpoint_every": 5}
+    longer = tmp_path / "config.yaml"
+    longer.write_text(yaml.safe_dump(config))
+    target = "results/train/toy/fpa/1/checkpoint"
+    work = workdir / "results" / "train" / "toy" / "fpa" / "1" / "work"
+    process = _snakemake(project, workdir, target, "--cores", "1", config=longer, background=True)
+    deadline = time.time() + 600
+    while not (work / "latest").exists():
+        assert process.poll() is None, process.stdout.read()
+        assert time.time() < deadline, "no training checkpoint appeared"
+        time.sleep(0.05)
+    pids = subprocess.run(["pgrep", "-f", f"fpa train .*--work {work.relative_to(workdir)}"],
+                          capture_output=True, text=True).stdout.split()
+    assert pids
+    for pid in pids:
+        os.kill(int(pid), signal.SIGKILL)
+    output = process.communicate(timeout=300)[0]
+    assert process.returncode != 0, output
+    assert not (workdir / target).exists()
+    rerun = _snakemake(project, workdir, target, "--cores", "1", config=longer)
+    assert (workdir / target / "model.safetensors").exists()
+    log = (workdir / "logs" / "train" / "toy" / "fpa" / "1.log").read_text()
+    assert "resumed from" in log, rerun.stdout[-2000:]

@@ -1,0 +1,151 @@
+import json
+import sys
+from pathlib import Path
+
+from fpa.config import BASE_METHOD, ConfigError, validate_config, expand_runs
+from fpa.grading import grader_module
+from fpa.objectives import get_objective
+from fpa.provenance.fingerprint import code_fingerprint
+
+# Jobs (also inside --use-conda environments) import the package from this checkout.
+shell.prefix(
+    f"export PYTHONPATH={Path(workflow.basedir) / 'src'}:${{{{PYTHONPATH:-}}}}; "
+)
+
+try:
+    validate_config(config, where=", ".join(map(str, workflow.configfiles)) or "config")
+    RUNS = expand_runs(config)
+except ConfigError as error:
+    sys.exit(f"config error: {error}")
+
+MODELS = list(config["models"])
+SEEDS = [str(seed) for seed in config["seeds"]]
+METHODS = ([BASE_METHOD] if config["evaluate_base"] else []) + list(RUNS)
+
+
+wildcard_constraints:
+    model="[A-Za-z0-9_.-]+",
+    method="[A-Za-z0-9_.-]+",
+    seed=r"\d+",
+    bench="[A-Za-z0-9_.-]+",
+    table="[A-Za-z0-9_.-]+",
+
+
+def as_json(obj):
+    return json.dumps(obj, sort_keys=True)
+
+
+def get_final_output():
+    return expand(
+        "results/tables/{table}.{ext}",
+        table=list(config["tables"]),
+        ext=["csv", "md", "tex"],
+    )
+
+
+def get_model_config(wildcards):
+    return as_json(config["models"][wildcards.model])
+
+
+def get_base_model(wildcards):
+    return f"results/models/{wildcards.model}/base"
+
+
+def get_run(wildcards):
+    return RUNS[wildcards.method]
+
+
+def get_run_json(wildcards):
+    return as_json(get_run(wildcards).config_slice())
+
+
+def get_train_inputs(wildcards):
+    inputs = {
+        "model": get_base_model(wildcards),
+        "train": f"results/datasets/{wildcards.model}/train.jsonl",
+        "val": f"results/datasets/{wildcards.model}/val.jsonl",
+    }
+    run = get_run(wildcards)
+    if (
+        get_objective(run.objective).needs_reference
+        and run.training["reference"] == "cached"
+    ):
+        inputs["reference"] = f"results/reference/{wildcards.model}/cache"
+    return inputs
+
+
+def get_reference_option(wildcards, input):
+    return f"--reference {input.reference}" if hasattr(input, "reference") else ""
+
+
+def get_train_code(wildcards):
+    objective = get_objective(get_run(wildcards).objective)
+    return code_fingerprint("fpa.training.loop", objective.loss.__module__)
+
+
+def get_checkpoint(wildcards):
+    if wildcards.method == BASE_METHOD:
+        return get_base_model(wildcards)
+    return f"results/train/{wildcards.model}/{wildcards.method}/{wildcards.seed}/checkpoint"
+
+
+def get_benchmark_file(wildcards):
+    bench = config["benchmarks"][wildcards.bench]
+    if bench["source"] == "file":
+        return bench["path"]
+    return f"results/benchmarks/{wildcards.bench}.jsonl"
+
+
+def get_benchmark_config(wildcards):
+    return as_json(config["benchmarks"][wildcards.bench])
+
+
+def get_eval_code(wildcards):
+    return code_fingerprint(
+        "fpa.cli.evaluate",
+        grader_module(config["benchmarks"][wildcards.bench]["grader"]),
+    )
+
+
+def get_eval_config(wildcards):
+    return as_json(
+        {
+            "benchmark": config["benchmarks"][wildcards.bench],
+            "generation": config["generation"],
+            "prompt_template": config["models"][wildcards.model]["prompt_template"],
+        }
+    )
+
+
+def get_table_evals(wildcards):
+    return expand(
+        "results/eval/{model}/{method}/{seed}/{bench}.json",
+        model=MODELS,
+        method=METHODS,
+        seed=SEEDS,
+        bench=config["tables"][wildcards.table],
+    )
+
+
+def get_table_config(wildcards):
+    return as_json(
+        {
+            "benchmarks": config["tables"][wildcards.table],
+            "methods": METHODS,
+            "models": MODELS,
+        }
+    )
+
+
+def get_dataset_config(wildcards):
+    return as_json(
+        {
+            "dataset": config["dataset"],
+            "generation": config["generation"],
+            "prompt_template": config["models"][wildcards.model]["prompt_template"],
+        }
+    )
+
+
+def get_code(*modules):
+    return code_fingerprint(*modules)

@@ -1,0 +1,42 @@
+rule sample_offline:
+    input:
+        model=get_base_model,
+        problems="results/problems/train.jsonl",
+    output:
+        "results/datasets/{model}/samples.jsonl",
+    log:
+        "logs/sample_offline/{model}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        dataset=get_dataset_config,
+        code=get_code("fpa.cli.dataset"),
+    shell:
+        "python -m fpa sample --model {input.model} --problems {input.problems} "
+        "--config-json {params.dataset:q} --code {params.code} --threads {threads} --out {output} > {log} 2>&1"
+
+
+rule build_dataset:
+    input:
+        samples="results/datasets/{model}/samples.jsonl",
+    output:
+        train="results/datasets/{model}/train.jsonl",
+        val="results/datasets/{model}/val.jsonl",
+    log:
+        "logs/build_dataset/{model}.log",
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        dataset=get_dataset_config,
+        code=get_code("fpa.cli.dataset"),
+    shell:
+        "python -m fpa build-dataset --samples {input.samples} "
+        "--config-json {params.dataset:q} --code {params.code} "
+        "--out-train {output.train} --out-val {output.val} > {log} 2>&1"

@@ -1,0 +1,21 @@
+rule evaluate:
+    input:
+        model=get_checkpoint,
+        benchmark=get_benchmark_file,
+    output:
+        "results/eval/{model}/{method}/{seed}/{bench}.json",
+    log:
+        "logs/evaluate/{model}/{method}/{seed}/{bench}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        eval=get_eval_config,
+        code=get_eval_code,
+    shell:
+        "python -m fpa evaluate --model {input.model} --benchmark {input.benchmark} "
+        "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
+        "--threads {threads} --out {output} > {log} 2>&1"

@@ -1,0 +1,22 @@
+rule cache_reference:
+    input:
+        model=get_base_model,
+        train="results/datasets/{model}/train.jsonl",
+        val="results/datasets/{model}/val.jsonl",
+    output:
+        directory("results/reference/{model}/cache"),
+    log:
+        "logs/cache_reference/{model}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        max_length=config["training"]["max_length"],
+        code=get_code("fpa.cli.reference"),
+    shell:
+        "python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
+        "--max-length {params.max_length} --code {params.code} --threads {threads} "
+        "--out {output} > {log} 2>&1"

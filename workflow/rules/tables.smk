@@ -1,0 +1,20 @@
+rule aggregate:
+    input:
+        get_table_evals,
+    output:
+        csv="results/tables/{table}.csv",
+        md="results/tables/{table}.md",
+        tex="results/tables/{table}.tex",
+    log:
+        "logs/aggregate/{table}.log",
+    conda:
+        "../../envs/tables.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        table=get_table_config,
+        code=get_code("fpa.cli.tables"),
+    shell:
+        "python -m fpa aggregate {input} --name {wildcards.table} --config-json {params.table:q} "
+        "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"

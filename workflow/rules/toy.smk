@@ -1,0 +1,55 @@
+rule toy_base_model:
+    output:
+        directory("results/models/{model}/base"),
+    log:
+        "logs/toy_base_model/{model}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        model=get_model_config,
+        code=get_code("fpa.cli.toy"),
+    shell:
+        "python -m fpa toy-model --config-json {params.model:q} --code {params.code} "
+        "--threads {threads} --out {output} > {log} 2>&1"
+
+
+rule toy_train_problems:
+    output:
+        "results/problems/train.jsonl",
+    log:
+        "logs/toy_train_problems/train.log",
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        n=config["dataset"]["n_problems"],
+        seed=config["dataset"]["seed"],
+        code=get_code("fpa.cli.toy"),
+    shell:
+        "python -m fpa toy-problems --split train --n {params.n} --n-operands 6 "
+        "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"
+
+
+rule toy_benchmark:
+    output:
+        "results/benchmarks/{bench}.jsonl",
+    log:
+        "logs/toy_benchmark/{bench}.log",
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        bench=get_benchmark_config,
+        seed=config["dataset"]["seed"],
+        code=get_code("fpa.cli.toy"),
+    shell:
+        "python -m fpa toy-problems --split test --name {wildcards.bench} --config-json {params.bench:q} "
+        "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"

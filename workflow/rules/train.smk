@@ -1,0 +1,22 @@
+rule train:
+    input:
+        unpack(get_train_inputs),
+    output:
+        directory("results/train/{model}/{method}/{seed}/checkpoint"),
+    log:
+        "logs/train/{model}/{method}/{seed}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        run=get_run_json,
+        code=get_train_code,
+        work="results/train/{model}/{method}/{seed}/work",
+        reference=get_reference_option,
+    shell:
+        "python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
+        "{params.reference} --run-json {params.run:q} --method {wildcards.method} "
+        "--seed {wildcards.seed} --code {params.code} --work {params.work} --out {output} > {log} 2>&1"
