@@ -8,6 +8,7 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
 include: "workflow/rules/toy.smk"
 include: "workflow/rules/dataset.smk"
 include: "workflow/rules/reference.smk"

@@ -18,9 +18,10 @@ from typing import Any, Mapping
 import jsonschema
 import yaml
 
-from fpa.objectives import OBJECTIVES, get_objective
+from fpa.objectives import get_objective
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 BASE_METHOD = "base"
 
@@ -93,12 +94,27 @@ def validate_config(config: dict, where: str = "config", schema_path: str | Path
 
 
 def _check_semantics(config: dict, where: str, schema: dict) -> None:
+    for name, model in config["models"].items():
+        if model["source"] == "hub" and "hub_id" not in model:
+            raise ConfigError(f"{where}: models.{name}.hub_id: required for source 'hub'")
+    catalog = None
     for name, bench in config["benchmarks"].items():
         if bench["source"] == "file":
             if "path" not in bench:
                 raise ConfigError(f"{where}: benchmarks.{name}.path: required for source 'file'")
             if not Path(bench["path"]).is_file():
                 raise ConfigError(f"{where}: benchmarks.{name}.path: file not found: {bench['path']}")
+        if bench["source"] == "catalog":
+            catalog = catalog or load_catalog(config, where)
+            if "parts" not in bench:
+                raise ConfigError(f"{where}: benchmarks.{name}.parts: required for source 'catalog'")
+            for part in bench["parts"]:
+                check_catalog_entry(catalog, "benchmarks", part, config, f"{where}: benchmarks.{name}.parts")
+    if config["dataset"]["source"] == "math12k":
+        catalog = catalog or load_catalog(config, where)
+        for part in MATH12K_FILES:
+            section = "benchmarks" if part in catalog["benchmarks"] else "training"
+            check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
     for table, columns in config["tables"].items():
         for column in columns:
             if column not in config["benchmarks"]:
@@ -106,41 +122,75 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                                   f"expected one of {sorted(config['benchmarks'])}")
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
-    runs = expand_runs(config, where, schema)
-    if BASE_METHOD in runs:
+    if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
+    expand_runs(config, where, schema)
 
 
-def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None = None) -> dict[str, Run]:
-    """Methods × sweeps → ``{run name: Run}`` with parsed params and merged training settings."""
+#: Catalog files the 12K MATH training split is built from (and MATH-P, which it must exclude).
+MATH12K_FILES = ("math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard")
+
+
+def load_catalog(config: Mapping, where: str) -> dict:
+    from fpa.data.download import read_benchmarks_config
+
+    path = Path(config["data"]["catalog"])
+    if not path.is_absolute() and not path.is_file():
+        path = PROJECT_ROOT / path  # relative to the workflow, as when run with -d elsewhere
+    if not path.is_file():
+        raise ConfigError(f"{where}: data.catalog: file not found: {config['data']['catalog']}")
+    return read_benchmarks_config(path)
+
+
+def check_catalog_entry(catalog: dict, section: str, name: str, config: Mapping, where: str) -> None:
+    """The entry exists, has a source, and (with a mirror) its file is in the mirror."""
+    entries = catalog.get(section, {})
+    if name not in entries:
+        raise ConfigError(f"{where}: unknown catalog entry {name!r}; expected one of {sorted(entries)}")
+    entry = entries[name]
+    if "missing" in entry:
+        raise ConfigError(f"{where}: {name} has no source ({' '.join(entry['missing'].split())[:200]}...)")
+    mirror = config["data"]["mirror"]
+    if mirror is not None and not (Path(mirror) / entry["path"]).is_file():
+        raise ConfigError(f"{where}: {name}: file not found in the mirror: {Path(mirror) / entry['path']}")
+
+
+def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None = None) -> dict[tuple[str, str], Run]:
+    """Models × methods × sweeps → ``{(model, run name): Run}`` with parsed params and merged settings.
+
+    Precedence of training settings: top-level < model < method; of objective params:
+    method < model (``models.<m>.params.<method>``) < sweep point.
+    """
     schema = schema or load_schema()
     training_schema = {**schema["$defs"]["training"], "$defs": schema["$defs"]}
-    runs: dict[str, Run] = {}
-    for name, method in config["methods"].items():
-        objective = get_objective(method["objective"])
-        sweep = method.get("sweep") or {}
-        grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
-        for point in grid:
-            run_name = name + "".join(f"_{key}{value}" for key, value in point.items())
-            if not RUN_NAME.match(run_name):
-                raise ConfigError(f"{where}: methods.{name}: run name {run_name!r} must match {RUN_NAME.pattern}")
-            raw_params = {**method.get("params", {}), **point}
-            try:
-                params = objective.parse_params(raw_params, f"{where}: methods.{name}.params")
-            except ValueError as error:
-                raise ConfigError(str(error)) from None
-            training = {**config["training"], **method.get("training", {})}
-            check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
-            runs[run_name] = Run(run_name, objective.name, _as_dict(params), training)
+    runs: dict[tuple[str, str], Run] = {}
+    for model_name, model in config["models"].items():
+        unknown = sorted(set(model.get("params", {})) - set(config["methods"]))
+        if unknown:
+            raise ConfigError(f"{where}: models.{model_name}.params: unknown methods {unknown}; "
+                              f"expected some of {sorted(config['methods'])}")
+        for name, method in config["methods"].items():
+            objective = get_objective(method["objective"])
+            sweep = method.get("sweep") or {}
+            grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
+            for point in grid:
+                run_name = name + "".join(f"_{key}{value}" for key, value in point.items())
+                if not RUN_NAME.match(run_name):
+                    raise ConfigError(f"{where}: methods.{name}: run name {run_name!r} must match {RUN_NAME.pattern}")
+                raw = {**method.get("params", {}), **model.get("params", {}).get(name, {}), **point}
+                try:
+                    params = objective.parse_params(raw, f"{where}: methods.{name}.params")
+                except ValueError as error:
+                    raise ConfigError(str(error)) from None
+                training = {**config["training"], **model.get("training", {}), **method.get("training", {})}
+                check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
+                runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training)
     return runs
 
 
-def _as_dict(params) -> dict:
-    return dataclasses.asdict(params)
-
-
-def objective_names() -> list[str]:
-    return sorted(OBJECTIVES)
+def run_names(runs: Mapping[tuple[str, str], Run]) -> list[str]:
+    """Table rows, in config order."""
+    return list(dict.fromkeys(name for _, name in runs))
 
 
 def load_config_file(path: str | Path) -> dict:
@@ -150,4 +200,4 @@ def load_config_file(path: str | Path) -> dict:
     return validate_config(config, where=str(path))
 
 
-__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "load_config_file", "objective_names"]
+__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "load_config_file", "run_names"]

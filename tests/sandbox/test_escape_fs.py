@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 import uuid
 from pathlib import Path
 
@@ -106,6 +107,12 @@ def test_nested_user_namespaces_are_disabled(sandbox):
 
 
 def test_no_host_file_descriptors_leak_in(sandbox):
-    source = "import os\nfds = [f'/proc/self/fd/{fd}' for fd in range(3, 256)]\nprint([os.readlink(p) for p in fds if os.path.lexists(p)])"
+    source = textwrap.dedent(
+        """
+        import os
+        fds = [f"/proc/self/fd/{n}" for n in range(3, 256)]
+        print([os.readlink(path) for path in fds if os.path.lexists(path)])
+        """
+    )
     result = sandbox.run_python(source, files={"input.txt": "x"})
     assert result.stdout == "[]\n", result.stdout

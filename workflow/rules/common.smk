@@ -2,7 +2,15 @@ import json
 import sys
 from pathlib import Path
 
-from fpa.config import BASE_METHOD, ConfigError, validate_config, expand_runs
+from fpa.config import (
+    BASE_METHOD,
+    MATH12K_FILES,
+    ConfigError,
+    expand_runs,
+    load_catalog,
+    run_names,
+    validate_config,
+)
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance.fingerprint import code_fingerprint
@@ -20,7 +28,22 @@ except ConfigError as error:
 
 MODELS = list(config["models"])
 SEEDS = [str(seed) for seed in config["seeds"]]
-METHODS = ([BASE_METHOD] if config["evaluate_base"] else []) + list(RUNS)
+METHODS = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(RUNS)
+CATALOG = (
+    load_catalog(config, "config")
+    if config["dataset"]["source"] == "math12k"
+    or any(b["source"] == "catalog" for b in config["benchmarks"].values())
+    else {}
+)
+DEFAULT_RESOURCES = {
+    "fetch": {"mem_mb": 1000, "runtime": 30},
+    "toy_base_model": {"mem_mb": 4000, "runtime": 30},
+    "sample_offline": {"mem_mb": 8000, "runtime": 600},
+    "cache_reference": {"mem_mb": 16000, "runtime": 240},
+    "train": {"mem_mb": 8000, "runtime": 1440},
+    "evaluate": {"mem_mb": 8000, "runtime": 240},
+    "light": {"mem_mb": 1000, "runtime": 10},
+}
 
 
 wildcard_constraints:
@@ -43,16 +66,49 @@ def get_final_output():
     )
 
 
+def get_resources(rule):
+    """Rule resources: the defaults above, overridden by config ``resources.<rule>``."""
+    return {**DEFAULT_RESOURCES[rule], **config["resources"].get(rule, {})}
+
+
 def get_model_config(wildcards):
     return as_json(config["models"][wildcards.model])
 
 
 def get_base_model(wildcards):
+    if config["models"][wildcards.model]["source"] == "hub":
+        return f"resources/models/{wildcards.model}"
     return f"results/models/{wildcards.model}/base"
 
 
 def get_run(wildcards):
-    return RUNS[wildcards.method]
+    return RUNS[(wildcards.model, wildcards.method)]
+
+
+def get_catalog_file(name):
+    section = "benchmarks" if name in CATALOG["benchmarks"] else "training"
+    return f"resources/data/{CATALOG[section][name]['path']}"
+
+
+def get_catalog_entry_json(wildcards):
+    for section in ("benchmarks", "training"):
+        for entry in CATALOG.get(section, {}).values():
+            if entry.get("path") == wildcards.path:
+                return as_json(entry)
+    raise ValueError(
+        f"resources/data/{wildcards.path}: not a file of {config['data']['catalog']}"
+    )
+
+
+def get_benchmark_parts(wildcards):
+    return {
+        part: get_catalog_file(part)
+        for part in config["benchmarks"][wildcards.bench]["parts"]
+    }
+
+
+def get_math12k_files(wildcards):
+    return {name: get_catalog_file(name) for name in MATH12K_FILES}
 
 
 def get_run_json(wildcards):
@@ -93,7 +149,7 @@ def get_benchmark_file(wildcards):
     bench = config["benchmarks"][wildcards.bench]
     if bench["source"] == "file":
         return bench["path"]
-    return f"results/benchmarks/{wildcards.bench}.jsonl"
+    return f"results/benchmarks/{bench['source']}/{wildcards.bench}.jsonl"
 
 
 def get_benchmark_config(wildcards):
@@ -113,6 +169,7 @@ def get_eval_config(wildcards):
             "benchmark": config["benchmarks"][wildcards.bench],
             "generation": config["generation"],
             "prompt_template": config["models"][wildcards.model]["prompt_template"],
+            "chat_template": config["models"][wildcards.model]["chat_template"],
         }
     )
 
@@ -143,8 +200,19 @@ def get_dataset_config(wildcards):
             "dataset": config["dataset"],
             "generation": config["generation"],
             "prompt_template": config["models"][wildcards.model]["prompt_template"],
+            "chat_template": config["models"][wildcards.model]["chat_template"],
         }
     )
+
+
+def get_catalog_path():
+    path = Path(config["data"]["catalog"])
+    return str(path if path.is_absolute() or path.is_file() else Path(workflow.basedir) / path)
+
+
+def get_mirror_option():
+    mirror = config["data"]["mirror"]
+    return f"--mirror {mirror}" if mirror else ""
 
 
 def get_code(*modules):

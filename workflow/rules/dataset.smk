@@ -10,8 +10,7 @@ rule sample_offline:
         "../../envs/train.yaml"
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **get_resources("sample_offline"),
     params:
         dataset=get_dataset_config,
         code=get_code("fpa.cli.dataset"),
@@ -31,8 +30,7 @@ rule build_dataset:
     conda:
         "../../envs/train.yaml"
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **get_resources("light"),
     params:
         dataset=get_dataset_config,
         code=get_code("fpa.cli.dataset"),

@@ -10,8 +10,7 @@ rule evaluate:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **get_resources("evaluate"),
     params:
         eval=get_eval_config,
         code=get_eval_code,

@@ -11,8 +11,7 @@ rule cache_reference:
         "../../envs/train.yaml"
     threads: 2
     resources:
-        mem_mb=8000,
-        runtime=60,
+        **get_resources("cache_reference"),
     params:
         max_length=config["training"]["max_length"],
         code=get_code("fpa.cli.reference"),

@@ -10,8 +10,7 @@ rule aggregate:
     conda:
         "../../envs/tables.yaml"
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **get_resources("light"),
     params:
         table=get_table_config,
         code=get_code("fpa.cli.tables"),

@@ -7,8 +7,7 @@ rule toy_base_model:
         "../../envs/train.yaml"
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=30,
+        **get_resources("toy_base_model"),
     params:
         model=get_model_config,
         code=get_code("fpa.cli.toy"),
@@ -17,35 +16,35 @@ rule toy_base_model:
         "--threads {threads} --out {output} > {log} 2>&1"
 
 
-rule toy_train_problems:
-    output:
-        "results/problems/train.jsonl",
-    log:
-        "logs/toy_train_problems/train.log",
-    conda:
-        "../../envs/train.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        n=config["dataset"]["n_problems"],
-        seed=config["dataset"]["seed"],
-        code=get_code("fpa.cli.toy"),
-    shell:
-        "python -m fpa toy-problems --split train --n {params.n} --n-operands 6 "
-        "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"
+if config["dataset"]["source"] == "toy":
+
+    rule toy_train_problems:
+        output:
+            "results/problems/train.jsonl",
+        log:
+            "logs/toy_train_problems/train.log",
+        conda:
+            "../../envs/train.yaml"
+        resources:
+            **get_resources("light"),
+        params:
+            n=config["dataset"]["n_problems"],
+            seed=config["dataset"]["seed"],
+            code=get_code("fpa.cli.toy"),
+        shell:
+            "python -m fpa toy-problems --split train --n {params.n} --n-operands 6 "
+            "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"
 
 
 rule toy_benchmark:
     output:
-        "results/benchmarks/{bench}.jsonl",
+        "results/benchmarks/toy/{bench}.jsonl",
     log:
         "logs/toy_benchmark/{bench}.log",
     conda:
         "../../envs/train.yaml"
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **get_resources("light"),
     params:
         bench=get_benchmark_config,
         seed=config["dataset"]["seed"],

@@ -9,8 +9,7 @@ rule train:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=120,
+        **get_resources("train"),
     params:
         run=get_run_json,
         code=get_train_code,

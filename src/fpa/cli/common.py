@@ -32,3 +32,24 @@ def setup(args: argparse.Namespace) -> None:
         import torch
 
         torch.set_num_threads(args.threads)
+
+
+def make_backend(generation: dict, model_dir: str):
+    """The configured generation backend on ``model_dir``, with its own options."""
+    from fpa.generation.backend import get_backend
+
+    if generation["backend"] == "vllm":
+        return get_backend("vllm", model_dir, tensor_parallel_size=generation["tensor_parallel_size"])
+    return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"])
+
+
+def make_prompts(config: dict, problems: list[str], model_dir: str) -> list[str]:
+    """Prompts from the config slice's template (and the model's chat template if asked)."""
+    from fpa.data.prompts import build_prompts
+
+    tokenizer = None
+    if config.get("chat_template"):
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    return build_prompts(config["prompt_template"], problems, chat_tokenizer=tokenizer)

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import json
 
-from fpa.cli.common import add_common, setup
+from fpa.cli.common import add_common, make_backend, make_prompts, setup
 from fpa.data.offline import build_offline_dataset, grade_samples
-from fpa.data.prompts import render_prompt
-from fpa.generation.backend import get_backend
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
 from fpa.provenance.record import Job
 
-DATASET_GRADER = {"toy": "toy"}
+DATASET_GRADER = {"toy": "toy", "math12k": "math"}
 
 
 def sample(args) -> None:
     setup(args)
     dataset, generation = args.config_json["dataset"], args.config_json["generation"]
     problems = read_jsonl(args.problems)
-    prompts = [render_prompt(args.config_json["prompt_template"], p["problem"]) for p in problems]
-    backend = get_backend(generation["backend"], args.model, batch_size=generation["batch_size"])
+    prompts = make_prompts(args.config_json, [p["problem"] for p in problems], args.model)
+    backend = make_backend(generation, args.model)
     completions = backend.generate(prompts, n=dataset["k"], temperature=dataset["temperature"],
                                    max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"])
     records = [

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fpa.cli.common import add_common, setup
+from fpa.cli.common import add_common, make_backend, make_prompts, setup
 from fpa.evaluation.evaluate import evaluate_records
-from fpa.generation.backend import get_backend
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_json
 from fpa.provenance.record import Job
@@ -14,9 +13,9 @@ def evaluate(args) -> None:
     setup(args)
     bench, generation = args.config_json["benchmark"], args.config_json["generation"]
     records = read_jsonl(args.benchmark)
-    backend = get_backend(generation["backend"], args.model, batch_size=generation["batch_size"])
+    prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
     result = evaluate_records(
-        backend, records, template=args.config_json["prompt_template"], n=bench["n"],
+        make_backend(generation, args.model), records, prompts, n=bench["n"],
         temperature=generation["temperature"], max_new_tokens=generation["max_new_tokens"], seed=args.seed,
         grader=get_grader(bench["grader"]),
     )

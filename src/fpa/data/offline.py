@@ -22,13 +22,11 @@ class OfflineDataset:
     summary: dict
 
 
-def grade_samples(samples: Iterable[dict], grader: Callable[[str, str], bool]) -> list[dict]:
-    """Add ``correct`` and ``reward`` (+1/−1) to each sample, grading against its ``answer``."""
-    graded = []
-    for sample in samples:
-        correct = bool(grader(sample["completion"], sample["answer"]))
-        graded.append({**sample, "correct": correct, "reward": 1.0 if correct else -1.0})
-    return graded
+def grade_samples(samples: list[dict], grader: Callable) -> list[dict]:
+    """Add ``correct``, ``reward`` (+1/−1) and the deciding ``grade_rule`` to each sample."""
+    verdicts = grader([(sample["completion"], sample["answer"]) for sample in samples])
+    return [{**sample, "correct": bool(correct), "reward": 1.0 if correct else -1.0, "grade_rule": rule}
+            for sample, (correct, rule) in zip(samples, verdicts)]
 
 
 def group_by_problem(samples: Iterable[dict]) -> dict[str, list[dict]]:

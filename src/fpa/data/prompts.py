@@ -17,3 +17,12 @@ def render_prompt(template: str, problem: str) -> str:
     if PLACEHOLDER not in template:
         raise ValueError(f"prompt_template: expected a {PLACEHOLDER} field, got {template!r}")
     return template.replace(PLACEHOLDER, problem)
+
+
+def build_prompts(template: str, problems: list[str], *, chat_tokenizer=None) -> list[str]:
+    """Render each problem; with ``chat_tokenizer`` wrap it as one user turn of its chat template."""
+    rendered = [render_prompt(template, problem) for problem in problems]
+    if chat_tokenizer is None:
+        return rendered
+    return [chat_tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
+                                               add_generation_prompt=True) for text in rendered]

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from fpa.data.prompts import render_prompt
 from fpa.evaluation.metrics import pass_at_1
 
 
-def evaluate_records(backend, records: Sequence[dict], *, template: str, n: int, temperature: float,
-                     max_new_tokens: int, seed: int, grader: Callable[[str, str], bool]) -> dict:
-    prompts = [render_prompt(template, record["problem"]) for record in records]
+def evaluate_records(backend, records: Sequence[dict], prompts: Sequence[str], *, n: int, temperature: float,
+                     max_new_tokens: int, seed: int, grader: Callable) -> dict:
     completions = backend.generate(prompts, n=n, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed)
-    correct = [[int(bool(grader(c, record["answer"]))) for c in outs] for record, outs in zip(records, completions)]
+    verdicts = iter(grader([(c, record["answer"]) for record, outs in zip(records, completions) for c in outs]))
+    graded = [[next(verdicts) for _ in outs] for outs in completions]
+    correct = [[int(ok) for ok, _ in row] for row in graded]
     return {
         "pass_at_1": pass_at_1(correct),
         "n": n,
@@ -23,4 +23,5 @@ def evaluate_records(backend, records: Sequence[dict], *, template: str, n: int,
         "problem_ids": [record["id"] for record in records],
         "correct": correct,
         "completions": completions,
+        "grade_rules": [[rule for _, rule in row] for row in graded],
     }

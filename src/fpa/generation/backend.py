@@ -28,6 +28,7 @@ from typing import Protocol, Sequence, runtime_checkable
 # needed only when chosen.
 BACKENDS = {
     "hf": "fpa.generation.hf:HFBackend",
+    "vllm": "fpa.generation.vllm:VLLMBackend",
 }
 
 

@@ -1,20 +1,33 @@
-"""Graders by name: ``grader(completion, gold) -> bool``. Training data and evaluation
-of a benchmark use the same grader."""
+"""Graders by name. A grader takes ``(completion, gold)`` pairs and returns, per pair,
+whether it is correct and which rule decided. Training data and evaluation of a
+benchmark family use the same grader.
+
+- ``toy``: the integer in the last ``\\boxed{}`` equals the gold integer.
+- ``math``: HF Math-Verify equivalence of the last ``\\boxed{}`` with the gold answer,
+  in a process pool with a per-pair timeout (``fpa.grading.math.grade_many``).
+"""
 
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from typing import Callable, Sequence
 
-_GRADERS = {"toy": ("fpa.grading.answers", "grade_toy")}
+Pairs = Sequence[tuple[str, str]]
+Verdicts = list[tuple[bool, str]]
+
+_GRADERS = {"toy": "fpa.grading.answers:grade_toy_many", "math": "fpa.grading.math:grade_math_many"}
+GRADER_NAMES = tuple(_GRADERS)
 
 
-def get_grader(name: str) -> Callable[[str, str], bool]:
+def get_grader(name: str) -> Callable[[Pairs], Verdicts]:
     if name not in _GRADERS:
         raise ValueError(f"grader: expected one of {sorted(_GRADERS)}, got {name!r}")
-    module, function = _GRADERS[name]
+    module, function = _GRADERS[name].split(":")
     return getattr(importlib.import_module(module), function)
 
 
 def grader_module(name: str) -> str:
-    return get_grader(name).__module__
+    """The module a grader lives in (for code fingerprints), without importing it."""
+    if name not in _GRADERS:
+        raise ValueError(f"grader: expected one of {sorted(_GRADERS)}, got {name!r}")
+    return _GRADERS[name].split(":")[0]

@@ -37,3 +37,14 @@ def grade_toy(completion: str, gold: str | int) -> bool:
     if answer is None or not _INTEGER.fullmatch(answer.replace(" ", "")):
         return False
     return int(answer.replace(" ", "")) == int(gold)
+
+
+def grade_toy_many(pairs) -> list[tuple[bool, str]]:
+    """``grade_toy`` over ``(completion, gold)`` pairs, with the deciding rule."""
+    verdicts = []
+    for completion, gold in pairs:
+        if extract_boxed(completion) is None:
+            verdicts.append((False, "no_boxed"))
+        else:
+            verdicts.append((grade_toy(completion, gold), "integer"))
+    return verdicts

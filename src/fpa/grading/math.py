@@ -230,3 +230,8 @@ class _Worker:
         self.process.join()
         self.conn.close()
         self.state, self.task = "dead", None
+
+
+def grade_math_many(pairs, workers: int = 2, timeout_s: float = 10.0) -> list[tuple[bool, str]]:
+    """``grade_many`` as the grader registry's ``(correct, rule)`` verdicts."""
+    return [(result.correct, result.rule) for result in grade_many(pairs, workers=workers, timeout_s=timeout_s)]

@@ -65,6 +65,7 @@ def module_closure(*modules: str) -> list[str]:
     return sorted(seen)
 
 
+@lru_cache(maxsize=None)
 def code_fingerprint(*modules: str) -> str:
     """sha256 over the sources of ``module_closure(*modules)``; 16 hex digits."""
     digest = hashlib.sha256()

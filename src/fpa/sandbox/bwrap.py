@@ -20,7 +20,9 @@ U is unique to the run, so RLIMIT_NPROC (counted per uid) covers this run alone.
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -43,9 +45,15 @@ DEV_LINKS = {  # /dev/shm shares /tmp's sized tmpfs (glibc's shm_open and sem_op
 }  # fmt: skip
 
 
+@functools.lru_cache(maxsize=None)
+def tool(name: str) -> str:
+    """Absolute path of a host tool, looked up once on this process's PATH (as the check does)."""
+    return shutil.which(name) or name
+
+
 def python_roots(python: str) -> tuple[str, ...]:
     """Directories that ``python`` needs: its prefixes (venv and base), outermost only."""
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
+    if os.path.abspath(python) == os.path.abspath(sys.executable):  # not realpath: venvs share a binary
         paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     else:
         code = "import sys; print(sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, sep='\\n')"
@@ -78,7 +86,7 @@ def needs_staging(path: str) -> bool:
 
 def rlimit_args(limits: Limits, *, extra_nproc: int = 0) -> list[str]:
     return [
-        "prlimit",
+        tool("prlimit"),
         f"--nproc={limits.nproc + extra_nproc}",
         f"--as={limits.memory_bytes}",
         f"--cpu={limits.cpu_s}",
@@ -90,7 +98,7 @@ def rlimit_args(limits: Limits, *, extra_nproc: int = 0) -> list[str]:
 
 
 def setpriv_args(uid: int) -> list[str]:
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+    return [tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig=KILL", "--"]  # fmt: skip
 
 
@@ -120,7 +128,7 @@ def bwrap_args(
     ``file_fds`` maps an in-sandbox path to a readable fd holding its content, and
     ``status_fd`` receives bwrap's JSON status (its init's pid, then the exit code)."""
     size = str(limits.tmpfs_bytes)
-    args = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+    args = [tool("bwrap"), "--unshare-all", "--unshare-user", "--disable-userns",
             "--die-with-parent", "--new-session", "--clearenv"]  # fmt: skip
     if status_fd is not None:
         args += ["--json-status-fd", str(status_fd)]

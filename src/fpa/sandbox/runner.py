@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
-from fpa.sandbox import bwrap
+from fpa.sandbox import bwrap, janitor
 from fpa.sandbox.check import check_sandbox
 from fpa.sandbox.limits import Limits, RunResult
 from fpa.sandbox.process import wait_group
@@ -50,6 +50,8 @@ class Sandbox:
             return
         if not checked:  # ``checked`` is for the probe itself
             check_sandbox(self.python)
+        if os.geteuid() == 0 and (stuck := janitor.kill_stuck_bwrap()):
+            log.warning("fpa.sandbox: killed %d bwrap processes orphaned by earlier runs: %s", len(stuck), stuck)
         self._roots = bwrap.python_roots(self.python)
         hidden = [root for root in self._roots if os.geteuid() == 0 and bwrap.needs_staging(root)]
         self._staging = Staging(hidden) if hidden else None

@@ -20,6 +20,9 @@ import tempfile
 import weakref
 from typing import Iterable
 
+from fpa.sandbox import janitor
+from fpa.sandbox.bwrap import tool
+
 SCRIPT = 'while [ $# -gt 0 ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; echo ready; read _'
 
 
@@ -27,15 +30,17 @@ class Staging:
     """Private mount namespace holding the staged trees; ``mountpoints[source]`` is where each is."""
 
     def __init__(self, sources: Iterable[str]) -> None:
-        self.dir = tempfile.mkdtemp(prefix="fpa-sandbox-stage-")
+        janitor.remove_dead_stages()
+        self.dir = tempfile.mkdtemp(prefix=janitor.stage_prefix())
         os.chmod(self.dir, 0o711)
         self.mountpoints = {source: f"{self.dir}/{i}" for i, source in enumerate(sorted(sources))}
         pairs = []
         for source, mountpoint in self.mountpoints.items():
             os.mkdir(mountpoint)
             pairs += [source, mountpoint]
+        unshare = [tool("unshare"), "--mount", "--propagation", "private", "--"]
         helper = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", SCRIPT, "fpa-stage", *pairs],
+            [*unshare, tool("sh"), "-c", SCRIPT, "fpa-stage", *pairs],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         if helper.stdout.readline().strip() != "ready":
@@ -47,7 +52,7 @@ class Staging:
 
     def args(self) -> list[str]:
         """Command prefix that enters the private mount namespace."""
-        return ["nsenter", f"--mount=/proc/{self.helper_pid}/ns/mnt", "--"]
+        return [tool("nsenter"), f"--mount=/proc/{self.helper_pid}/ns/mnt", "--"]
 
 
 def _stop(helper: subprocess.Popen, directory: str) -> None:

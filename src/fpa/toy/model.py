@@ -146,7 +146,7 @@ def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelCo
     """
     if threads is not None:
         torch.set_num_threads(threads)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     torch.manual_seed(cfg.seed)
     tokenizer = build_tokenizer()
     problems = [r["problem"] for r in make_problems(cfg.n_train_problems, cfg.seed, split="sft", n_operands=cfg.n_operands)]
@@ -159,6 +159,7 @@ def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelCo
         "loss_curve": curve,
         "threads": torch.get_num_threads(),
         "train_seconds": round(time.perf_counter() - start, 2),
+        "cpu_seconds": round(time.process_time() - cpu_start, 2),  # well below train_seconds * threads: CPU was shared
         "torch_version": torch.__version__,
     }
     generation_config = GenerationConfig(

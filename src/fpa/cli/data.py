@@ -1,0 +1,110 @@
+"""Data commands: ``fetch-data``, ``prepare-benchmark``, ``math-train``, ``fetch-model``,
+``gold-selfcheck``."""
+
+from __future__ import annotations
+
+import json
+
+from fpa.cli.common import add_common, parse_json, setup
+from fpa.data.benchmarks import load_benchmark
+from fpa.data.download import fetch, read_benchmarks_config
+from fpa.data.math_train import build_math_train
+from fpa.io import write_json, write_jsonl
+from fpa.provenance.record import Job
+
+
+def fetch_data(args) -> None:
+    setup(args)
+    entry = args.entry_json
+    config = {"entry": entry, "mirror": args.mirror}
+    with Job("fetch_data", config, {}, args.code).output(args.out) as tmp:
+        fetch(entry, tmp, mirror_dir=args.mirror)
+    print(f"{entry['name']}: {args.out} (sha256 {entry['sha256'][:12]} verified)")
+
+
+def prepare_benchmark(args) -> None:
+    """Normalise (and pool) the catalog files of one table column into {id, problem, answer, source}."""
+    setup(args)
+    catalog = read_benchmarks_config(args.catalog)["benchmarks"]
+    parts = args.config_json["parts"]
+    if len(parts) != len(args.files):
+        raise ValueError(f"prepare-benchmark: {len(parts)} parts {parts} but {len(args.files)} files")
+    records = [problem.to_dict() for part, path in zip(parts, args.files)
+               for problem in load_benchmark(catalog[part]["loader"], path, source=part)]
+    job = Job("prepare_benchmark", args.config_json, dict(zip(parts, args.files)), args.code)
+    with job.output(args.out) as tmp:
+        write_jsonl(tmp, records)
+    print(f"{args.name}: {len(records)} problems from {parts}")
+
+
+def math_train(args) -> None:
+    setup(args)
+    problems = build_math_train(args.math_train, args.math_test, args.math500, args.math_perturb)
+    inputs = {"math_train": args.math_train, "math_test": args.math_test, "math500": args.math500,
+              **{f"math_perturb_{i}": path for i, path in enumerate(args.math_perturb)}}
+    with Job("math_train_problems", {"recipe": "MATH train + (MATH test - MATH500), no MATH-P"}, inputs,
+             args.code).output(args.out) as tmp:
+        write_jsonl(tmp, [problem.to_dict() for problem in problems])
+    print(f"{len(problems)} training problems")
+
+
+def fetch_model(args) -> None:
+    """Download a hub model once (needs network and ``huggingface_hub``; not used by the toy default)."""
+    setup(args)
+    from huggingface_hub import snapshot_download
+
+    model = args.config_json
+    with Job("fetch_model", model, {}, args.code).output(args.out, directory=True) as tmp:
+        snapshot_download(model["hub_id"], revision=model["revision"], local_dir=tmp)
+
+
+def gold_selfcheck(args) -> None:
+    from fpa.grading.selfcheck import gold_selfcheck as run
+
+    report = run(args.mirror, workers=args.workers)
+    for name, counts in report["benchmarks"].items():
+        print(f"{name:22s} {counts['correct']:5d} / {counts['total']:5d}")
+    for exception in report["exceptions"]:
+        print(f"  exception: {exception['benchmark']} {exception['id']} gold={exception['gold']!r} "
+              f"rule={exception['rule']} known={exception['known']}")
+    if args.out:
+        write_json(args.out, report)
+    if any(not e["known"] for e in report["exceptions"]):
+        raise SystemExit("gold self-check: undocumented exceptions (see above)")
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("fetch-data", help="copy a catalog file from the mirror or download it; verify sha256")
+    parser.add_argument("--entry-json", required=True, type=parse_json, help="catalog entry")
+    parser.add_argument("--mirror", default=None, help="local mirror directory (no network)")
+    parser.add_argument("--code", default=None)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=fetch_data)
+
+    parser = commands.add_parser("prepare-benchmark", help="normalise benchmark files into one JSONL")
+    add_common(parser)
+    parser.add_argument("files", nargs="+", help="the catalog files of the column's parts, in order")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--catalog", required=True)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=prepare_benchmark)
+
+    parser = commands.add_parser("math-train", help="the 12K MATH training problems (Lightman et al.)")
+    parser.add_argument("--math-train", required=True)
+    parser.add_argument("--math-test", required=True)
+    parser.add_argument("--math500", required=True)
+    parser.add_argument("--math-perturb", nargs="+", default=[], help="MATH-P files: never in training")
+    parser.add_argument("--code", default=None)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=math_train)
+
+    parser = commands.add_parser("fetch-model", help="download a hub model once")
+    add_common(parser)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=fetch_model)
+
+    parser = commands.add_parser("gold-selfcheck", help="every gold answer must grade correct")
+    parser.add_argument("mirror", help="data mirror directory (e.g. ../shared/data)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", default=None, help="write the report as JSON")
+    parser.set_defaults(handler=gold_selfcheck)

@@ -1,0 +1,120 @@
+"""Sampling with vLLM's offline ``LLM.generate``: the backend of the pipeline on GPU.
+
+One vLLM request per prompt, ``SamplingParams(n=n, temperature=T,
+max_tokens=max_new_tokens, seed=s)``. The request seed ``s`` is derived from
+(seed, prompt text, occurrence of that prompt in the call); vLLM gives sample
+``j`` of the request the seed ``s + j`` and draws it from its own generator
+(``vllm/v1/engine/parallel_sampling.py``). This gives:
+
+  * the same call (same vLLM version, hardware, dtype and engine options)
+    returns the same completions;
+  * prompt order, the other prompts of the call and sharding of the prompt
+    list do not change what a prompt gets, up to last-bit differences of
+    batched kernels, which on a GPU are larger than on a CPU (a draw within
+    ~1e-3 of a probability boundary can flip in bfloat16);
+  * ``temperature == 0`` is greedy decoding, repeated ``n`` times.
+The samples are not those of ``HFBackend`` for the same seed (another random
+stream); greedy completions agree with it in float32 up to near-ties.
+
+Only the eos ids are taken from the model: the model's ``generation_config``
+sampling settings (top_p, top_k, repetition_penalty, ...) are ignored, so the
+samples follow softmax(logits / T) as with ``HFBackend``. A sample stops at
+any eos id of ``generation_config`` and at the tokenizer's eos.
+
+vLLM is imported when the class is instantiated, so this module (and the
+``BACKENDS`` registry) import without it. A script that starts the engine must
+do so under ``if __name__ == "__main__":`` (vLLM starts worker processes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from typing import Sequence
+
+from fpa.generation.backend import check_sampling_args
+
+
+def request_seed(seed: int, prompt: str, occurrence: int) -> int:
+    """Seed of the request for ``prompt``; < 2**62, so vLLM's ``seed + j`` stays an int64."""
+    key = f"{seed}\0{occurrence}\0{prompt}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 2
+
+
+class VLLMBackend:
+    """``GenerationBackend`` on ``vllm.LLM``.
+
+    Options: tensor_parallel_size, dtype ("auto" turns a float32 checkpoint into
+    bfloat16/float16: pass "float32" to match ``HFBackend``), gpu_memory_utilization,
+    max_model_len, batch_size (vLLM's ``max_num_seqs``; None: vLLM's default),
+    enforce_eager (no CUDA graphs / torch.compile), seed (engine seed; the
+    samples depend only on the per-request seeds), and ``engine_options``:
+    further ``vllm.LLM`` keyword arguments (e.g. ``kv_cache_memory_bytes``).
+    """
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        *,
+        tensor_parallel_size: int = 1,
+        dtype: str = "auto",
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+        batch_size: int | None = None,
+        enforce_eager: bool = False,
+        seed: int = 0,
+        **engine_options,
+    ):
+        if tensor_parallel_size < 1:
+            raise ValueError(f"tensor_parallel_size: expected >= 1, got {tensor_parallel_size}")
+        if not 0 < gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization: expected in (0, 1], got {gpu_memory_utilization}")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size: expected >= 1 or None, got {batch_size}")
+        from vllm import LLM  # lazy: vLLM lives in its own environment (envs/vllm.yaml)
+
+        if batch_size is not None:
+            engine_options["max_num_seqs"] = batch_size
+        self.llm = LLM(
+            model=str(model_dir),
+            tensor_parallel_size=tensor_parallel_size,
+            dtype=dtype,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_model_len=max_model_len,
+            enforce_eager=enforce_eager,
+            seed=seed,
+            # Sample from softmax(logits / T) only, not with the model's
+            # generation_config defaults (top_p, top_k, ...).
+            generation_config="vllm",
+            **engine_options,
+        )
+        self.tokenizer = self.llm.get_tokenizer()
+
+    def generate(
+        self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int
+    ) -> list[list[str]]:
+        check_sampling_args(n, temperature, max_new_tokens)
+        from vllm import SamplingParams
+
+        greedy = temperature == 0  # vLLM refuses n > 1 with greedy: decode once, copy
+        seen: Counter[str] = Counter()
+        params = []
+        for prompt in prompts:
+            params.append(
+                SamplingParams(
+                    n=1 if greedy else n,
+                    temperature=temperature,
+                    max_tokens=max_new_tokens,
+                    seed=request_seed(seed, prompt, seen[prompt]),
+                    skip_special_tokens=True,
+                )
+            )
+            seen[prompt] += 1
+        # Token ids, not text: the tokenizer could otherwise add a BOS token,
+        # which HFBackend (add_special_tokens=False) does not.
+        inputs = [{"prompt_token_ids": self.tokenizer.encode(p, add_special_tokens=False)} for p in prompts]
+        outputs = self.llm.generate(inputs, params, use_tqdm=False)
+        # ``text`` stops before eos and leaves it out; samples are put in index order.
+        texts = [[c.text for c in sorted(out.outputs, key=lambda c: c.index)] for out in outputs]
+        return [t * n for t in texts] if greedy else texts

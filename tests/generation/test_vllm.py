@@ -1,0 +1,142 @@
+"""The vLLM backend, run for real: vLLM's CPU build on a tiny toy Qwen2 (head_dim 64).
+
+vLLM lives in its own virtual environment (``.ci/install-vllm DIR``, conda:
+``envs/vllm.yaml``), so these tests run one driver process there, with this
+checkout's ``src`` on its path, and compare its completions with ``HFBackend``
+here. ``FPA_VLLM_PYTHON`` names that environment's python; without it the
+engine tests are skipped, or fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fpa.data.prompts import render_prompt
+from fpa.generation.backend import BACKENDS, get_backend
+from fpa.generation.hf import HFBackend
+from fpa.toy.model import ToyModelConfig, build_toy_model
+from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PROMPTS = [render_prompt(DEFAULT_PROMPT_TEMPLATE, r["problem"]) for r in make_problems(4, seed=0)]
+SAMPLED = dict(n=3, temperature=1.0, max_new_tokens=24, seed=1)
+GREEDY = dict(n=2, temperature=0.0, max_new_tokens=24, seed=0)
+# name -> (prompts, sampling arguments): all run on one engine, in one process.
+CALLS = {
+    "sampled": (PROMPTS, SAMPLED),
+    "sampled_again": (PROMPTS, SAMPLED),
+    "other_seed": (PROMPTS, {**SAMPLED, "seed": 2}),
+    "reversed": (PROMPTS[::-1], SAMPLED),
+    "subset": (PROMPTS[2:], SAMPLED),
+    "repeated": ([PROMPTS[0], PROMPTS[0]], SAMPLED),
+    "greedy": (PROMPTS, GREEDY),
+    "greedy_other_seed": (PROMPTS, {**GREEDY, "n": 1, "seed": 5}),
+}
+# float32: dtype "auto" would run the float32 checkpoint in bfloat16, and
+# greedy text would then differ from HFBackend's. enforce_eager: no
+# torch.compile, which would cost minutes on 2 cores.
+ENGINE = dict(dtype="float32", enforce_eager=True, max_model_len=256, kv_cache_memory_bytes=64 * 2**20)
+DRIVER = """
+import json, sys
+from fpa.generation.vllm import VLLMBackend
+if __name__ == "__main__":
+    spec = json.loads(open(sys.argv[1]).read())
+    backend = VLLMBackend(spec["model_dir"], **spec["engine"])
+    out = {name: backend.generate(prompts, **args) for name, (prompts, args) in spec["calls"].items()}
+    open(sys.argv[2], "w").write(json.dumps(out))
+"""
+
+
+def get_vllm_python() -> str:
+    """The vLLM environment's python from FPA_VLLM_PYTHON; skips without one (fails under CI=true)."""
+    path = os.environ.get("FPA_VLLM_PYTHON", "")
+    if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    problem = f"FPA_VLLM_PYTHON={path!r} is not an executable file" if path else "FPA_VLLM_PYTHON is not set"
+    reason = f"{problem}: create the vLLM env with `.ci/install-vllm DIR`, then FPA_VLLM_PYTHON=DIR/bin/python"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true needs the vLLM backend tested: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def vllm_python() -> str:
+    return get_vllm_python()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """The toy Qwen2 (hidden 128, 2 heads of 64, 2 layers, FFN 256), trained for a few steps so
+    that it writes ASCII; its generation_config says temperature 0.7, which both backends ignore."""
+    out = tmp_path_factory.mktemp("models") / "toy-vllm"
+    cfg = ToyModelConfig(n_train_problems=200, d_model=128, n_heads=2, n_layers=2, d_ff=256,
+                         steps=40, batch_size=16, warmup_steps=5, log_every=20)
+    build_toy_model(out, cfg, threads=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def vllm_out(vllm_python, model_dir, tmp_path_factory):
+    """Completions of every call in ``CALLS``, from one vLLM engine in the vLLM environment."""
+    work = tmp_path_factory.mktemp("vllm")
+    spec, out = work / "spec.json", work / "out.json"
+    spec.write_text(json.dumps({"model_dir": str(model_dir), "engine": ENGINE, "calls": CALLS}))
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",  # engine in the driver process: saves two ~25 s imports
+        "VLLM_CPU_OMP_THREADS_BIND": "nobind",  # do not pin threads to cores shared with other jobs
+    }
+    proc = subprocess.run([vllm_python, "-c", DRIVER, str(spec), str(out)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    if proc.returncode != 0:
+        pytest.fail(f"vLLM driver exited {proc.returncode}; its output ends:\n{(proc.stdout + proc.stderr)[-4000:]}")
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def hf_greedy(model_dir):
+    return HFBackend(model_dir, batch_size=4, threads=1).generate(PROMPTS, **GREEDY)
+
+
+def test_registered_and_importable_without_vllm():
+    assert BACKENDS["vllm"] == "fpa.generation.vllm:VLLMBackend"
+    # the option checks run before vLLM is imported, so they work in any environment
+    with pytest.raises(ValueError, match="tensor_parallel_size: expected >= 1, got 0"):
+        get_backend("vllm", "unused", tensor_parallel_size=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        get_backend("vllm", "unused", batch_size=0)
+
+
+def test_n_completions_per_prompt_in_the_hf_format(vllm_out, hf_greedy):
+    for name, (prompts, args) in CALLS.items():
+        out = vllm_out[name]
+        assert type(out) is list and len(out) == len(prompts), name
+        assert all(type(c) is list and len(c) == args["n"] for c in out), name
+        assert all(type(t) is str and len(t) <= args["max_new_tokens"] for c in out for t in c), name
+    texts = [t for c in vllm_out["sampled"] for t in c]
+    assert not any("<|endoftext|>" in t for t in texts)
+    assert len(set(texts)) > len(PROMPTS)  # sampled, not greedy
+    assert [[type(t) for t in c] for c in vllm_out["greedy"]] == [[type(t) for t in c] for c in hf_greedy]
+
+
+def test_deterministic_for_a_seed_and_independent_of_batching(vllm_out):
+    out = vllm_out["sampled"]
+    assert vllm_out["sampled_again"] == out
+    assert vllm_out["other_seed"] != out
+    assert vllm_out["reversed"][::-1] == out
+    assert vllm_out["subset"] == out[2:]
+    assert vllm_out["repeated"][0] == out[0] and vllm_out["repeated"][1] != out[0]
+
+
+def test_temperature_zero_is_hf_greedy(vllm_out, hf_greedy):
+    out = vllm_out["greedy"]
+    assert all(c[0] == c[1] for c in out)
+    assert vllm_out["greedy_other_seed"] == [[c[0]] for c in out]
+    assert out == hf_greedy, f"vLLM {out}\nHF   {hf_greedy}"
+    assert all(c[0] for c in out)  # not trivially equal: non-empty completions

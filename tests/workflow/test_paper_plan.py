@@ -1,0 +1,78 @@
+"""``config/paper.yaml`` plans the paper's whole grid; job counts match the grid."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
+
+
+def _plan(tmp_path, *extra):
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
+         str(ROOT / "config" / "paper.yaml"), "-d", str(tmp_path), *extra],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    return result
+
+
+def _job_counts(text: str) -> dict[str, int]:
+    counts = {}
+    for line in text.split("Job stats:")[1].splitlines()[3:]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def test_paper_grid_job_counts(tmp_path):
+    config = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
+    benchmarks = len(config["benchmarks"])
+    parts = {part for bench in config["benchmarks"].values() for part in bench["parts"]}
+    training_files = {"math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard"}
+    result = _plan(tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert _job_counts(result.stdout + result.stderr) == {
+        "fetch_data": len(parts | training_files),
+        "fetch_model": models,
+        "math_train_problems": 1,
+        "prepare_benchmark": benchmarks,
+        "sample_offline": models,
+        "build_dataset": models,
+        "cache_reference": models,
+        "train": models * methods * seeds,
+        "evaluate": models * (methods + 1) * seeds * benchmarks,
+        "aggregate": 1,
+        "all": 1,
+        "total": (len(parts | training_files) + models * 4 + 1 + benchmarks + models * methods * seeds
+                  + models * (methods + 1) * seeds * benchmarks + 2),
+    }
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"data mirror not found at {MIRROR}")
+def test_paper_plan_with_the_mirror_checks_files(tmp_path):
+    ok = _plan(tmp_path, "--config", f"data={{catalog: config/benchmarks.yaml, mirror: {MIRROR}}}")
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    missing = _plan(tmp_path, "--config", f"data={{catalog: config/benchmarks.yaml, mirror: {tmp_path}}}")
+    assert missing.returncode != 0
+    assert "file not found in the mirror" in missing.stderr and "gsm8k/test.jsonl" in missing.stderr
+
+
+def test_amc24_is_reported_missing(tmp_path):
+    config = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    config["benchmarks"]["amc"]["parts"] = ["amc23", "amc24"]
+    path = tmp_path / "paper-amc24.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = subprocess.run([sys.executable, "-m", "fpa", "check-config", str(path)], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 2
+    assert "benchmarks.amc.parts: amc24 has no source" in result.stderr

@@ -1,0 +1,75 @@
+# Benchmark and training files: from the configured mirror, else from the canonical
+# URL, always checked against the sha256 pinned in the catalog (config/benchmarks.yaml).
+rule fetch_data:
+    output:
+        "resources/data/{path}",
+    log:
+        "logs/fetch_data/{path}.log",
+    conda:
+        "../../envs/tables.yaml"
+    resources:
+        **get_resources("fetch"),
+    params:
+        entry=get_catalog_entry_json,
+        mirror=get_mirror_option(),
+        code=get_code("fpa.cli.data"),
+    shell:
+        "python -m fpa fetch-data --entry-json {params.entry:q} {params.mirror} --code {params.code} "
+        "--out {output} > {log} 2>&1"
+
+
+rule prepare_benchmark:
+    input:
+        unpack(get_benchmark_parts),
+    output:
+        "results/benchmarks/catalog/{bench}.jsonl",
+    log:
+        "logs/prepare_benchmark/{bench}.log",
+    conda:
+        "../../envs/tables.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        bench=get_benchmark_config,
+        catalog=get_catalog_path(),
+        code=get_code("fpa.cli.data"),
+    shell:
+        "python -m fpa prepare-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
+        "--catalog {params.catalog} --code {params.code} --out {output} {input} > {log} 2>&1"
+
+
+if config["dataset"]["source"] == "math12k":
+
+    rule math_train_problems:
+        input:
+            unpack(get_math12k_files),
+        output:
+            "results/problems/train.jsonl",
+        log:
+            "logs/math_train_problems/train.log",
+        conda:
+            "../../envs/tables.yaml"
+        resources:
+            **get_resources("light"),
+        params:
+            code=get_code("fpa.cli.data"),
+        shell:
+            "python -m fpa math-train --math-train {input.math_train} --math-test {input.math_test} "
+            "--math500 {input.math500} --math-perturb {input.math_perturb_simple} "
+            "{input.math_perturb_hard} --code {params.code} --out {output} > {log} 2>&1"
+
+
+rule fetch_model:
+    output:
+        directory("resources/models/{model}"),
+    log:
+        "logs/fetch_model/{model}.log",
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        **get_resources("fetch"),
+    params:
+        model=get_model_config,
+        code=get_code("fpa.cli.data"),
+    shell:
+        "python -m fpa fetch-model --config-json {params.model:q} --code {params.code} --out {output} > {log} 2>&1"
