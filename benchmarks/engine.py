@@ -1,6 +1,6 @@
 """Cost of the FPA engine: chunked loss head and full training steps, CPU, side by side.
 
-    python benchmarks/engine.py                      # full run (~4-5 min on 2 cores)
+    python benchmarks/engine.py                      # full run (~5-8 min on 2 idle cores)
     python benchmarks/engine.py --vocab 4096 --layers 2 --reps 1   # smoke run
 
 (a) loss head, FPA statistics (logp, ref_logp, hat_logp), fwd+bwd: chunked vs naive.
@@ -12,8 +12,10 @@
 Memory: each measurement runs in a fresh subprocess; after setup the kernel's RSS
 high-water mark is reset (``echo 5 > /proc/self/clear_refs``) and VmHWM is read after
 the measured op. torch's CPU allocator is plain malloc, so RSS is the real footprint
-(tracemalloc does not see it). Time: one subprocess, methods interleaved round-robin,
-median over ``--reps`` rounds after one warm-up each.
+(tracemalloc does not see it). Time: one subprocess, cases interleaved round-robin,
+medians over ``--reps`` rounds after one warm-up each, of wall time and of process
+CPU time (OMP_WAIT_POLICY=PASSIVE); the targets use CPU time, which other jobs on
+shared cores do not inflate.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def parse_args(argv=None):
     add = parser.add_argument
     add("--vocab", type=int, default=151_936, help="vocabulary size V")
     add("--hidden", type=int, default=256, help="model width d")
-    add("--layers", type=int, default=20, help="transformer layers")
+    add("--layers", type=int, default=16, help="transformer layers")
     add("--ffn", type=int, default=2048, help="MLP width")
     add("--batch", type=int, default=2, help="sequences per step (DPO: 1 pair)")
     add("--seq", type=int, default=512, help="tokens per sequence")
@@ -76,7 +78,8 @@ def build_batch(args):
     predict = torch.zeros_like(input_ids, dtype=torch.bool)
     predict[:, args.prompt - 1 : -1] = True
     return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids), "predict_mask": predict,
-            "targets": input_ids[:, args.prompt :].reshape(-1), "length": torch.full((args.batch,), args.seq - args.prompt)}
+            "targets": input_ids[:, args.prompt :].reshape(-1),
+            "length": torch.full((args.batch,), args.seq - args.prompt)}
 
 
 def prepare(args, workdir):
@@ -90,7 +93,8 @@ def prepare(args, workdir):
         head = token_statistics(z, model.lm_head.weight, batch["targets"], chunk_size=args.chunk_size)
         logits_y = (z.float() * model.lm_head.weight[batch["targets"]]).sum(-1)
     seq_logp = torch.stack([t.sum() for t in head.logp.split(batch["length"].tolist())])
-    save_file({"z_ref": z, "ref_lse": logits_y - head.logp, "ref_seq_logp": seq_logp}, str(workdir / "cache.safetensors"))
+    cache = {"z_ref": z, "ref_lse": logits_y - head.logp, "ref_seq_logp": seq_logp}
+    save_file(cache, str(workdir / "cache.safetensors"))
 
 
 class Setup:
@@ -110,12 +114,14 @@ class Setup:
             self.ref_model = build_model(args).eval().requires_grad_(False)
 
     def sequence_stats(self, tokens, ref_logp=None, **extra):
-        seq = lambda t: torch.stack([x.sum() for x in t.split(self.batch["length"].tolist())])  # noqa: E731
+        def seq(t):
+            return None if t is None else torch.stack([x.sum() for x in t.split(self.batch["length"].tolist())])
+
         reward = torch.tensor([1.0, -1.0] * (self.args.batch // 2) + [1.0] * (self.args.batch % 2))
         return SequenceStats(logp=seq(tokens.logp), length=self.batch["length"].float(), reward=reward,
                              group=torch.zeros(self.args.batch, dtype=torch.long),
-                             ref_logp=ref_logp if ref_logp is not None else (seq(tokens.ref_logp) if tokens.ref_logp is not None else None),
-                             hat_logp=seq(tokens.hat_logp) if tokens.hat_logp is not None else None, **extra)
+                             ref_logp=seq(tokens.ref_logp) if ref_logp is None else ref_logp,
+                             hat_logp=seq(tokens.hat_logp), **extra)
 
     def step(self, method):
         b, chunk = self.batch, self.args.chunk_size
@@ -124,8 +130,9 @@ class Setup:
         hidden = hidden.last_hidden_state[b["predict_mask"]]
         weight = self.model.lm_head.weight
         if method == "fpa_cached":
-            tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=self.cache["z_ref"], ref_weight=self.w_ref,
-                                      ref_logsumexp=self.cache["ref_lse"], lam=LAM, chunk_size=chunk)
+            tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=self.cache["z_ref"],
+                                      ref_weight=self.w_ref, ref_logsumexp=self.cache["ref_lse"], lam=LAM,
+                                      chunk_size=chunk)
         elif method == "fpa_online":
             z = online_reference_hidden(self.ref_model, b["input_ids"], b["attention_mask"], b["predict_mask"])
             tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=z,
@@ -149,7 +156,8 @@ def head_inputs(args):
     return {"hidden": torch.randn(n, d, generator=gen).requires_grad_(),
             "weight": (torch.randn(args.vocab, d, generator=gen) * 0.05).requires_grad_(),
             "targets": torch.randint(0, args.vocab, (n,), generator=gen),
-            "ref_hidden": torch.randn(n, d, generator=gen), "ref_weight": torch.randn(args.vocab, d, generator=gen) * 0.05}
+            "ref_hidden": torch.randn(n, d, generator=gen),
+            "ref_weight": torch.randn(args.vocab, d, generator=gen) * 0.05}
 
 
 def head_step(fn, x, chunk):
@@ -170,7 +178,8 @@ def _status_kb(field):
 def memory_worker(args, workdir):
     if args.worker in HEADS:
         x = head_inputs(args)
-        run = lambda: head_step(token_statistics_naive if args.worker == "head_naive" else token_statistics, x, args.chunk_size)  # noqa: E731
+        fn = token_statistics_naive if args.worker == "head_naive" else token_statistics
+        run = lambda: head_step(fn, x, args.chunk_size)  # noqa: E731
     else:
         setup = Setup(args, workdir, args.worker)
         run = lambda: setup.step(args.worker)  # noqa: E731
@@ -182,9 +191,10 @@ def memory_worker(args, workdir):
 
 
 def timed(fn):
-    start = time.perf_counter()
+    """(wall s, process CPU s): CPU time = user + sys of all threads, blind to other jobs' load."""
+    wall, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def time_worker(args, workdir):
@@ -205,7 +215,8 @@ def time_worker(args, workdir):
             for name in names[round_ % len(names):] + names[: round_ % len(names)]:
                 torch.set_grad_enabled(name in STEPS or name in HEADS)
                 times[name].append(timed(jobs[name]))
-    return {name: {"median_s": statistics.median(t), "all_s": t} for name, t in times.items()}
+    return {name: {"wall_s": statistics.median(w for w, _ in t), "cpu_s": statistics.median(c for _, c in t),
+                   "all_wall_cpu_s": t} for name, t in times.items()}
 
 
 def spawn(args, worker, workdir):
@@ -213,32 +224,34 @@ def spawn(args, worker, workdir):
     for key, value in vars(args).items():
         if key not in ("worker", "workdir") and value is not None:
             cmd += [f"--{key.replace('_', '-')}", str(value)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # idle OpenMP threads sleep: CPU time = work done
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------- report
 def report(args, memory, times, sizes):
-    t = {k: v["median_s"] for k, v in times.items()}
-    rows = [("loss head naive", "head_naive"), ("loss head chunked", "head_chunked")]
-    rows += [(name, name) for name in STEPS]
-    lines = [f"{'case':<20}{'time s':>9}{'t ratio':>10}{'peak MB':>10}{'mem ratio':>10}{'extra MB':>10}"
-             "    (ratios: head rows / naive head, step rows / Off-RL)"]
-    for label, key in rows:
+    t, wall = ({k: v[unit] for k, v in times.items()} for unit in ("cpu_s", "wall_s"))
+    mem = {k: v["peak_mb"] for k, v in memory.items()}
+    lines = [f"{'case':<19}{'wall s':>8}{'CPU s':>8}{'CPU ratio':>10}{'peak MB':>9}{'mem ratio':>10}{'extra MB':>9}"
+             "   ratios: head rows / naive head, step rows / offrl"]
+    for key in (*HEADS, *STEPS):
         base = "head_naive" if key in HEADS else "offrl"
-        lines.append(f"{label:<20}{t[key]:>9.2f}{t[key] / t[base]:>10.3f}{memory[key]['peak_mb']:>10.0f}"
-                     f"{memory[key]['peak_mb'] / memory[base]['peak_mb']:>10.3f}{memory[key]['extra_mb']:>10.0f}")
-    lines.append(f"{'floor: ref head fwd':<20}{t['floor']:>9.2f}   (matmul alone {t['floor_matmul']:.2f} s)")
+        lines.append(f"{key:<19}{wall[key]:>8.2f}{t[key]:>8.2f}{t[key] / t[base]:>10.3f}{mem[key]:>9.0f}"
+                     f"{mem[key] / mem[base]:>10.3f}{memory[key]['extra_mb']:>9.0f}")
+    for key, label in (("floor", "floor: ref head fwd"), ("floor_matmul", "  (its matmul alone)")):
+        lines.append(f"{label:<19}{wall[key]:>8.2f}{t[key]:>8.2f}")
     extra = t["fpa_cached"] - t["offrl"]
+    head_mem = memory["head_chunked"]["extra_mb"] / memory["head_naive"]["extra_mb"]
     targets = {
-        "chunked/naive loss-head extra memory <= 0.1": memory["head_chunked"]["extra_mb"] / memory["head_naive"]["extra_mb"] <= 0.1,
-        "FPA(cached) - Off-RL step time <= 1.2 x floor": extra <= 1.2 * t["floor"],
-        "FPA(cached) faster than FPA(online)": t["fpa_cached"] < t["fpa_online"],
-        "FPA(cached)/Off-RL peak memory <= 1.03": memory["fpa_cached"]["peak_mb"] / memory["offrl"]["peak_mb"] <= 1.03,
+        "chunked/naive loss-head extra memory <= 0.1": head_mem <= 0.1,
+        "FPA(cached) - Off-RL step CPU time <= 1.2 x floor": extra <= 1.2 * t["floor"],
+        "FPA(cached) faster than FPA(online) (CPU time)": t["fpa_cached"] < t["fpa_online"],
+        "FPA(cached)/Off-RL peak memory <= 1.03": mem["fpa_cached"] / mem["offrl"] <= 1.03,
     }
-    lines.append(f"FPA(cached) - Off-RL = {extra:.2f} s = {extra / t['floor']:.2f} x floor; "
-                 f"head extra memory chunked/naive = {memory['head_chunked']['extra_mb'] / memory['head_naive']['extra_mb']:.3f}; "
-                 f"W_ref = {sizes['w_ref_mb']:.0f} MB")
+    lines.append(f"FPA(cached) - Off-RL: {extra:.2f} CPU s = {extra / t['floor']:.2f} x floor; "
+                 f"{mem['fpa_cached'] - mem['offrl']:.0f} MB peak, of which W_ref = {sizes['w_ref_mb']:.0f} MB; "
+                 f"head extra memory chunked/naive = {head_mem:.3f}")
     lines += [f"[{'PASS' if ok else 'FAIL'}] {name}" for name, ok in targets.items()]
     return "\n".join(lines), targets
 
@@ -270,9 +283,10 @@ def main(argv=None):
     table, targets = report(args, memory, times, sizes)
     table += f"\n1-min load average at start/end: {load[0]:.1f} / {load[1]:.1f} on {os.cpu_count()} cores"
     print(table)
-    write_json(args.out, {"args": {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out")},
-                          "sizes": sizes, "load_average": load, "memory": memory, "time": times, "targets": targets, "table": table,
-                          "device": "CPU only (no GPU in this task)", "torch": torch.__version__})
+    run_args = {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out")}
+    write_json(args.out, {"args": run_args, "sizes": sizes, "load_average": load, "memory": memory, "time": times,
+                          "targets": targets, "table": table, "device": "CPU only (no GPU in this task)",
+                          "torch": torch.__version__})
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@ offline dataset of mixed correct/incorrect groups, both built in seconds."""
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -52,3 +54,22 @@ def tiny_dataset(tmp_path_factory):
     write_jsonl(directory / "train.jsonl", tiny_samples(8, seed=0))
     write_jsonl(directory / "val.jsonl", tiny_samples(2, seed=1))
     return directory
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    """The data mirror: $FPA_DATA_MIRROR, else ``shared/data`` beside the repository (required in CI)."""
+    path = Path(os.environ.get("FPA_DATA_MIRROR", REPO_ROOT.parent / "shared" / "data"))
+    if not (path / "MANIFEST.md").is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"data mirror not found at {path} (CI must have ../shared/data)")
+        pytest.skip(f"data mirror not found at {path} (set FPA_DATA_MIRROR)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny(mirror: Path) -> Path:
+    return mirror / "tiny"

@@ -17,6 +17,15 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, directory: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success only."""
@@ -28,6 +37,8 @@ def atomic_path(path: str | os.PathLike, *, directory: bool = False) -> Iterator
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
         tmp = Path(name)
+    # mkstemp/mkdtemp create owner-only entries; outputs get the usual umask-based mode.
+    tmp.chmod((0o777 if directory else 0o666) & ~_UMASK)
     try:
         yield tmp
         if directory and target.exists():

@@ -21,17 +21,12 @@ from fpa.data.benchmarks import (
     load_olympiadbench,
     number_to_str,
 )
-from fpa.data.download import read_benchmarks_config
+from fpa.data.download import available_files, read_benchmarks_config
 from fpa.io import read_jsonl
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CONFIG = read_benchmarks_config(REPO_ROOT / "config" / "benchmarks.yaml")
-FILES = {
-    name: entry
-    for section in ("benchmarks", "training")
-    for name, entry in CONFIG[section].items()
-    if "missing" not in entry
-}
+CONFIG_PATH = Path(__file__).resolve().parents[2] / "config" / "benchmarks.yaml"
+CONFIG = read_benchmarks_config(CONFIG_PATH)
+FILES = available_files(CONFIG)
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

@@ -7,17 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.data.download import fetch, read_benchmarks_config
+from fpa.data.download import available_files, fetch, read_benchmarks_config
 from fpa.io import sha256_file
 
 CONFIG_PATH = Path(__file__).resolve().parents[2] / "config" / "benchmarks.yaml"
 CONFIG = read_benchmarks_config(CONFIG_PATH)
-FILES = {
-    name: entry
-    for section in ("benchmarks", "training")
-    for name, entry in CONFIG[section].items()
-    if "missing" not in entry
-}
+FILES = available_files(CONFIG)
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

@@ -80,8 +80,19 @@ def test_sweep_expands_to_named_runs():
     config = _base()
     config["methods"]["fpa"]["sweep"] = {"lam": [0.5, 1]}
     runs = expand_runs(validate_config(config, where="cfg.yaml"))
-    assert {"fpa_lam0.5", "fpa_lam1"} <= set(runs)
-    assert runs["fpa_lam0.5"].params["lam"] == 0.5
+    assert {("toy", "fpa_lam0.5"), ("toy", "fpa_lam1")} <= set(runs)
+    assert runs[("toy", "fpa_lam0.5")].params["lam"] == 0.5
+
+
+def test_model_overrides_take_precedence():
+    config = _base()
+    config["models"]["toy"]["training"] = {"lr": 0.5}
+    config["models"]["toy"]["params"] = {"fpa": {"lam": 7.0}}
+    config["methods"]["offrl"]["training"] = {"lr": 0.25}
+    runs = expand_runs(validate_config(config, where="cfg.yaml"))
+    assert runs[("toy", "fpa")].params["lam"] == 7.0
+    assert runs[("toy", "fpa")].training["lr"] == 0.5
+    assert runs[("toy", "offrl")].training["lr"] == 0.25
 
 
 def test_snakemake_rejects_bad_config_before_any_job(tmp_path):

@@ -63,6 +63,7 @@ def run(tmp_path_factory):
     """A copy of the project (so its code can be edited) and one complete run of the CI config."""
     base = tmp_path_factory.mktemp("e2e")
     project = base / "project"
+    project.mkdir()
     for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
         source = ROOT / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)

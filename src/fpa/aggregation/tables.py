@@ -50,7 +50,6 @@ def summarise(results: Sequence[EvalResult], *, benchmarks: Sequence[str], metho
         for method in methods:
             label = row_label(model, method, models)
             row, row_cells = {}, {}
-            per_seed_avg: dict[int, list[float]] = {seed: [] for seed in seeds}
             for bench in [*benchmarks, AVG]:
                 sources = []
                 for seed in seeds:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark

@@ -48,6 +48,12 @@ def read_benchmarks_config(path: str | os.PathLike) -> dict:
     return config
 
 
+def available_files(catalog: dict) -> dict[str, dict]:
+    """Catalog entries that have a source (benchmarks and training files), by name."""
+    return {name: entry for section in SECTIONS for name, entry in catalog.get(section, {}).items()
+            if "missing" not in entry}
+
+
 def fetch(entry: dict, dest: str | os.PathLike, mirror_dir: str | os.PathLike | None = None) -> Path:
     """Write the file of ``entry`` to ``dest`` (bytes as stored in the mirror) and return ``dest``.
 

@@ -10,16 +10,18 @@ max_tokens=max_new_tokens, seed=s)``. The request seed ``s`` is derived from
     returns the same completions;
   * prompt order, the other prompts of the call and sharding of the prompt
     list do not change what a prompt gets, up to last-bit differences of
-    batched kernels, which on a GPU are larger than on a CPU (a draw within
-    ~1e-3 of a probability boundary can flip in bfloat16);
-  * ``temperature == 0`` is greedy decoding, repeated ``n`` times.
+    batched kernels (a draw that lands that close to a probability boundary
+    can flip; more often in bfloat16 and on a GPU than in float32 on a CPU);
+  * ``temperature == 0`` is greedy decoding, repeated ``n`` times (as are
+    temperatures below 1e-5, which vLLM treats as greedy).
 The samples are not those of ``HFBackend`` for the same seed (another random
 stream); greedy completions agree with it in float32 up to near-ties.
 
 Only the eos ids are taken from the model: the model's ``generation_config``
 sampling settings (top_p, top_k, repetition_penalty, ...) are ignored, so the
 samples follow softmax(logits / T) as with ``HFBackend``. A sample stops at
-any eos id of ``generation_config`` and at the tokenizer's eos.
+any eos id of ``generation_config`` and at the tokenizer's eos, and its tokens
+are decoded at once like ``HFBackend`` does (same text for the same tokens).
 
 vLLM is imported when the class is instantiated, so this module (and the
 ``BACKENDS`` registry) import without it. A script that starts the engine must
@@ -90,6 +92,7 @@ class VLLMBackend:
             **engine_options,
         )
         self.tokenizer = self.llm.get_tokenizer()
+        self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int
@@ -97,7 +100,8 @@ class VLLMBackend:
         check_sampling_args(n, temperature, max_new_tokens)
         from vllm import SamplingParams
 
-        greedy = temperature == 0  # vLLM refuses n > 1 with greedy: decode once, copy
+        # vLLM samples greedily below temperature 1e-5 and then refuses n > 1: decode once, copy.
+        greedy = temperature < 1e-5
         seen: Counter[str] = Counter()
         params = []
         for prompt in prompts:
@@ -107,7 +111,8 @@ class VLLMBackend:
                     temperature=temperature,
                     max_tokens=max_new_tokens,
                     seed=request_seed(seed, prompt, seen[prompt]),
-                    skip_special_tokens=True,
+                    stop_token_ids=sorted(self.eos_ids),
+                    detokenize=False,  # decoded below, as HFBackend does
                 )
             )
             seen[prompt] += 1
@@ -115,6 +120,29 @@ class VLLMBackend:
         # which HFBackend (add_special_tokens=False) does not.
         inputs = [{"prompt_token_ids": self.tokenizer.encode(p, add_special_tokens=False)} for p in prompts]
         outputs = self.llm.generate(inputs, params, use_tqdm=False)
-        # ``text`` stops before eos and leaves it out; samples are put in index order.
-        texts = [[c.text for c in sorted(out.outputs, key=lambda c: c.index)] for out in outputs]
+        texts = [[self._decode(c.token_ids) for c in sorted(out.outputs, key=lambda c: c.index)] for out in outputs]
         return [t * n for t in texts] if greedy else texts
+
+    def _decode(self, ids: Sequence[int]) -> str:
+        """Text of the tokens before the first eos, decoded at once like ``HFBackend``.
+
+        Not vLLM's incremental ``text``, which drops the bytes of a character
+        cut off by ``max_tokens`` where a full decode writes U+FFFD.
+        """
+        ids = list(ids)
+        cut = next((i for i, token in enumerate(ids) if token in self.eos_ids), len(ids))
+        return self.tokenizer.decode(ids[:cut], skip_special_tokens=True)
+
+
+def _eos_ids(model_dir: str | os.PathLike, tokenizer) -> set[int]:
+    """The eos ids of the model's ``generation_config`` (if any) and the tokenizer's: vLLM stops at all."""
+    from transformers import GenerationConfig
+
+    try:
+        eos = GenerationConfig.from_pretrained(model_dir).eos_token_id
+    except OSError:  # no generation_config.json
+        eos = None
+    ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    return ids

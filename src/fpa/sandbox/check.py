@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -41,8 +42,12 @@ def sandbox_problem(python: str = sys.executable) -> str | None:
         return f"the sandbox needs Linux (bubblewrap, namespaces); this is {sys.platform}"
     if not Path(python).is_file():
         return f"python interpreter {python!r} not found"
+    try:
+        roots = python_roots(python)
+    except (OSError, subprocess.CalledProcessError) as err:
+        return f"python interpreter {python!r} does not run: {err}"
     tools = dict(TOOLS)
-    if os.geteuid() == 0 and any(needs_staging(root) for root in python_roots(python)):
+    if os.geteuid() == 0 and any(needs_staging(root) for root in roots):
         tools.update(STAGING_TOOLS)
     elif os.geteuid() != 0:
         tools.pop("setpriv")

@@ -14,8 +14,6 @@ and the final checkpoint in HF format.
 from __future__ import annotations
 
 import contextlib
-import csv
-import os
 import dataclasses
 import json
 import logging
@@ -27,13 +25,16 @@ from pathlib import Path
 
 import torch
 from accelerate import Accelerator
+from tqdm import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
-from fpa.training.stats import DIAGNOSTIC_KEYS, diagnostics, sequence_stats
+from fpa.training.checkpoints import State, latest_checkpoint, save_resumable, track_validation
+from fpa.training.metrics import accumulate, append_csv, tensorboard, truncate_csv
+from fpa.training.stats import diagnostics, sequence_stats
 
 log = logging.getLogger("fpa.train")
 
@@ -94,16 +95,145 @@ class HiddenStates(torch.nn.Module):
 
 
 @dataclass
-class State:
-    step: int = 0
-    best_val: float = math.inf
-    evals_without_improvement: int = 0
-    stopped_early: bool = False
+class Split:
+    """Samples of one split with their encodings and problem groups."""
+
+    name: str
+    samples: list[dict]
+    encoded: list
+    groups: list[B.Group]
 
 
-def _latest_checkpoint(work: Path) -> Path | None:
-    pointer = work / "latest"
-    return work / pointer.read_text().strip() if pointer.exists() else None
+@dataclass
+class Session:
+    """Everything one training run's steps need."""
+
+    cfg: TrainConfig
+    objective: object
+    hyper: object
+    seed: int
+    accelerator: Accelerator
+    tokenizer: object
+    body: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: object
+    reference: object
+    train: Split
+    val: Split
+
+    @property
+    def rank(self) -> int:
+        return self.accelerator.process_index
+
+    @property
+    def world(self) -> int:
+        return self.accelerator.num_processes
+
+
+def _load_split(name: str, path: str, objective, tokenizer, max_length: int) -> Split:
+    samples = [s for s in read_jsonl(path) if objective.sample_filter == "all" or s["correct"]]
+    return Split(name, samples, B.encode_dataset(tokenizer, samples, max_length), B.make_groups(samples))
+
+
+def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
+                  params: dict, cfg: TrainConfig, seed: int) -> tuple[Session, int]:
+    """Model, data, reference, optimizer and schedule, prepared by accelerate; returns (session, total steps)."""
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(seed)
+    objective = get_objective(objective_name)
+    hyper = objective.parse_params(params, "params")
+    accelerator = Accelerator(cpu=not torch.cuda.is_available(),
+                              mixed_precision="bf16" if cfg.precision == "bf16" else "no")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    if cfg.gradient_checkpointing:
+        lm.gradient_checkpointing_enable()
+    train_split = _load_split("train", train_path, objective, tokenizer, cfg.max_length)
+    val_split = _load_split("val", val_path, objective, tokenizer, cfg.max_length)
+    if not train_split.samples:
+        raise ValueError(f"{train_path}: no samples pass the {objective.name} filter {objective.sample_filter!r}")
+    reference = make_reference(objective, cfg.reference, reference_dir=reference_dir, model_dir=model_dir,
+                               train_samples=train_split.samples, val_samples=val_split.samples,
+                               device=accelerator.device)
+    body = HiddenStates(lm)
+    optimizer = torch.optim.AdamW(body.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
+    total = cfg.epochs * B.steps_per_epoch(len(train_split.groups), cfg.batch_problems)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
+    # The scheduler stays outside ``prepare``: accelerate would step it once per process.
+    body, optimizer = accelerator.prepare(body, optimizer)
+    accelerator.register_for_checkpointing(scheduler)
+    session = Session(cfg, objective, hyper, seed, accelerator, tokenizer, body, optimizer, scheduler, reference,
+                      train_split, val_split)
+    return session, total
+
+
+def _forward_stats(run: Session, micro: list[B.Group], split: Split):
+    batch = B.collate(micro, split.encoded, split.samples, run.tokenizer.pad_token_id)
+    device = run.accelerator.device
+    with run.accelerator.autocast():
+        hidden = run.body(batch.input_ids.to(device), batch.attention_mask.to(device))
+    ref = run.reference.inputs(batch, split.name) if run.reference else None
+    batch = _to(batch, device)
+    stats = sequence_stats(hidden, run.accelerator.unwrap_model(run.body).head_weight, batch, run.objective,
+                           run.hyper, reference=ref, pair_seed=run.seed, chunk_size=run.cfg.chunk_size)
+    return stats, int(batch.targets.numel())
+
+
+def _validate(run: Session) -> float:
+    """Mean objective loss over the validation split (all ranks)."""
+    run.body.eval()
+    losses = []
+    with torch.no_grad():
+        for micro in B.micro_batches(B.shard(run.val.groups, run.rank, run.world), run.cfg.micro_batch_problems):
+            stats, _ = _forward_stats(run, micro, run.val)
+            losses.append(run.objective.loss(stats, run.hyper)[0])
+    run.body.train()
+    local = torch.stack(losses).mean() if losses else torch.tensor(0.0)
+    return run.accelerator.reduce(local.to(run.accelerator.device), reduction="mean").item()
+
+
+def _optimizer_step(run: Session, step: int) -> dict:
+    """One optimizer step over this rank's shard of global batch ``step``; returns its metrics row."""
+    started = time.perf_counter()
+    cfg = run.cfg
+    local = B.shard(B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed),
+                    run.rank, run.world)
+    micros = B.micro_batches(local, cfg.micro_batch_problems)
+    row, n_tokens = {}, 0
+    for index, micro in enumerate(micros):
+        last = index == len(micros) - 1
+        with run.accelerator.no_sync(run.body) if not last and run.world > 1 else contextlib.nullcontext():
+            stats, tokens = _forward_stats(run, micro, run.train)
+            loss, aux = run.objective.loss(stats, run.hyper)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}")
+            run.accelerator.backward(loss / len(micros))
+        n_tokens += tokens
+        row = accumulate(row, {"loss": loss.item(), **{k: v.item() for k, v in aux.items()},
+                                **diagnostics(stats)}, len(micros))
+    grad_norm = run.accelerator.clip_grad_norm_(run.body.parameters(), cfg.max_grad_norm)
+    row.update(step=step + 1, lr=run.scheduler.get_last_lr()[0], grad_norm=float(grad_norm),
+               tokens_per_s=n_tokens / (time.perf_counter() - started))
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    return row
+
+
+def _resume(run: Session, work: Path, fingerprint: dict) -> State:
+    """The state of the latest checkpoint in ``work`` if it is of this very run, else a fresh one."""
+    resume = latest_checkpoint(work)
+    state = State()
+    if resume is not None and json.loads((resume / "trainer_state.json").read_text())["fingerprint"] == fingerprint:
+        run.accelerator.load_state(str(resume))
+        state = State(**json.loads((resume / "trainer_state.json").read_text())["state"])
+        truncate_csv(work / f"metrics.rank{run.rank}.csv", state.step)
+        log.info("resumed from %s at step %d", resume, state.step)
+    elif work.exists() and run.rank == 0:
+        shutil.rmtree(work)  # stale checkpoints of another configuration
+    run.accelerator.wait_for_everyone()
+    work.mkdir(parents=True, exist_ok=True)
+    return state
 
 
 def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
@@ -115,190 +245,61 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     the output (tests of exact resume).
     """
     cfg = TrainConfig.from_dict(training)
-    torch.set_num_threads(cfg.threads)
-    torch.manual_seed(seed)
-    objective = get_objective(objective_name)
-    hyper = objective.parse_params(params, "params")
-    accelerator = Accelerator(cpu=not torch.cuda.is_available(),
-                              mixed_precision="bf16" if cfg.precision == "bf16" else "no")
-    rank, world = accelerator.process_index, accelerator.num_processes
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    if cfg.gradient_checkpointing:
-        lm.gradient_checkpointing_enable()
-    samples = [s for s in read_jsonl(train_path) if objective.sample_filter == "all" or s["correct"]]
-    val_samples = [s for s in read_jsonl(val_path) if objective.sample_filter == "all" or s["correct"]]
-    if not samples:
-        raise ValueError(f"{train_path}: no samples pass the {objective.name} filter {objective.sample_filter!r}")
-    encoded = B.encode_dataset(tokenizer, samples, cfg.max_length)
-    val_encoded = B.encode_dataset(tokenizer, val_samples, cfg.max_length)
-    groups, val_groups = B.make_groups(samples), B.make_groups(val_samples)
-    reference = make_reference(objective, cfg.reference, reference_dir=reference_dir, model_dir=model_dir,
-                               train_samples=samples, val_samples=val_samples, device=accelerator.device)
-
-    body = HiddenStates(lm)
-    optimizer = torch.optim.AdamW(body.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
-    total = cfg.epochs * B.steps_per_epoch(len(groups), cfg.batch_problems)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
-    # The scheduler stays outside ``prepare``: accelerate would step it once per process.
-    body, optimizer = accelerator.prepare(body, optimizer)
-    accelerator.register_for_checkpointing(scheduler)
-
+    run, total = _open_session(model_dir, train_path, val_path, reference_dir, objective_name, params, cfg, seed)
     work = Path(work_dir)
-    state = State()
-    fingerprint = {"objective": objective.name, "params": dataclasses.asdict(hyper), "training": dataclasses.asdict(cfg),
-                   "seed": seed, "world": world, "data": sha256_path(train_path), "code": code}
-    resume = _latest_checkpoint(work)
-    if resume is not None and json.loads((resume / "trainer_state.json").read_text())["fingerprint"] == fingerprint:
-        accelerator.load_state(str(resume))
-        state = State(**json.loads((resume / "trainer_state.json").read_text())["state"])
-        _truncate_csv(work / f"metrics.rank{rank}.csv", state.step)
-        log.info("resumed from %s at step %d", resume, state.step)
-    elif work.exists() and rank == 0:
-        shutil.rmtree(work)  # stale checkpoints of another configuration
-    accelerator.wait_for_everyone()
-
-    def forward_stats(micro, sample_list, enc, split):
-        batch = B.collate(micro, enc, sample_list, tokenizer.pad_token_id)
-        with accelerator.autocast():
-            hidden = body(batch.input_ids.to(accelerator.device), batch.attention_mask.to(accelerator.device))
-        ref = reference.inputs(batch, split) if reference else None
-        batch = _to(batch, accelerator.device)
-        stats = sequence_stats(hidden, accelerator.unwrap_model(body).head_weight, batch, objective, hyper,
-                               reference=ref, pair_seed=seed, chunk_size=cfg.chunk_size)
-        return stats, int(batch.targets.numel())
-
-    def validate() -> float:
-        body.eval()
-        losses = []
-        with torch.no_grad():
-            for micro in B.micro_batches(B.shard(val_groups, rank, world), cfg.micro_batch_problems):
-                stats, _ = forward_stats(micro, val_samples, val_encoded, "val")
-                losses.append(objective.loss(stats, hyper)[0])
-        body.train()
-        local = torch.stack(losses).mean() if losses else torch.tensor(0.0)
-        return accelerator.reduce(local.to(accelerator.device), reduction="mean").item()
-
-    metrics_path = work / f"metrics.rank{rank}.csv"
-    work.mkdir(parents=True, exist_ok=True)
-    body.train()
+    fingerprint = {"objective": run.objective.name, "params": dataclasses.asdict(run.hyper),
+                   "training": dataclasses.asdict(cfg), "seed": seed, "world": run.world,
+                   "data": sha256_path(train_path), "code": code}
+    state = _resume(run, work, fingerprint)
+    metrics_path = work / f"metrics.rank{run.rank}.csv"
+    board = tensorboard(work) if run.rank == 0 else None
+    progress = tqdm(total=total, initial=state.step, desc=f"train {run.objective.name}",
+                    disable=None if run.rank == 0 else True)
+    run.body.train()
     while state.step < total and not state.stopped_early:
-        started = time.perf_counter()
-        local = B.shard(B.global_batch(groups, state.step, batch_problems=cfg.batch_problems, seed=seed), rank, world)
-        micros = B.micro_batches(local, cfg.micro_batch_problems)
-        row, n_tokens = {}, 0
-        for index, micro in enumerate(micros):
-            sync = index == len(micros) - 1
-            with accelerator.no_sync(body) if not sync and world > 1 else contextlib.nullcontext():
-                stats, tokens = forward_stats(micro, samples, encoded, "train")
-                loss, aux = objective.loss(stats, hyper)
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(f"non-finite loss {loss.item()} at step {state.step}")
-                accelerator.backward(loss / len(micros))
-            n_tokens += tokens
-            row = _accumulate(row, {"loss": loss.item(), **{k: v.item() for k, v in aux.items()},
-                                    **diagnostics(stats)}, len(micros))
-        grad_norm = accelerator.clip_grad_norm_(body.parameters(), cfg.max_grad_norm)
-        row.update(step=state.step + 1, lr=scheduler.get_last_lr()[0], grad_norm=float(grad_norm),
-                   tokens_per_s=n_tokens / (time.perf_counter() - started))
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
+        row = _optimizer_step(run, state.step)
         state.step += 1
         if state.step % cfg.eval_every == 0 or state.step == total:
-            row["val_loss"] = validate()
-            _track_validation(state, row["val_loss"], cfg, accelerator, body, work)
-        _append_csv(metrics_path, row)
+            row["val_loss"] = _validate(run)
+            track_validation(state, row["val_loss"], cfg, run.accelerator, run.body, work)
+        append_csv(metrics_path, row)
+        for key, value in row.items() if board is not None else ():
+            board.add_scalar(key, value, state.step)
+        progress.update(1)
+        progress.set_postfix(loss=f"{row['loss']:.4f}")
         if state.step % 10 == 0 or state.step == total:
             log.info("step %d/%d loss %.4f grad_norm %.3f lr %.2e", state.step, total, row["loss"],
                      row["grad_norm"], row["lr"])
         if state.step % cfg.checkpoint_every == 0 and state.step < total:
-            _save_resumable(accelerator, work, state, fingerprint)
+            save_resumable(run.accelerator, work, state, fingerprint)
         if stop_after is not None and state.step >= stop_after:
             return {"stopped_after": state.step}
-
+    progress.close()
+    if board is not None:
+        board.close()
     summary = {"steps": state.step, "total_steps": total, "best_val_loss": state.best_val,
-               "stopped_early": state.stopped_early, "train_problems": len(groups), "train_samples": len(samples)}
-    if rank == 0:
-        best = work / "best"
-        final = AutoModelForCausalLM.from_pretrained(best) if best.exists() else accelerator.unwrap_model(body).lm
-        with atomic_path(out_dir, directory=True) as tmp:
-            final.save_pretrained(tmp, safe_serialization=True)
-            tokenizer.save_pretrained(tmp)
-            if Path(model_dir, "generation_config.json").exists():
-                shutil.copy(Path(model_dir, "generation_config.json"), tmp)
-            shutil.copy(metrics_path, tmp / "training_metrics.csv")
-            write_json(tmp / "training_state.json", {**fingerprint, "summary": summary})
-    accelerator.wait_for_everyone()
+               "stopped_early": state.stopped_early, "train_problems": len(run.train.groups),
+               "train_samples": len(run.train.samples)}
+    if run.rank == 0:
+        _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary})
+    run.accelerator.wait_for_everyone()
     return summary
+
+
+def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Path, out_dir: str, state: dict) -> None:
+    """The final (or best-validation) weights in HF format, with tokenizer, metrics and training state."""
+    best = work / "best"
+    final = AutoModelForCausalLM.from_pretrained(best) if best.exists() else run.accelerator.unwrap_model(run.body).lm
+    with atomic_path(out_dir, directory=True) as tmp:
+        final.save_pretrained(tmp, safe_serialization=True)
+        run.tokenizer.save_pretrained(tmp)
+        if Path(model_dir, "generation_config.json").exists():
+            shutil.copy(Path(model_dir, "generation_config.json"), tmp)
+        shutil.copy(metrics_path, tmp / "training_metrics.csv")
+        write_json(tmp / "training_state.json", state)
 
 
 def _to(batch: B.Batch, device) -> B.Batch:
     return B.Batch(**{f.name: getattr(batch, f.name).to(device) for f in dataclasses.fields(batch)})
 
 
-def _accumulate(row: dict, values: dict, n: int) -> dict:
-    """Mean over micro-batches (counts are summed)."""
-    for key, value in values.items():
-        share = value if isinstance(value, int) else value / n
-        row[key] = row.get(key, 0) + share
-    return row
-
-
-def _append_csv(path: Path, row: dict) -> None:
-    """Append ``row``; the header is fixed by the first row (plus every diagnostic column)."""
-    if path.exists():
-        with open(path) as handle:
-            fields = handle.readline().strip().split(",")
-    else:
-        first = ["step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s"]
-        fields = first + sorted((set(row) | set(DIAGNOSTIC_KEYS)) - set(first))
-    with open(path, "a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-        if handle.tell() == 0:
-            writer.writeheader()
-        writer.writerow(row)
-
-
-def _truncate_csv(path: Path, step: int) -> None:
-    """Drop rows logged after the checkpoint a run resumes from."""
-    if not path.exists():
-        return
-    with open(path, newline="") as handle:
-        rows = list(csv.reader(handle))
-    with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
-        csv.writer(handle).writerows([rows[0]] + [r for r in rows[1:] if int(r[0]) <= step])
-
-
-def _track_validation(state: State, val: float, cfg: TrainConfig, accelerator, body, work: Path) -> None:
-    if val < state.best_val:
-        state.best_val, state.evals_without_improvement = val, 0
-        if cfg.early_stopping_patience and accelerator.is_main_process:
-            with atomic_path(work / "best", directory=True) as tmp:
-                accelerator.unwrap_model(body).lm.save_pretrained(tmp, safe_serialization=True)
-    else:
-        state.evals_without_improvement += 1
-        if cfg.early_stopping_patience and state.evals_without_improvement >= cfg.early_stopping_patience:
-            state.stopped_early = True
-
-
-def _save_resumable(accelerator, work: Path, state: State, fingerprint: dict) -> None:
-    """Every rank writes its part (RNG state) into one temp dir; rank 0 renames it into place."""
-    name = f"step-{state.step:08d}"
-    tmp = work / f".{name}.tmp"
-    if accelerator.is_main_process:
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-    accelerator.wait_for_everyone()
-    accelerator.save_state(str(tmp))
-    accelerator.wait_for_everyone()
-    if accelerator.is_main_process:
-        write_json(tmp / "trainer_state.json", {"fingerprint": fingerprint, "state": dataclasses.asdict(state)})
-        previous = _latest_checkpoint(work)
-        os.replace(tmp, work / name)
-        with atomic_path(work / "latest") as pointer:
-            pointer.write_text(name)
-        if previous is not None and previous.name != name:
-            shutil.rmtree(previous, ignore_errors=True)
-    accelerator.wait_for_everyone()

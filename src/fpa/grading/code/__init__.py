@@ -1,0 +1,157 @@
+"""Code graders: MBPP+ / HumanEval+ (EvalPlus), BigCodeBench, LiveCodeBench v6.
+
+Every program runs in ``fpa.sandbox``; see docs/code_eval.md for what is reused from
+each upstream grader. ``grade_code_many(bench, pairs)`` takes ``(completion, task_id)``
+pairs and returns ``(correct, rule)`` per pair, like the math graders; Pass@1 is
+``fpa.evaluation.metrics.pass_at_1`` over the resulting 0/1 matrix.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+from fpa.grading.code import bigcodebench, livecodebench, mbppplus
+from fpa.sandbox import Sandbox
+
+# Mirror-relative default files (config/benchmarks.yaml, section ``code``).
+MIRROR_PATHS = {
+    "mbppplus": "mbppplus/MbppPlus-v0.2.0.jsonl",
+    "humanevalplus": "humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz",
+    "bigcodebench": "bigcodebench/BigCodeBench-hf-2024-06-18.jsonl.gz",
+}
+BENCHES = ("mbppplus", "humanevalplus", "bigcodebench", "livecodebench")
+_FENCE = re.compile(r"```(?:python|py|Python3?)?[ \t]*\n(.*?)```", re.DOTALL)
+
+__all__ = ["BENCHES", "MIRROR_PATHS", "default_mirror", "extract_code", "gold_selfcheck_code", "grade_bigcodebench_many",
+           "grade_code_many", "grade_humanevalplus_many", "grade_mbppplus_many", "load_tasks", "make_sandbox"]
+
+
+def default_mirror() -> Path:
+    """$FPA_DATA_MIRROR, else ``shared/data`` beside the repository."""
+    return Path(os.environ.get("FPA_DATA_MIRROR", Path(__file__).resolve().parents[4].parent / "shared" / "data"))
+
+
+def extract_code(text: str) -> str:
+    """The last fenced code block of a model answer, or the text itself when it has none."""
+    blocks = _FENCE.findall(text)
+    return blocks[-1] if blocks else text
+
+
+def _check_bench(bench: str) -> None:
+    if bench not in BENCHES:
+        raise ValueError(f"bench: expected one of {list(BENCHES)}, got {bench!r}")
+
+
+def load_tasks(bench: str, data_path: str | os.PathLike) -> dict[str, dict]:
+    _check_bench(bench)
+    if bench in mbppplus.DATASETS:
+        return mbppplus.load_tasks(bench, data_path)
+    if bench == "bigcodebench":
+        return bigcodebench.load_tasks(data_path)
+    return livecodebench.load_problems(data_path)
+
+
+@functools.lru_cache(maxsize=None)
+def make_sandbox(bench: str, mode: str = "bwrap") -> Sandbox:
+    """One sandbox per bench and process, with the bench's limits (BigCodeBench: checked first)."""
+    _check_bench(bench)
+    limits = {"bigcodebench": bigcodebench.LIMITS, "livecodebench": livecodebench.LIMITS}.get(bench, mbppplus.LIMITS)
+    sandbox = Sandbox(limits, mode=mode)
+    if bench == "bigcodebench":
+        bigcodebench.check_environment(sandbox)  # fails loudly instead of all-timeout results
+    return sandbox
+
+
+def _grade_task(bench: str, task: dict, codes: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
+    """Every completion of one task; EvalPlus benches share one sandbox run per task."""
+    if bench in mbppplus.DATASETS:
+        return mbppplus.grade_task(bench, task, codes, sandbox)
+    if bench == "bigcodebench":
+        return [bigcodebench.grade_one(task, code, sandbox) for code in codes]
+    tests = livecodebench.all_tests(task, sandbox)
+    return [livecodebench.grade_one(task, code, sandbox, tests=tests) for code in codes]
+
+
+def grade_code_many(
+    bench: str,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    data_path: str | os.PathLike | None = None,
+    tasks: dict[str, dict] | None = None,
+    workers: int = 2,
+    sandbox: Sandbox | None = None,
+) -> list[tuple[bool, str]]:
+    """Grade ``(completion, task_id)`` pairs; ``[(correct, rule)]`` in input order.
+
+    Tasks come from ``tasks``, else ``data_path``, else the mirror file of ``bench``
+    (LiveCodeBench is not in the mirror: pass ``data_path``). Completions go through
+    ``extract_code``. Pairs are grouped by task; ``workers`` threads
+    grade the groups, and each run is its own sandboxed process.
+    """
+    _check_bench(bench)
+    if tasks is None:
+        if data_path is None:
+            if bench not in MIRROR_PATHS:
+                raise ValueError(f"{bench}: not in the data mirror; pass data_path (see config/benchmarks.yaml code:)")
+            data_path = default_mirror() / MIRROR_PATHS[bench]
+        tasks = load_tasks(bench, data_path)
+    unknown = sorted({task_id for _, task_id in pairs} - set(tasks))
+    if unknown:
+        raise ValueError(f"{bench}: unknown task ids {unknown[:5]} ({len(unknown)} in all)")
+    sandbox = sandbox or make_sandbox(bench)
+    groups: dict[str, list[int]] = {}
+    for index, (_, task_id) in enumerate(pairs):
+        groups.setdefault(task_id, []).append(index)
+    verdicts: list[tuple[bool, str]] = [(False, "not_graded")] * len(pairs)
+
+    def grade_group(task_id: str) -> None:
+        codes = [extract_code(pairs[index][0]) for index in groups[task_id]]
+        for index, verdict in zip(groups[task_id], _grade_task(bench, tasks[task_id], codes, sandbox)):
+            verdicts[index] = verdict
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        list(pool.map(grade_group, groups))
+    return verdicts
+
+
+def grade_mbppplus_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[bool, str]]:
+    """Registry form (``fpa.grading.get_grader``): ``(completion, task_id)`` pairs, mirror file."""
+    return grade_code_many("mbppplus", pairs)
+
+
+def grade_humanevalplus_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[bool, str]]:
+    return grade_code_many("humanevalplus", pairs)
+
+
+def grade_bigcodebench_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[bool, str]]:
+    return grade_code_many("bigcodebench", pairs)
+
+
+def gold_program(bench: str, task: dict) -> str:
+    if bench in mbppplus.DATASETS:
+        return mbppplus.gold_program(bench, task)
+    if bench == "bigcodebench":
+        return bigcodebench.gold_program(task)
+    raise ValueError(f"{bench}: no canonical solutions in the LiveCodeBench format")
+
+
+def gold_selfcheck_code(mirror_dir: str | os.PathLike, bench: str, workers: int = 2,
+                        data_path: str | os.PathLike | None = None) -> dict:  # fmt: skip
+    """Grade every canonical solution of ``bench`` (the full mirror file, or ``data_path``).
+
+    Returns ``{"bench", "passed", "total", "wall_s", "failed": {task_id: rule}}``.
+    """
+    path = Path(data_path) if data_path is not None else Path(mirror_dir) / MIRROR_PATHS[bench]
+    tasks = load_tasks(bench, path)
+    start = time.monotonic()
+    pairs = [(gold_program(bench, task), task_id) for task_id, task in tasks.items()]
+    verdicts = grade_code_many(bench, pairs, tasks=tasks, workers=workers)
+    failed = {task_id: rule for (_, task_id), (correct, rule) in zip(pairs, verdicts) if not correct}
+    return {"bench": bench, "passed": len(pairs) - len(failed), "total": len(pairs),
+            "wall_s": round(time.monotonic() - start, 1), "failed": failed}

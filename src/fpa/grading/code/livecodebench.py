@@ -1,0 +1,132 @@
+"""LiveCodeBench (code_generation_lite, release v6) grader on its own test cases.
+
+Format (``livecodebench/code_generation_lite``): ``public_test_cases`` is a JSON list of
+``{"input", "output", "testtype": "stdin" | "functional"}``; ``private_test_cases`` is
+the same list either as JSON or as ``base64(zlib(pickle(json_string)))``; ``metadata``
+is JSON with ``func_name`` for functional (LeetCode-style, ``class Solution``) problems.
+
+Pickle safety: the host never unpickles. A compressed ``private_test_cases`` string is
+sent into the sandbox, where ``DECODER`` unpickles it with an ``Unpickler`` whose
+``find_class`` refuses every global (so even there a hostile pickle can build only
+plain values), checks the result is a ``str`` and prints it; the host only ``json.loads``.
+
+Checks follow LCB's ``testing_util.run_test``: functional inputs are one JSON value per
+line, the result (tuples as lists) must equal ``json.loads(output)``; stdin programs
+must print the expected lines (stripped), a line also matching when all its tokens
+parse as the same floats. Each test runs with ``timeout_s`` (LCB: 6 s); first failure stops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+
+from fpa.sandbox import Limits, Sandbox
+
+# LCB's testing_util prepends an import header to every program; this is its core.
+HEADER = ("from typing import *\nfrom collections import *\nfrom itertools import *\nfrom functools import *\n"
+          "from heapq import *\nfrom bisect import *\nimport math, string, re, sys, random, collections, heapq\n")
+LIMITS = Limits(timeout_s=6.0, cpu_s=10, memory_bytes=4 << 30, output_bytes=256 << 20)
+
+DECODER = r"""
+import base64, io, pickle, sys, zlib
+class NoGlobals(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"global {module}.{name} refused")
+raw = zlib.decompress(base64.b64decode(open("private.b64", "rb").read()))
+value = NoGlobals(io.BytesIO(raw)).load()
+if not isinstance(value, str):
+    raise SystemExit(f"private_test_cases: expected a pickled JSON string, got {type(value).__name__}")
+sys.stdout.write(value)
+"""
+
+FUNCTIONAL = r"""
+import json, sys
+nonce, func_name = sys.argv[1], sys.argv[2]
+tests = json.load(open("tests.json"))
+namespace = {"__name__": "__solution__"}
+exec(compile(open("solution.py").read(), "solution.py", "exec"), namespace)
+method = getattr(namespace["Solution"](), func_name)
+def plain(value):
+    return [plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+for index, test in enumerate(tests):
+    args = [json.loads(line) for line in test["input"].split("\n")]
+    if plain(method(*args)) != json.loads(test["output"]):
+        sys.__stdout__.write("\n" + nonce + json.dumps({"failed": index}) + "\n")
+        raise SystemExit(0)
+sys.__stdout__.write("\n" + nonce + json.dumps({"failed": None}) + "\n")
+"""
+
+
+def load_problems(path: str | os.PathLike) -> dict[str, dict]:
+    """LCB JSONL: question_id -> record (test cases still encoded)."""
+    with open(path) as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    return {record["question_id"]: record for record in records}
+
+
+def decode_tests(field: str, sandbox: Sandbox) -> list[dict]:
+    """Test cases from a JSON or compressed-pickle field; the pickle is opened only in the sandbox."""
+    try:
+        return json.loads(field)
+    except json.JSONDecodeError:
+        pass
+    result = sandbox.run_python(DECODER, files={"private.b64": field}, timeout_s=60)
+    if result.returncode != 0 or result.stdout_truncated:
+        raise ValueError(f"private_test_cases: cannot decode ({result.stderr.strip()[-300:] or 'output truncated'})")
+    return json.loads(result.stdout)
+
+
+def all_tests(problem: dict, sandbox: Sandbox) -> list[dict]:
+    return decode_tests(problem["public_test_cases"], sandbox) + decode_tests(problem["private_test_cases"], sandbox)
+
+
+def _lines_match(got: str, want: str) -> bool:
+    if got == want:
+        return True
+    got_tokens, want_tokens = got.split(), want.split()
+    if len(got_tokens) != len(want_tokens):
+        return False
+    try:
+        return all(float(a) == float(b) for a, b in zip(got_tokens, want_tokens))
+    except ValueError:
+        return False
+
+
+def stdout_matches(got: str, want: str) -> bool:
+    got_lines = [line.strip() for line in got.strip().splitlines()]
+    want_lines = [line.strip() for line in want.strip().splitlines()]
+    return len(got_lines) == len(want_lines) and all(map(_lines_match, got_lines, want_lines))
+
+
+def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | None = None) -> tuple[bool, str]:
+    tests = all_tests(problem, sandbox) if tests is None else tests
+    code = HEADER + code
+    if not tests:
+        raise ValueError(f"{problem['question_id']}: no test cases")
+    if tests[0]["testtype"] == "functional":
+        func_name = json.loads(problem["metadata"])["func_name"]
+        nonce = secrets.token_hex(8)
+        files = {"solution.py": code, "tests.json": json.dumps(tests)}
+        timeout = sandbox.limits.timeout_s * len(tests)
+        result = sandbox.run_python(FUNCTIONAL, args=[nonce, func_name], files=files, timeout_s=timeout)
+        if result.timed_out:
+            return False, "lcb_timeout"
+        lines = [line[len(nonce):] for line in result.stdout.splitlines() if line.startswith(nonce)]
+        if result.returncode != 0 or not lines:
+            return False, "lcb_runtime_error"
+        return (True, "lcb_pass") if json.loads(lines[-1])["failed"] is None else (False, "lcb_wrong_answer")
+    for test in tests:
+        result = sandbox.run_python(code, stdin=test["input"])
+        if result.timed_out:
+            return False, "lcb_timeout"
+        if result.returncode != 0:
+            return False, "lcb_runtime_error"
+        if not stdout_matches(result.stdout, test["output"]):
+            return False, "lcb_wrong_answer"
+    return True, "lcb_pass"
+
+
+def default_sandbox() -> Sandbox:
+    return Sandbox(LIMITS)

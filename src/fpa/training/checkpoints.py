@@ -1,0 +1,58 @@
+"""Resumable checkpoints in ``work/`` and the early-stopping state."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from fpa.io import atomic_path, write_json
+
+
+@dataclass
+class State:
+    step: int = 0
+    best_val: float = math.inf
+    evals_without_improvement: int = 0
+    stopped_early: bool = False
+
+
+def latest_checkpoint(work: Path) -> Path | None:
+    pointer = work / "latest"
+    return work / pointer.read_text().strip() if pointer.exists() else None
+
+
+def track_validation(state: State, val: float, cfg, accelerator, body, work: Path) -> None:
+    if val < state.best_val:
+        state.best_val, state.evals_without_improvement = val, 0
+        if cfg.early_stopping_patience and accelerator.is_main_process:
+            with atomic_path(work / "best", directory=True) as tmp:
+                accelerator.unwrap_model(body).lm.save_pretrained(tmp, safe_serialization=True)
+    else:
+        state.evals_without_improvement += 1
+        if cfg.early_stopping_patience and state.evals_without_improvement >= cfg.early_stopping_patience:
+            state.stopped_early = True
+
+
+def save_resumable(accelerator, work: Path, state: State, fingerprint: dict) -> None:
+    """Every rank writes its part (RNG state) into one temp dir; rank 0 renames it into place."""
+    name = f"step-{state.step:08d}"
+    tmp = work / f".{name}.tmp"
+    if accelerator.is_main_process:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp))
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        write_json(tmp / "trainer_state.json", {"fingerprint": fingerprint, "state": dataclasses.asdict(state)})
+        previous = latest_checkpoint(work)
+        os.replace(tmp, work / name)
+        with atomic_path(work / "latest") as pointer:
+            pointer.write_text(name)
+        if previous is not None and previous.name != name:
+            shutil.rmtree(previous, ignore_errors=True)
+    accelerator.wait_for_everyone()

@@ -1,0 +1,51 @@
+"""Per-step metrics: the CSV log (and TensorBoard where installed)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from fpa.io import atomic_path
+from fpa.training.stats import DIAGNOSTIC_KEYS
+
+
+def tensorboard(work: Path):
+    """A TensorBoard writer when ``tensorboard`` is installed (optional), else None."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(work / "tensorboard"))
+
+
+def accumulate(row: dict, values: dict, n: int) -> dict:
+    """Mean over micro-batches (counts are summed)."""
+    for key, value in values.items():
+        share = value if isinstance(value, int) else value / n
+        row[key] = row.get(key, 0) + share
+    return row
+
+
+def append_csv(path: Path, row: dict) -> None:
+    """Append ``row``; the header is fixed by the first row (plus every diagnostic column)."""
+    if path.exists():
+        with open(path) as handle:
+            fields = handle.readline().strip().split(",")
+    else:
+        first = ["step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s"]
+        fields = first + sorted((set(row) | set(DIAGNOSTIC_KEYS)) - set(first))
+    with open(path, "a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+        if handle.tell() == 0:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def truncate_csv(path: Path, step: int) -> None:
+    """Drop rows logged after the checkpoint a run resumes from."""
+    if not path.exists():
+        return
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
+        csv.writer(handle).writerows([rows[0]] + [r for r in rows[1:] if int(r[0]) <= step])
