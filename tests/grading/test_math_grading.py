@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from fpa.grading.math import RULES, GradeResult, _without_worker, grade_many, grade_math, last_boxed
+from fpa.grading.answers import last_boxed
+from fpa.grading.math import RULES, GradeResult, _without_worker, grade_many, grade_math
 
 # Math-Verify parses this fine, then sympy tries to evaluate 9^(9^(9^9)) and never returns.
 PATHOLOGICAL = "The final answer is \\boxed{9^{9^{9^{9}}}}"
@@ -51,7 +52,7 @@ def test_grade_math(completion, gold, expected):
 
 
 def test_string_rule_survives_a_lost_worker():
-    assert _without_worker("\\boxed{ b>a>c }", "b > a > c", "timeout") == GradeResult(True, "exact_string", " b>a>c ")
+    assert _without_worker("\\boxed{ b>a>c }", "b > a > c", "timeout") == GradeResult(True, "exact_string", "b>a>c")
     assert _without_worker("\\boxed{x}", "y", "timeout") == GradeResult(False, "timeout", "x")
     assert _without_worker("x", "y", "worker_died") == GradeResult(False, "no_boxed", None)
 

@@ -1,6 +1,6 @@
 import pytest
 
-from fpa.grading.answers import extract_boxed, grade_toy
+from fpa.grading.answers import last_boxed, grade_toy
 
 
 @pytest.mark.parametrize(
@@ -16,8 +16,8 @@ from fpa.grading.answers import extract_boxed, grade_toy
         ("", None),
     ],
 )
-def test_extract_boxed(text, expected):
-    assert extract_boxed(text) == expected
+def test_last_boxed(text, expected):
+    assert last_boxed(text) == expected
 
 
 @pytest.mark.parametrize(

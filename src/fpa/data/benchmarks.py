@@ -28,7 +28,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from fpa.grading.math import last_boxed
+from fpa.grading.answers import last_boxed
 from fpa.io import read_jsonl
 
 AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."

@@ -1,39 +1,54 @@
 """Boxed-answer extraction and the exact grader of the toy task.
 
-Independent of the Math-Verify grader (``grading/math.py``): the toy answer is
-an integer, so grading is an integer comparison and needs no symbolic parsing.
+``last_boxed`` is the one answer extractor of the project (the Math-Verify grader in
+``grading/math.py`` uses it too). The toy answer is an integer, so toy grading is an
+integer comparison and needs no symbolic parsing.
 """
 
 from __future__ import annotations
 
 import re
 
-_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOX = re.compile(r"\\(?:boxed|fbox)\b")
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
-def extract_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` (or ``\\fbox{...}``), nested braces included.
+def last_boxed(text: str) -> str | None:
+    """Content of the last ``\\boxed{...}`` (nested braces, ``\\{`` skipped) or ``\\boxed x``.
 
-    ``"\\boxed{1} then \\boxed{\\frac{1}{2}}"`` -> ``"\\frac{1}{2}"``. No box -> ``None``;
-    an unclosed last box (a truncated completion) -> ``None`` too, since the final
-    answer was never finished. The content is stripped of surrounding spaces.
+    Returns None when there is no ``\\boxed`` or the last one is never closed
+    (a truncated completion); an earlier box is not used then.
     """
     matches = list(_BOX.finditer(text))
     if not matches:
         return None
     start = matches[-1].end()
-    depth = 1
-    for i in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[start:i].strip()
+    while start < len(text) and text[start] == " ":
+        start += 1
+    if start == len(text):
+        return None
+    if text[start] != "{":  # "\boxed 2$." -> "2"
+        token = re.match(r"[^\s$]+", text[start:])
+        return token.group(0).rstrip(".,;") if token else None
+    depth, index = 0, start
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : index].strip()
+        index += 1
     return None
 
 
 def grade_toy(completion: str, gold: str | int) -> bool:
     """True iff the last boxed answer is an integer equal to ``gold``; no box -> False."""
-    answer = extract_boxed(completion)
+    answer = last_boxed(completion)
     if answer is None or not _INTEGER.fullmatch(answer.replace(" ", "")):
         return False
     return int(answer.replace(" ", "")) == int(gold)
@@ -43,7 +58,7 @@ def grade_toy_many(pairs) -> list[tuple[bool, str]]:
     """``grade_toy`` over ``(completion, gold)`` pairs, with the deciding rule."""
     verdicts = []
     for completion, gold in pairs:
-        if extract_boxed(completion) is None:
+        if last_boxed(completion) is None:
             verdicts.append((False, "no_boxed"))
         else:
             verdicts.append((grade_toy(completion, gold), "integer"))

@@ -35,9 +35,11 @@ import time
 from multiprocessing import connection as mp_connection
 from dataclasses import dataclass
 
+from fpa.grading.answers import last_boxed
+
 STARTUP_S = 120.0  # a fresh worker imports nothing (forkserver) but builds the parser
 RULES = ("no_boxed", "math_verify", "exact_string", "parse_error", "timeout", "worker_died")
-_BOX = re.compile(r"\\(?:boxed|fbox)\b")
+
 _SPACING = re.compile(r"\\left\b|\\right\b|\\[!,;: ]|\$|\s+")
 
 
@@ -46,39 +48,6 @@ class GradeResult:
     correct: bool
     rule: str  # one of RULES
     extracted: str | None  # content of the last \boxed{}, None if there is none
-
-
-def last_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` (nested braces, ``\\{`` skipped) or ``\\boxed x``.
-
-    Returns None when there is no ``\\boxed`` or the last one is never closed
-    (a truncated completion); an earlier box is not used then.
-    """
-    matches = list(_BOX.finditer(text))
-    if not matches:
-        return None
-    start = matches[-1].end()
-    while start < len(text) and text[start] == " ":
-        start += 1
-    if start == len(text):
-        return None
-    if text[start] != "{":  # "\boxed 2$." -> "2"
-        token = re.match(r"[^\s$]+", text[start:])
-        return token.group(0).rstrip(".,;") if token else None
-    depth, index = 0, start
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : index]
-        index += 1
-    return None
 
 
 def same_string(extracted: str, gold: str) -> bool:

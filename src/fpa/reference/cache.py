@@ -70,7 +70,7 @@ def reference_head_weight(model) -> Tensor:
     """W_ref [V, d] of a causal LM (the tied embedding if tied); refuses heads that are not plain z·Wᵀ."""
     head = model.get_output_embeddings()
     if getattr(head, "bias", None) is not None:
-        raise NotImplementedError("output head has a bias: the cache stores only W_ref, so h_ref = z·Wᵀ would be wrong")
+        raise NotImplementedError("output head has a bias: the cache stores only W_ref, so h_ref = z·Wᵀ is wrong")
     for name in ("final_logit_softcapping", "logit_scale"):
         if getattr(model.config, name, None) not in (None, 1.0):
             raise NotImplementedError(f"config.{name} = {getattr(model.config, name)}: logits are not z·Wᵀ")
@@ -236,10 +236,11 @@ class ReferenceCache:
     def __init__(self, path: str | os.PathLike, expected_key: str | None = None):
         self.path = Path(path)
         self.manifest = read_json(self.path / "manifest.json")
+        where = self.path / "manifest.json"
         if self.manifest.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{self.path}/manifest.json: format: expected {FORMAT_VERSION}, got {self.manifest.get('format')!r}")
+            raise ValueError(f"{where}: format: expected {FORMAT_VERSION}, got {self.manifest.get('format')!r}")
         if expected_key is not None and self.manifest["key"] != expected_key:
-            raise ValueError(f"{self.path}/manifest.json: key: expected {expected_key}, got {self.manifest['key']} (stale cache)")
+            raise ValueError(f"{where}: key: expected {expected_key}, got {self.manifest['key']} (stale cache)")
         self.ids: list = read_json(self.path / "ids.json")
         self._row_of = {sample_id: row for row, sample_id in enumerate(self.ids)}
         self._index = load_file(str(self.path / "index.safetensors"))

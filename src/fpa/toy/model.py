@@ -30,7 +30,7 @@ from fpa.io import atomic_path, write_json
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
-MAX_LENGTH = 256  # tokens (= characters); a 6-operand prompt + trace is ~90
+MAX_LENGTH = 256  # tokens (= bytes); a 6-operand prompt + trace is ~85
 
 
 @dataclass(frozen=True)
@@ -39,17 +39,17 @@ class ToyModelConfig:
     # data: problems of the "sft" split, each step re-rendered with fresh slips
     n_train_problems: int = 20_000
     n_operands: int = 6
-    slip_rate: float = 0.12  # per-step probability of a wrong (carried) partial sum
+    slip_rate: float = 0.13  # per-step probability of a wrong (carried) partial sum
     prompt_template: str = DEFAULT_PROMPT_TEMPLATE
     # model: Qwen2 with head_dim 64
     d_model: int = 128
     n_layers: int = 2
     n_heads: int = 2
-    d_ff: int = 512
+    d_ff: int = 256
     # optimisation: AdamW, linear warmup then cosine decay to lr / 10
     steps: int = 1000
-    batch_size: int = 64
-    lr: float = 3e-3
+    batch_size: int = 32
+    lr: float = 2e-3  # 3e-3 and 6e-3 learnt the arithmetic clearly worse in 1000 steps
     warmup_steps: int = 50
     weight_decay: float = 0.1
     grad_clip: float = 1.0

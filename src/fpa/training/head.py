@@ -57,7 +57,7 @@ from torch import Tensor
 
 @dataclass(frozen=True)
 class TokenStats:
-    """Per-token statistics, all [N] float32.
+    """Per-token statistics, all [N] float32 (float64 when the weight is float64).
 
     Attributes:
       logp: log π_θ(y_t | ·); carries gradient.
@@ -99,7 +99,8 @@ class _TokenStatsFunction(torch.autograd.Function):
         n, vocab, dev = hidden.shape[0], weight.shape[0], hidden.device
         has_ref = ref_hidden is not None
         acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
-        out = {k: torch.zeros(n, dtype=acc, device=dev) for k in ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")}
+        names = ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")
+        out = {name: torch.zeros(n, dtype=acc, device=dev) for name in names}
         need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
         logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
                                         for used in need)
@@ -165,11 +166,16 @@ class _TokenStatsFunction(torch.autograd.Function):
 
 def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size) -> None:
     if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
-        raise ValueError(f"hidden [N, d] and weight [V, d] expected, got {tuple(hidden.shape)} and {tuple(weight.shape)}")
+        raise ValueError(
+            f"hidden [N, d] and weight [V, d] expected, got {tuple(hidden.shape)} and {tuple(weight.shape)}"
+        )
     if targets.shape != hidden.shape[:1] or targets.dtype != torch.long:
-        raise ValueError(f"targets: expected long of shape ({hidden.shape[0]},), got {targets.dtype} {tuple(targets.shape)}")
+        raise ValueError(
+            f"targets: expected long of shape ({hidden.shape[0]},), got {targets.dtype} {tuple(targets.shape)}"
+        )
     if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < weight.shape[0]:
-        raise ValueError(f"targets: expected ids in [0, {weight.shape[0]}), got [{int(targets.min())}, {int(targets.max())}]")
+        low, high = int(targets.min()), int(targets.max())
+        raise ValueError(f"targets: expected ids in [0, {weight.shape[0]}), got [{low}, {high}]")
     if (ref_hidden is None) != (ref_weight is None):
         raise ValueError("ref_hidden and ref_weight must be given together")
     if ref_hidden is None and (lam is not None or want_kl or ref_logsumexp is not None):

@@ -26,6 +26,14 @@ MIRROR_PATHS = {
     "bigcodebench": "bigcodebench/BigCodeBench-hf-2024-06-18.jsonl.gz",
 }
 BENCHES = ("mbppplus", "humanevalplus", "bigcodebench", "livecodebench")
+# Canonical solutions that do not pass, with the reason (figures: docs/code_eval.md).
+KNOWN_EXCEPTIONS = {
+    "HumanEval/32": "evalplus 0.3.1: the find_zero special oracle `continue`s before counting the input as done, "
+    "so untrusted_check fails every solution, the canonical one included",
+    "Mbpp/599": "load-sensitive: the plus inputs take ~100 s; under load the canonical exceeds EvalPlus's "
+    "per-task cap min(60 s, 4x reference time) + 1 s and is reported as a timeout",
+    "BigCodeBench/9": "imports seaborn, which envs/eval_code.yaml does not install",
+}
 _FENCE = re.compile(r"```(?:python|py|Python3?)?[ \t]*\n(.*?)```", re.DOTALL)
 
 __all__ = ["BENCHES", "MIRROR_PATHS", "default_mirror", "extract_code", "gold_selfcheck_code", "grade_bigcodebench_many",
@@ -145,7 +153,8 @@ def gold_selfcheck_code(mirror_dir: str | os.PathLike, bench: str, workers: int 
                         data_path: str | os.PathLike | None = None) -> dict:  # fmt: skip
     """Grade every canonical solution of ``bench`` (the full mirror file, or ``data_path``).
 
-    Returns ``{"bench", "passed", "total", "wall_s", "failed": {task_id: rule}}``.
+    Returns ``{"bench", "passed", "total", "wall_s", "failed": {task_id: rule}, "known": {task_id: reason}}``,
+    where ``known`` holds the failures listed in ``KNOWN_EXCEPTIONS``.
     """
     path = Path(data_path) if data_path is not None else Path(mirror_dir) / MIRROR_PATHS[bench]
     tasks = load_tasks(bench, path)
@@ -154,4 +163,5 @@ def gold_selfcheck_code(mirror_dir: str | os.PathLike, bench: str, workers: int 
     verdicts = grade_code_many(bench, pairs, tasks=tasks, workers=workers)
     failed = {task_id: rule for (_, task_id), (correct, rule) in zip(pairs, verdicts) if not correct}
     return {"bench": bench, "passed": len(pairs) - len(failed), "total": len(pairs),
-            "wall_s": round(time.monotonic() - start, 1), "failed": failed}
+            "wall_s": round(time.monotonic() - start, 1), "failed": failed,
+            "known": {task_id: KNOWN_EXCEPTIONS[task_id] for task_id in failed if task_id in KNOWN_EXCEPTIONS}}
