@@ -23,6 +23,14 @@ def test_objective_enum_is_the_registry():
     assert sorted(enum) == sorted(OBJECTIVES)
 
 
+def test_grader_enum_is_the_grader_registry():
+    from fpa.grading import GRADER_NAMES
+
+    schema = load_schema()
+    enum = schema["properties"]["benchmarks"]["additionalProperties"]["properties"]["grader"]["enum"]
+    assert sorted(enum) == sorted(GRADER_NAMES)
+
+
 def test_every_schema_property_has_description_and_objects_are_closed():
     def walk(node, path):
         if not isinstance(node, dict):
