@@ -13,7 +13,8 @@ index), which gives:
     that lands within ~1e-6 of a probability boundary can flip);
   * ``temperature == 0`` is plain greedy decoding, repeated ``n`` times.
 
-Only the eos ids are taken from the model's ``generation_config``; its sampling
+A sample stops at any eos id of the model's ``generation_config`` and at the
+tokenizer's eos. Only these ids are taken from the ``generation_config``; its sampling
 settings (top_p, top_k, repetition_penalty, ...) are ignored, so the samples
 follow softmax(logits / T) exactly, as with vLLM's ``SamplingParams(temperature=T)``.
 """
@@ -78,7 +79,8 @@ class HFBackend:
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(self.device)
         self.model.eval()
         eos = self.model.generation_config.eos_token_id
-        self.eos_ids = set(eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id])
+        eos = [*(eos if isinstance(eos, list) else [eos]), self.tokenizer.eos_token_id]
+        self.eos_ids = {token for token in eos if token is not None}  # a sample stops at any of them
         # Sample from softmax(logits / T) only: drop the model's own top_p, top_k,
         # repetition_penalty, ... which generate() would otherwise merge in.
         self.model.generation_config = GenerationConfig(
