@@ -95,12 +95,16 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+#: Files Snakemake itself writes into ``directory()`` outputs; not part of their content.
+WORKFLOW_MARKERS = frozenset({".snakemake_timestamp"})
+
+
 def sha256_path(path: str | os.PathLike) -> str:
     """sha256 of a file, or of a directory as the sorted list of (relative name, file sha256)."""
     path = Path(path)
     if path.is_file():
         return sha256_file(path)
     digest = hashlib.sha256()
-    for child in sorted(p for p in path.rglob("*") if p.is_file()):
+    for child in sorted(p for p in path.rglob("*") if p.is_file() and p.name not in WORKFLOW_MARKERS):
         digest.update(f"{child.relative_to(path).as_posix()}\0{sha256_file(child)}\n".encode())
     return digest.hexdigest()

@@ -178,6 +178,7 @@ def test_killed_training_leaves_no_output_and_resumes(run, tmp_path):
     longer.write_text(yaml.safe_dump(config))
     target = "results/train/toy/fpa/1/checkpoint"
     work = workdir / "results" / "train" / "toy" / "fpa" / "1" / "work"
+    assert not work.exists()  # removed once a run's checkpoint is written
     process = _snakemake(project, workdir, target, "--cores", "1", config=longer, background=True)
     deadline = time.time() + 600
     while not (work / "latest").exists():

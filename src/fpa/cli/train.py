@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 from fpa.cli.common import parse_json, setup
 from fpa.provenance.record import Job
@@ -28,6 +29,7 @@ def run_training(args) -> None:
         job.extra["summary"] = summary
         if args.stop_after is not None:
             raise SystemExit(f"stopped after {args.stop_after} steps (--stop-after); no checkpoint written")
+    shutil.rmtree(args.work, ignore_errors=True)  # resumable checkpoints are not needed once the output exists
     print(json.dumps(summary, indent=2))
 
 
