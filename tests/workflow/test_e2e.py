@@ -27,8 +27,9 @@ pytestmark = pytest.mark.slow
 
 def _snakemake(project: Path, workdir: Path, *args: str, config: Path | None = None, check: bool = True,
                background: bool = False):
-    command = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir),
-               "--configfile", str(config or project / ".test" / "config_ci" / "config.yaml"), *args]
+    # --configfile takes several values: it goes last, so that a target is not read as a config file
+    command = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir), *args,
+               "--configfile", str(config or project / ".test" / "config_ci" / "config.yaml")]
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     if background:
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
