@@ -44,7 +44,8 @@ def test_resume_after_kill_is_bit_identical(tmp_path, toy_model_dir, tiny_datase
     assert _train(tmp_path, toy_model_dir, tiny_dataset, "resumed", stop_after=3) == {"stopped_after": 3}
     assert not (tmp_path / "resumed" / "out").exists()
     assert (tmp_path / "resumed" / "work" / "latest").read_text() == "step-00000002"
-    _train(tmp_path, toy_model_dir, tiny_dataset, "resumed")
+    assert _train(tmp_path, toy_model_dir, tiny_dataset, "resumed")["resumed_from_step"] == 2
+    assert summary["resumed_from_step"] == 0
     straight, resumed = _weights(tmp_path / "straight" / "out"), _weights(tmp_path / "resumed" / "out")
     assert straight.keys() == resumed.keys()
     for name in straight:

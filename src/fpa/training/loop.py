@@ -250,7 +250,9 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     fingerprint = {"objective": run.objective.name, "params": dataclasses.asdict(run.hyper),
                    "training": dataclasses.asdict(cfg), "seed": seed, "world": run.world,
                    "data": sha256_path(train_path), "code": code}
+    fingerprint = json.loads(json.dumps(fingerprint))  # as stored: tuples become lists
     state = _resume(run, work, fingerprint)
+    resumed_from = state.step
     metrics_path = work / f"metrics.rank{run.rank}.csv"
     board = tensorboard(work) if run.rank == 0 else None
     progress = tqdm(total=total, initial=state.step, desc=f"train {run.objective.name}",
@@ -277,7 +279,8 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     progress.close()
     if board is not None:
         board.close()
-    summary = {"steps": state.step, "total_steps": total, "best_val_loss": state.best_val,
+    summary = {"steps": state.step, "total_steps": total, "resumed_from_step": resumed_from,
+               "best_val_loss": state.best_val,
                "stopped_early": state.stopped_early, "train_problems": len(run.train.groups),
                "train_samples": len(run.train.samples)}
     if run.rank == 0:
