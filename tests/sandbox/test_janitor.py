@@ -28,6 +28,7 @@ def test_orphaned_bwrap_is_killed():
         assert pid is not None
         if janitor._stat_fields(pid)[3] != "1":
             pytest.skip("orphans are not reparented to pid 1 here (a subreaper is in the way)")
+        time.sleep(0.05)  # /proc/uptime and start times tick at 10 ms: let the orphan age past one tick
         assert pid in janitor.kill_stuck_bwrap(min_age_s=0)
         time.sleep(0.1)
         assert janitor._stat_fields(pid) is None or janitor._stat_fields(pid)[2] in ("Z", "X")

@@ -207,7 +207,9 @@ def get_dataset_config(wildcards):
 
 def get_catalog_path():
     path = Path(config["data"]["catalog"])
-    return str(path if path.is_absolute() or path.is_file() else Path(workflow.basedir) / path)
+    return str(
+        path if path.is_absolute() or path.is_file() else Path(workflow.basedir) / path
+    )
 
 
 def get_mirror_option():

@@ -55,7 +55,7 @@ def kill_stuck_bwrap(min_age_s: float = STUCK_AFTER_S) -> list[int]:
         if not fields or not UID_BASE <= uid < UID_BASE + UID_SPAN or fields[1] != "bwrap":
             continue
         orphan, alive = fields[3] == "1", fields[2] not in ("Z", "X")
-        old = now_ticks - int(fields[21]) > min_age_s * os.sysconf("SC_CLK_TCK")
+        old = now_ticks - int(fields[21]) >= min_age_s * os.sysconf("SC_CLK_TCK")
         if orphan and alive and old:  # a run's own teardown takes milliseconds
             try:
                 os.kill(int(entry.name), signal.SIGKILL)
