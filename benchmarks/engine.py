@@ -1,6 +1,6 @@
 """Cost of the FPA engine: chunked loss head and full training steps, CPU, side by side.
 
-    python benchmarks/engine.py                      # full run (~5-8 min on 2 idle cores)
+    python benchmarks/engine.py                      # full run (~25 min on 2 idle cores)
     python benchmarks/engine.py --vocab 4096 --layers 2 --reps 1   # smoke run
 
 (a) loss head, FPA statistics (logp, ref_logp, hat_logp), fwd+bwd: chunked vs naive.
@@ -47,10 +47,10 @@ def parse_args(argv=None):
     add = parser.add_argument
     add("--vocab", type=int, default=151_936, help="vocabulary size V")
     add("--hidden", type=int, default=256, help="model width d")
-    add("--layers", type=int, default=16, help="transformer layers")
-    add("--ffn", type=int, default=2048, help="MLP width")
+    add("--layers", type=int, default=32, help="transformer layers")
+    add("--ffn", type=int, default=4096, help="MLP width")
     add("--batch", type=int, default=2, help="sequences per step (DPO: 1 pair)")
-    add("--seq", type=int, default=512, help="tokens per sequence")
+    add("--seq", type=int, default=1024, help="tokens per sequence")
     add("--prompt", type=int, default=32, help="prompt tokens per sequence")
     add("--chunk-size", type=int, default=128, help="rows per chunk of the loss head")
     add("--reps", type=int, default=2, help="timed rounds (median)")
@@ -233,7 +233,11 @@ def spawn(args, worker, workdir):
 def report(args, memory, times, sizes):
     t, wall = ({k: v[unit] for k, v in times.items()} for unit in ("cpu_s", "wall_s"))
     mem = {k: v["peak_mb"] for k, v in memory.items()}
-    lines = [f"{'case':<19}{'wall s':>8}{'CPU s':>8}{'CPU ratio':>10}{'peak MB':>9}{'mem ratio':>10}{'extra MB':>9}"
+    lines = [f"model: body {sizes['body_params'] / 1e6:.1f}M params = {sizes['body_params'] / sizes['head_params']:.1f}x "
+             f"the tied head's {sizes['head_params'] / 1e6:.1f}M (a body not dwarfed by its head); "
+             f"V={args.vocab} d={args.hidden} layers={args.layers} ffn={args.ffn}; {args.batch}x{args.seq} tokens/step; "
+             f"CPU fp32",
+             f"{'case':<19}{'wall s':>8}{'CPU s':>8}{'CPU ratio':>10}{'peak MB':>9}{'mem ratio':>10}{'extra MB':>9}"
              "   ratios: head rows / naive head, step rows / offrl"]
     for key in (*HEADS, *STEPS):
         base = "head_naive" if key in HEADS else "offrl"
