@@ -14,6 +14,7 @@ include: "workflow/rules/dataset.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/code.smk"
 include: "workflow/rules/tables.smk"
 
 

@@ -108,13 +108,22 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
             catalog = catalog or load_catalog(config, where)
             if "parts" not in bench:
                 raise ConfigError(f"{where}: benchmarks.{name}.parts: required for source 'catalog'")
+            # Code columns: one file of the catalog's code section (the grader reads its tests).
+            section = "code" if is_code_grader(bench["grader"]) else "benchmarks"
+            if section == "code" and len(bench["parts"]) != 1:
+                raise ConfigError(f"{where}: benchmarks.{name}.parts: a code benchmark has exactly one part "
+                                  f"(its task file), got {bench['parts']}")
             for part in bench["parts"]:
-                check_catalog_entry(catalog, "benchmarks", part, config, f"{where}: benchmarks.{name}.parts")
+                check_catalog_entry(catalog, section, part, config, f"{where}: benchmarks.{name}.parts")
     if config["dataset"]["source"] == "math12k":
         catalog = catalog or load_catalog(config, where)
         for part in MATH12K_FILES:
             section = "benchmarks" if part in catalog["benchmarks"] else "training"
             check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
+    if config["dataset"]["source"] == "taco_apps":
+        catalog = catalog or load_catalog(config, where)
+        for part in CODE_TRAIN_FILES:
+            check_catalog_entry(catalog, "code", part, config, f"{where}: dataset.source")
     for table, columns in config["tables"].items():
         for column in columns:
             if column not in config["benchmarks"]:
@@ -122,6 +131,9 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                                   f"expected one of {sorted(config['benchmarks'])}")
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
+    if not config["methods"] and not config["evaluate_base"]:
+        raise ConfigError(f"{where}: methods: empty and evaluate_base is false, so no table has a row; "
+                          "name at least one method or set evaluate_base: true")
     if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
     expand_runs(config, where, schema)
@@ -129,6 +141,15 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
 
 #: Catalog files the 12K MATH training split is built from (and MATH-P, which it must exclude).
 MATH12K_FILES = ("math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard")
+#: Catalog files (section ``code``) of the code training problems, in priority order (``dataset.source: taco_apps``).
+CODE_TRAIN_FILES = ("taco_train", "apps_train")
+
+
+def is_code_grader(grader: str) -> bool:
+    """Benchmarks graded by executing code (rules ``generate_code`` + ``evaluate_code``)."""
+    from fpa.grading import CODE_GRADERS
+
+    return grader in CODE_GRADERS
 
 
 def load_catalog(config: Mapping, where: str) -> dict:
@@ -200,4 +221,4 @@ def load_config_file(path: str | Path) -> dict:
     return validate_config(config, where=str(path))
 
 
-__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "load_config_file", "run_names"]
+__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "is_code_grader", "load_config_file", "run_names"]

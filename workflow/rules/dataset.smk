@@ -29,8 +29,10 @@ rule build_dataset:
         "logs/build_dataset/{model}.log",
     conda:
         "../../envs/train.yaml"
+    # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
+    threads: get_threads("build_dataset", 1)
     resources:
-        **get_resources("light"),
+        **get_resources("build_dataset"),
     params:
         dataset=get_dataset_config,
         code=get_code("fpa.cli.dataset"),

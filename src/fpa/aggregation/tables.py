@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -41,8 +41,13 @@ def row_label(model: str, method: str, models: Sequence[str]) -> str:
 
 
 def summarise(results: Sequence[EvalResult], *, benchmarks: Sequence[str], methods: Sequence[str],
-              models: Sequence[str]) -> tuple[pd.DataFrame, dict]:
-    """Return (table of cell strings indexed by row label, cells provenance map)."""
+              models: Sequence[str], labels: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, dict]:
+    """Return (table of cell strings indexed by row label, cells provenance map).
+
+    ``labels`` maps a benchmark to its column header (config ``benchmarks.<b>.label``,
+    e.g. ``MBPP+``, which a benchmark name cannot contain); cells are keyed by header.
+    """
+    labels = {bench: (labels or {}).get(bench) or bench for bench in benchmarks}
     by_key = {(r.model, r.method, r.seed, r.bench): r for r in results}
     seeds = sorted({r.seed for r in results})
     rows, cells = {}, {}
@@ -62,12 +67,13 @@ def summarise(results: Sequence[EvalResult], *, benchmarks: Sequence[str], metho
                     sources.append({"seed": seed, "value": value, "files": [p.path for p in parts],
                                     "sha256": {p.path: p.sha256 for p in parts}})
                 values = [s["value"] for s in sources]
-                row[bench] = format_cell(values)
-                row_cells[bench] = {"text": row[bench], "mean": statistics.fmean(values),
+                column = labels.get(bench, bench)
+                row[column] = format_cell(values)
+                row_cells[column] = {"text": row[column], "mean": statistics.fmean(values),
                                     "std": statistics.stdev(values) if len(values) > 1 else math.nan,
                                     "sources": sources}
             rows[label], cells[label] = row, row_cells
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=[*benchmarks, AVG])
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=[*(labels[b] for b in benchmarks), AVG])
     table.index.name = "method"
     return table, cells
 

@@ -13,7 +13,7 @@ import sys
 
 from fpa.config import ConfigError
 
-COMMAND_MODULES = ("data", "toy", "dataset", "reference", "train", "evaluate", "tables", "info")
+COMMAND_MODULES = ("data", "toy", "dataset", "reference", "train", "evaluate", "generate", "code", "tables", "info")
 
 
 def build_parser() -> argparse.ArgumentParser:

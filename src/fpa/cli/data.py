@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import fetch, read_benchmarks_config
+from fpa.data.code import load_code_benchmark
+from fpa.data.download import CODE_SECTION, fetch, find_entry, read_benchmarks_config
 from fpa.data.math_train import build_math_train
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
@@ -18,22 +19,32 @@ def fetch_data(args) -> None:
     config = {"entry": entry, "mirror": args.mirror}
     with Job("fetch_data", config, {}, args.code).output(args.out) as tmp:
         fetch(entry, tmp, mirror_dir=args.mirror)
-    print(f"{entry['name']}: {args.out} (sha256 {entry['sha256'][:12]} verified)")
+    pinned = entry["sha256"] is not None  # hub files may be unpinned (sha256: null): recorded, not checked
+    print(f"{entry['name']}: {args.out} (sha256 {(entry['sha256'] or '')[:12]} "
+          f"{'verified' if pinned else 'not pinned; see the provenance record'})")
 
 
 def prepare_benchmark(args) -> None:
     """Normalise (and pool) the catalog files of one table column into {id, problem, answer, source}."""
     setup(args)
-    catalog = read_benchmarks_config(args.catalog)["benchmarks"]
+    catalog = read_benchmarks_config(args.catalog)
     parts = args.config_json["parts"]
     if len(parts) != len(args.files):
         raise ValueError(f"prepare-benchmark: {len(parts)} parts {parts} but {len(args.files)} files")
     records = [problem.to_dict() for part, path in zip(parts, args.files)
-               for problem in load_benchmark(catalog[part]["loader"], path, source=part)]
+               for problem in _load_part(catalog, part, path)]
     job = Job("prepare_benchmark", args.config_json, dict(zip(parts, args.files)), args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)
     print(f"{args.name}: {len(records)} problems from {parts}")
+
+
+def _load_part(catalog: dict, part: str, path: str) -> list:
+    """Math parts: {id, problem, answer}; code parts (section ``code``): the answer is the task id."""
+    section, entry = find_entry(catalog, part)
+    if section == CODE_SECTION:
+        return load_code_benchmark(entry["loader"], path, source=part)
+    return load_benchmark(entry["loader"], path, source=part)
 
 
 def math_train(args) -> None:

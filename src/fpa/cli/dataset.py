@@ -10,7 +10,8 @@ from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
 from fpa.provenance.record import Job
 
-DATASET_GRADER = {"toy": "toy", "math12k": "math"}
+# taco_apps: the code training reward (fpa.grading.code.tests), the answer is the test spec.
+DATASET_GRADER = {"toy": "toy", "math12k": "math", "taco_apps": "code_tests"}
 
 
 def sample(args) -> None:

@@ -26,7 +26,8 @@ def aggregate(args) -> None:
         value = read_json(path)["pass_at_1"]
         results.append(EvalResult(model, method, seed, bench, value, path, sha256_file(path)))
     cfg = args.config_json
-    table, cells = summarise(results, benchmarks=cfg["benchmarks"], methods=cfg["methods"], models=cfg["models"])
+    table, cells = summarise(results, benchmarks=cfg["benchmarks"], methods=cfg["methods"], models=cfg["models"],
+                             labels=cfg.get("labels"))
     job = Job("aggregate", cfg, {f"eval:{p}": p for p in args.evals}, args.code)
     outputs = {args.out_csv: table.to_csv(), args.out_md: to_markdown(table, args.name),
                args.out_tex: to_latex(table, args.name)}

@@ -5,9 +5,13 @@ benchmark family use the same grader.
 - ``toy``: the integer in the last ``\\boxed{}`` equals the gold integer.
 - ``math``: HF Math-Verify equivalence of the last ``\\boxed{}`` with the gold answer,
   in a process pool with a per-pair timeout (``fpa.grading.math.grade_many``).
-- ``mbppplus``, ``humanevalplus``, ``bigcodebench``: the peers' own checks (evalplus,
-  bigcodebench) executed inside the bubblewrap sandbox (``fpa.grading.code``); the gold is
-  the task id.
+- ``mbppplus``, ``humanevalplus``, ``bigcodebench``, ``livecodebench``: the peers' own checks
+  (evalplus, bigcodebench; LCB's re-stated) executed inside the bubblewrap sandbox
+  (``fpa.grading.code``); the gold is the task id, the tasks come from ``data_path=``.
+- ``code_tests``: the code training reward (TACO, APPS); the gold is the problem's JSON
+  test spec, run with LCB's checker in the same sandbox (``fpa.grading.code.tests``).
+
+Code graders (``CODE_GRADERS``) also take ``workers=`` (threads, one sandboxed process each).
 """
 
 from __future__ import annotations
@@ -24,8 +28,12 @@ _GRADERS = {
     "mbppplus": "fpa.grading.code:grade_mbppplus_many",
     "humanevalplus": "fpa.grading.code:grade_humanevalplus_many",
     "bigcodebench": "fpa.grading.code:grade_bigcodebench_many",
+    "livecodebench": "fpa.grading.code:grade_livecodebench_many",
+    "code_tests": "fpa.grading.code.tests:grade_tests_many",
 }
 GRADER_NAMES = tuple(_GRADERS)
+#: Graders that execute code in the sandbox (evaluated by the ``evaluate_code`` rule).
+CODE_GRADERS = ("mbppplus", "humanevalplus", "bigcodebench", "livecodebench", "code_tests")
 
 
 def get_grader(name: str) -> Callable[[Pairs], Verdicts]:

@@ -37,7 +37,7 @@ KNOWN_EXCEPTIONS = {
 _FENCE = re.compile(r"```(?:python|py|Python3?)?[ \t]*\n(.*?)```", re.DOTALL)
 
 __all__ = ["BENCHES", "MIRROR_PATHS", "default_mirror", "extract_code", "gold_selfcheck_code", "grade_bigcodebench_many",
-           "grade_code_many", "grade_humanevalplus_many", "grade_mbppplus_many", "load_tasks", "make_sandbox"]
+           "grade_code_many", "grade_humanevalplus_many", "grade_livecodebench_many", "grade_mbppplus_many", "load_tasks", "make_sandbox"]
 
 
 def default_mirror() -> Path:
@@ -128,17 +128,23 @@ def grade_code_many(
     return verdicts
 
 
-def grade_mbppplus_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[bool, str]]:
-    """Registry form (``fpa.grading.get_grader``): ``(completion, task_id)`` pairs, mirror file."""
-    return grade_code_many("mbppplus", pairs)
+def grade_mbppplus_many(pairs: Sequence[tuple[str, str]], **options) -> list[tuple[bool, str]]:
+    """Registry form (``fpa.grading.get_grader``): ``(completion, task_id)`` pairs; the tasks from
+    ``data_path=`` (the evaluate-code rule passes the fetched benchmark file), else the mirror file."""
+    return grade_code_many("mbppplus", pairs, **options)
 
 
-def grade_humanevalplus_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[bool, str]]:
-    return grade_code_many("humanevalplus", pairs)
+def grade_humanevalplus_many(pairs: Sequence[tuple[str, str]], **options) -> list[tuple[bool, str]]:
+    return grade_code_many("humanevalplus", pairs, **options)
 
 
-def grade_bigcodebench_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[bool, str]]:
-    return grade_code_many("bigcodebench", pairs)
+def grade_bigcodebench_many(pairs: Sequence[tuple[str, str]], **options) -> list[tuple[bool, str]]:
+    return grade_code_many("bigcodebench", pairs, **options)
+
+
+def grade_livecodebench_many(pairs: Sequence[tuple[str, str]], **options) -> list[tuple[bool, str]]:
+    """LiveCodeBench v6: not in the mirror, so ``data_path=`` (test6.jsonl) is required."""
+    return grade_code_many("livecodebench", pairs, **options)
 
 
 def gold_program(bench: str, task: dict) -> str:

@@ -43,16 +43,21 @@ sys.stdout.write(value)
 
 FUNCTIONAL = r"""
 import json, sys
-nonce, func_name = sys.argv[1], sys.argv[2]
+nonce, func_name, style = sys.argv[1], sys.argv[2], sys.argv[3]
 tests = json.load(open("tests.json"))
 namespace = {"__name__": "__solution__"}
 exec(compile(open("solution.py").read(), "solution.py", "exec"), namespace)
-method = getattr(namespace["Solution"](), func_name)
+if style == "apps" and "Solution" not in namespace:  # APPS/TACO call-based: a top-level function
+    method = namespace[func_name]
+else:
+    method = getattr(namespace["Solution"](), func_name)
 def plain(value):
     return [plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+def matches(got, want):  # APPS's checker also accepts the expected value unwrapped from a 1-list
+    return got == want or (style == "apps" and isinstance(want, list) and len(want) > 0 and got == want[0])
 for index, test in enumerate(tests):
-    args = [json.loads(line) for line in test["input"].split("\n")]
-    if plain(method(*args)) != json.loads(test["output"]):
+    args = [json.loads(line) for line in test["input"].split("\n")] if test["input"] else []
+    if not matches(plain(method(*args)), json.loads(test["output"])):
         sys.__stdout__.write("\n" + nonce + json.dumps({"failed": index}) + "\n")
         raise SystemExit(0)
 sys.__stdout__.write("\n" + nonce + json.dumps({"failed": None}) + "\n")
@@ -100,7 +105,10 @@ def stdout_matches(got: str, want: str) -> bool:
     return len(got_lines) == len(want_lines) and all(map(_lines_match, got_lines, want_lines))
 
 
-def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | None = None) -> tuple[bool, str]:
+def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | None = None,
+              style: str = "lcb") -> tuple[bool, str]:
+    """LCB's check of ``code`` on the problem's tests. ``style="apps"`` (the TACO/APPS reward,
+    ``fpa.grading.code.tests``) also accepts a top-level function and a 1-list-wrapped output."""
     tests = all_tests(problem, sandbox) if tests is None else tests
     code = HEADER + code
     if not tests:
@@ -110,7 +118,7 @@ def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | No
         nonce = secrets.token_hex(8)
         files = {"solution.py": code, "tests.json": json.dumps(tests)}
         timeout = sandbox.limits.timeout_s * len(tests)
-        result = sandbox.run_python(FUNCTIONAL, args=[nonce, func_name], files=files, timeout_s=timeout)
+        result = sandbox.run_python(FUNCTIONAL, args=[nonce, func_name, style], files=files, timeout_s=timeout)
         if result.timed_out:
             return False, "lcb_timeout"
         lines = [line[len(nonce):] for line in result.stdout.splitlines() if line.startswith(nonce)]

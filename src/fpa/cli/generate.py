@@ -1,0 +1,40 @@
+"""``fpa generate``: n completions per problem of a benchmark, without grading (rule
+``generate_code``: code columns are graded by a separate CPU job, ``fpa evaluate-code``)."""
+
+from __future__ import annotations
+
+from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
+from fpa.generation.shards import generate_sharded, remove_work
+from fpa.io import read_jsonl, write_json
+from fpa.provenance.record import Job
+
+
+def generate(args) -> None:
+    """Completions only (resumable from ``--work`` shards, as ``fpa evaluate`` and ``fpa sample``)."""
+    setup(args)
+    bench, generation = args.config_json["benchmark"], args.config_json["generation"]
+    job = Job("generate_code", {**args.config_json, "seed": args.seed},
+              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
+    records = read_jsonl(args.benchmark)
+    prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
+    completions = generate_sharded(
+        make_backend(generation, args.model), prompts, n=bench["n"], temperature=generation["temperature"],
+        max_new_tokens=generation["max_new_tokens"], seed=args.seed, work_dir=args.work,
+        key_parts=generation_key(job), shard_rows=args.shard_rows,
+    )
+    with job.output(args.out) as tmp:
+        write_json(tmp, {"seed": args.seed, "n": bench["n"], "problem_ids": [record["id"] for record in records],
+                         "prompts": prompts, "completions": completions})
+    remove_work(args.work)
+    print(f"{len(records)} problems x {bench['n']} completions")
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("generate", help="n completions per problem of a benchmark (code columns)")
+    add_common(parser, threads=True)
+    parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
+    parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
+    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    add_work(parser)
+    parser.add_argument("--out", required=True)
+    parser.set_defaults(handler=generate)

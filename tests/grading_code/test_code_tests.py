@@ -1,0 +1,83 @@
+"""The code training reward (``code_tests``) on TACO/APPS fixture problems, and the offline
+dataset built with it (K samples, all-agree problems dropped), in the sandbox."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from fpa.data.code import build_code_train
+from fpa.data.offline import build_offline_dataset, grade_samples
+from fpa.grading import CODE_GRADERS, GRADER_NAMES, get_grader
+from fpa.grading.code import livecodebench
+from fpa.grading.code.tests import grade_tests_many
+from fpa.sandbox import Sandbox
+
+MIRROR = Path(__file__).resolve().parents[1] / "fixtures" / "code" / "mirror"
+RIGHT = {
+    "taco_train/0": "```python\nprint(2 * int(input()))\n```",
+    "taco_train/1": "def add(a, b):\n    return a + b\n",  # top-level function; expected outputs are [3], [7]
+    "taco_train/2": "class Solution:\n    def maxOf(self, nums: List[int]) -> int:\n        return max(nums)\n",
+    "taco_train/4": "input()\nprint(sum(map(int, input().split())))\n",
+    "apps_train/1": "print(input()[::-1])\n",
+}
+WRONG = {
+    "taco_train/0": "print(int(input()) + 2)\n",
+    "taco_train/1": "def add(a, b):\n    return a - b\n",
+    "taco_train/2": "class Solution:\n    def maxOf(self, nums):\n        return min(nums)\n",
+    "taco_train/4": "raise SystemExit(1)\n",
+    "apps_train/1": "while True:\n    pass\n",
+}
+
+
+@pytest.fixture(scope="module")
+def problems():
+    loaded, _ = build_code_train({"taco_train": MIRROR / "taco" / "train.jsonl",
+                                  "apps_train": MIRROR / "apps" / "train.jsonl"})
+    return {problem.id: problem for problem in loaded}
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    return Sandbox(dataclasses.replace(livecodebench.LIMITS, timeout_s=2.0))  # 2 s keeps the timeout case short
+
+
+def test_registered_as_code_graders():
+    assert {"livecodebench", "code_tests"} <= set(GRADER_NAMES)
+    assert set(CODE_GRADERS) <= set(GRADER_NAMES)
+    assert get_grader("code_tests") is grade_tests_many
+
+
+def test_right_programs_pass_wrong_fail(problems, sandbox):
+    ids = list(RIGHT)
+    pairs = [(RIGHT[i], problems[i].answer) for i in ids] + [(WRONG[i], problems[i].answer) for i in ids]
+    verdicts = grade_tests_many(pairs, workers=2, sandbox=sandbox)
+    assert verdicts[:5] == [(True, "lcb_pass")] * 5, verdicts[:5]
+    assert [rule for _, rule in verdicts[5:]] == ["lcb_wrong_answer", "lcb_wrong_answer", "lcb_wrong_answer",
+                                                  "lcb_runtime_error", "lcb_timeout"]
+
+
+def test_malformed_spec_is_an_error(sandbox):
+    with pytest.raises(ValueError, match="code_tests: gold is not a JSON test spec"):
+        grade_tests_many([("print(1)", "Mbpp/2")], sandbox=sandbox)
+    with pytest.raises(ValueError, match="code_tests: expected"):
+        grade_tests_many([("print(1)", json.dumps({"testtype": "stdin", "tests": []}))], sandbox=sandbox)
+
+
+def test_offline_dataset_with_the_code_reward(problems, sandbox):
+    """K=4 per problem: mixed groups are kept, an all-wrong group is dropped (the math construction)."""
+    samples = []
+    for pid in ("taco_train/0", "taco_train/1", "apps_train/1"):
+        for index in range(4):
+            mixed = pid != "apps_train/1"
+            completion = RIGHT[pid] if mixed and index % 2 == 0 else "print('no')\n"
+            samples.append({"id": f"{pid}/{index}", "problem_id": pid, "sample_index": index, "prompt": "p",
+                            "completion": completion, "answer": problems[pid].answer})
+    graded = grade_samples(samples, lambda pairs: grade_tests_many(pairs, workers=2, sandbox=sandbox))
+    assert [s["reward"] for s in graded[:4]] == [1.0, -1.0, 1.0, -1.0]
+    built = build_offline_dataset(graded, k=4, validation_fraction=0.5, seed=42)
+    assert built.summary["dropped_all_incorrect"] == 1 and built.summary["dropped_all_correct"] == 0
+    assert {s["problem_id"] for s in built.train + built.val} == {"taco_train/0", "taco_train/1"}

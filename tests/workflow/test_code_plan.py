@@ -1,0 +1,86 @@
+"""``config/paper-code.yaml`` plans the paper's code grid: TACO + APPS training data, code
+columns generated on the GPU and graded by evaluate_code (eval_code env), one code table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER_CODE = ROOT / "config" / "paper-code.yaml"
+
+
+def _job_counts(text: str) -> dict[str, int]:
+    counts = {}
+    for line in text.split("Job stats:")[1].splitlines()[3:]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def test_paper_code_grid_job_counts(tmp_path):
+    config = yaml.safe_load(PAPER_CODE.read_text())
+    models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
+    benchmarks = len(config["benchmarks"])
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
+                             str(PAPER_CODE), "-d", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                            cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    evaluations = models * (methods + 1) * seeds * benchmarks
+    expected = {
+        "fetch_data": benchmarks + 2,  # + taco_train, apps_train
+        "fetch_model": models,
+        "code_train_problems": 1,
+        "prepare_benchmark": benchmarks,
+        "sample_offline": models,
+        "build_dataset": models,
+        "cache_reference": models,
+        "train": models * methods * seeds,
+        "generate_code": evaluations,
+        "evaluate_code": evaluations,
+        "aggregate": 1,
+        "all": 1,
+    }
+    expected["total"] = sum(expected.values())
+    assert _job_counts(result.stdout + result.stderr) == expected
+
+
+def test_paper_code_rules_use_the_code_env_and_threads(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "64", "--configfile",
+                             str(PAPER_CODE), "-d", str(tmp_path), "-p", "results/eval/qwen3-4b-base/fpa/42/bcb.json"],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, text[-3000:]
+    block = text.split("rule evaluate_code:")[1].split("\n\n")[0]
+    assert "threads: 32" in block, block
+    assert "resources/data/bigcodebench/BigCodeBench-hf-2024-06-18.jsonl.gz" in block
+    assert "--workers 32" in text
+    rules = (ROOT / "workflow" / "rules" / "code.smk").read_text()
+    assert '"../../envs/eval_code.yaml"' in rules.split("rule evaluate_code:")[1].split("\nrule ")[0]
+
+
+def test_base_only_config_needs_evaluate_base():
+    from fpa.config import ConfigError, validate_config
+
+    config = yaml.safe_load((ROOT / ".test" / "config_code" / "config.yaml").read_text())
+    config["data"]["mirror"] = str(ROOT / "tests" / "fixtures" / "code" / "mirror")
+    assert validate_config(dict(config), where="cfg.yaml")["methods"] == {}
+    config["evaluate_base"] = False
+    with pytest.raises(ConfigError, match="cfg.yaml: methods: empty and evaluate_base is false"):
+        validate_config(config, where="cfg.yaml")
+
+
+def test_code_benchmark_has_one_code_part():
+    from fpa.config import ConfigError, validate_config
+
+    config = yaml.safe_load((ROOT / ".test" / "config_code" / "config.yaml").read_text())
+    config["data"]["mirror"] = str(ROOT / "tests" / "fixtures" / "code" / "mirror")
+    config["benchmarks"]["lcb"]["parts"] = ["livecodebench_v6", "mbppplus"]
+    with pytest.raises(ConfigError, match="benchmarks.lcb.parts: a code benchmark has exactly one part"):
+        validate_config(config, where="cfg.yaml")

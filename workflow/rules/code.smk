@@ -1,0 +1,77 @@
+# Code benchmarks (graders in fpa.grading.code; docs/code_eval.md): a GPU job generates
+# the completions, a CPU job grades them in the sandbox with a pool of threads. Their
+# evaluation file has the same path and fields as a math benchmark's, so the tables
+# (and `fpa explain`) take code columns like any other.
+rule generate_code:
+    input:
+        model=get_checkpoint,
+        benchmark=get_benchmark_file,
+    output:
+        "results/completions/{model}/{method}/{seed}/{bench}.json",
+    log:
+        "logs/generate_code/{model}/{method}/{seed}/{bench}.log",
+    wildcard_constraints:
+        bench=get_code_bench_pattern(),
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        **get_resources("generate_code"),
+    params:
+        eval=get_eval_config,
+        code=get_code("fpa.cli.generate"),
+        work="results/completions/{model}/{method}/{seed}/work/{bench}",
+    shell:
+        "python -m fpa generate --model {input.model} --benchmark {input.benchmark} "
+        "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
+        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"
+
+
+rule evaluate_code:
+    input:
+        completions="results/completions/{model}/{method}/{seed}/{bench}.json",
+        benchmark=get_benchmark_file,
+        tasks=get_code_tasks,
+    output:
+        "results/eval/{model}/{method}/{seed}/{bench}.json",
+    log:
+        "logs/evaluate_code/{model}/{method}/{seed}/{bench}.log",
+    wildcard_constraints:
+        bench=get_code_bench_pattern(),
+    conda:
+        "../../envs/eval_code.yaml"
+    threads: get_threads("evaluate_code", 8)
+    resources:
+        **get_resources("evaluate_code"),
+    params:
+        eval=get_eval_config,
+        code=get_code_eval_code,
+    shell:
+        "python -m fpa evaluate-code --completions {input.completions} --benchmark {input.benchmark} "
+        "--tasks {input.tasks} --config-json {params.eval:q} --seed {wildcards.seed} "
+        "--code {params.code} --workers {threads} --out {output} > {log} 2>&1"
+
+
+# A code benchmark's evaluation file could also match `evaluate` (generation + math/toy
+# grading in one job); evaluate_code, constrained to the code benchmarks, takes it.
+ruleorder: evaluate_code > evaluate
+
+
+if config["dataset"]["source"] == "taco_apps":
+
+    rule code_train_problems:
+        input:
+            unpack(get_code_train_files),
+        output:
+            "results/problems/train.jsonl",
+        log:
+            "logs/code_train_problems/train.log",
+        conda:
+            "../../envs/tables.yaml"
+        resources:
+            **get_resources("light"),
+        params:
+            code=get_code("fpa.cli.code"),
+        shell:
+            "python -m fpa code-train taco_train={input.taco_train} apps_train={input.apps_train} "
+            "--code {params.code} --out {output} > {log} 2>&1"
