@@ -113,9 +113,9 @@ class _TokenStatsFunction(torch.autograd.Function):
                 ref_lse = _logsumexp(ref, out=scratch) if ref_lse_in is None else ref_lse_in[rows].to(acc)
                 out["ref_lse"][rows] = ref_lse
                 out["ref_logp"][rows] = _pick(ref, y) - ref_lse
-                if lam is not None:  # (1+λ)h_θ − λh_ref; in place over h_ref unless the KL still needs it
-                    hat = (torch.mul(logits, 1.0 + lam, out=scratch[: len(y)]).sub_(ref, alpha=lam) if want_kl
-                           else ref.mul_(-lam).add_(logits, alpha=1.0 + lam))
+                if lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
+                    hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
+                           else ref.lerp_(logits, 1.0 + lam))
                     out["hat_logp"][rows] = _pick(hat, y) - _logsumexp(hat)
                 if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref); lse terms added after the loop
                     diff = torch.sub(ref, logits, out=scratch[: len(y)])
