@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from fpa.data.code import (
+    MAX_TEST_BYTES,
     MAX_TESTS,
     WITH_STARTER_CODE,
     WITHOUT_STARTER_CODE,
@@ -140,6 +141,10 @@ def test_taco_and_apps_training_problems():
 def test_test_spec_limits_and_errors():
     many = {"inputs": [f"{i}\n" for i in range(40)], "outputs": [f"{i}\n" for i in range(40)]}
     assert len(make_test_spec(json.dumps(many), "row")["tests"]) == MAX_TESTS
+    big = {"inputs": ["x" * (100 << 10) + "\n"] * 5, "outputs": ["1\n"] * 5}  # 100 KiB each
+    assert len(make_test_spec(big, "row")["tests"]) == MAX_TEST_BYTES // (100 << 10)
+    huge = {"inputs": ["x" * (MAX_TEST_BYTES + 1)], "outputs": ["1"]}
+    assert len(make_test_spec(huge, "row")["tests"]) == 1  # the first test is always kept
     assert make_test_spec("", "row") is None and make_test_spec({"inputs": [], "outputs": []}, "row") is None
     with pytest.raises(ValueError, match="taco row 3: input_output: 2 inputs but 1 outputs"):
         make_test_spec({"inputs": ["1", "2"], "outputs": ["1"]}, "taco row 3")

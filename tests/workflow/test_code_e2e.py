@@ -89,8 +89,8 @@ def test_code_table_and_rules(run):
         rows = list(csv.DictReader(handle))
     assert [row["method"] for row in rows] == ["base"]
     for row in rows:
-        assert list(row)[1:] == ["mbppplus", "lcb", "Avg."]
-        for column in ("mbppplus", "lcb", "Avg."):
+        assert list(row)[1:] == ["MBPP+", "LCB", "Avg."]  # benchmarks.<b>.label
+        for column in ("MBPP+", "LCB", "Avg."):
             assert re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", row[column]), row
     evaluation = json.loads((workdir / "results" / "eval" / "toy" / "base" / "1" / "lcb.json").read_text())
     assert evaluation["problem_ids"] == ["fx_stdin_sum", "fx_func_twosum"] and evaluation["n"] == 2
@@ -104,7 +104,7 @@ def test_code_table_and_rules(run):
 
 def test_code_cells_explain_to_verified_files(run):
     _, _, workdir, env = run
-    for row, column in (("base", "lcb"), ("base", "mbppplus"), ("base", "Avg.")):
+    for row, column in (("base", "LCB"), ("base", "MBPP+"), ("base", "Avg.")):
         result = subprocess.run([sys.executable, "-m", "fpa", "explain", "results/tables/code.csv", "--row", row,
                                  "--col", column], cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr

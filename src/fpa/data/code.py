@@ -43,8 +43,11 @@ WITHOUT_STARTER_CODE = ("Read the inputs from stdin solve the problem and write 
                         "test on the sample inputs). Enclose your code within delimiters as follows. Ensure that when "
                         "the python program runs, it reads the inputs, runs the algorithm and writes output to STDOUT.")
 #: Tests kept per training problem (the first ones): bounds the reward's cost per sample
-#: and the size of the offline dataset files (each sample carries its problem's tests).
+#: and the size of the offline dataset files (each of the K samples carries its problem's
+#: tests). Tests beyond MAX_TEST_BYTES of inputs + outputs are dropped too (the first one
+#: is always kept): some TACO tests are megabytes.
 MAX_TESTS = 16
+MAX_TEST_BYTES = 256 << 10
 _DOCSTRING = re.compile(r'^\s*"""\s*\n?(.*?)\n?\s*"""\s*$', re.DOTALL)
 
 
@@ -133,8 +136,13 @@ def make_test_spec(input_output, where: str, max_tests: int = MAX_TESTS) -> dict
                   "output": json.dumps(out)} for args, out in zip(inputs, outputs)]
     else:
         tests = [{"input": _text(inp), "output": _text(out)} for inp, out in zip(inputs, outputs)]
-    return {"testtype": "functional" if func_name else "stdin", "func_name": func_name or None,
-            "tests": tests[:max_tests]}
+    kept, size = [], 0
+    for test in tests[:max_tests]:
+        size += len(test["input"]) + len(test["output"])
+        if kept and size > MAX_TEST_BYTES:
+            break
+        kept.append(test)
+    return {"testtype": "functional" if func_name else "stdin", "func_name": func_name or None, "tests": kept}
 
 
 def load_code_train(path: str | os.PathLike, source: str) -> tuple[list[MathProblem], int]:
