@@ -1,156 +1,269 @@
-"""Throughput of sandboxed vs plain execution of MBPP-style test scripts.
+"""Throughput of MBPP+ grading (the EvalPlus harness of fpa.grading.code) with and without the sandbox.
 
-    python benchmarks/sandbox.py                  # 200 scripts, a worker per core, 3 rounds
-    python benchmarks/sandbox.py --n 400 --workers 4
+    python benchmarks/sandbox.py                           # 377 tasks x 8 samples, 4 blocks
+    python benchmarks/sandbox.py --tasks 40 --samples 4 --blocks 2 --workers 4
 
-Both modes run the same scripts through a process pool with the same timeout; the
-plain mode is ``subprocess.run([python, script], timeout=...)`` in a temp dir, in its own
-session like the sandbox (with sched_autogroup a new session is a new CPU-share group, which
-on a shared machine would otherwise favour whichever mode calls setsid). Rounds
-alternate plain/sandbox so that both see the same background load; the best round
-of each is compared. Also times single runs (sequentially) to show where the
-sandbox's time goes. Writes benchmarks/results/sandbox.json.
+Both modes run the identical grader, ``grade_code_many("mbppplus", pairs, workers=W,
+sandbox=...)``: pairs are grouped by task, W threads grade the groups, and each group is
+one run of the EvalPlus harness (expected outputs from the canonical solution, then one
+``untrusted_check`` process per candidate and split). The sandbox is
+``Sandbox(mbppplus.LIMITS)`` (what ``make_sandbox("mbppplus")`` builds); the plain mode is
+the grader's explicit opt-in ``mode="none"`` (same rlimits, wall clock, environment and
+session, no bwrap). The tasks are split into ``--blocks`` blocks; each block is graded in
+both modes back to back, the order alternating from block to block, so that both modes see
+the same background load. Tasks come from the mirror ($FPA_DATA_MIRROR, file
+``mbppplus/MbppPlus-v0.2.0.jsonl``). ``--exclude`` leaves out Mbpp/599 by default: its
+canonical solution sums ranges of up to 10^8 numbers, so its 8 samples are one serial run of
+about 300 s, which would decide the wall time of a 2-core run by itself, and its verdicts
+depend on the load (``KNOWN_EXCEPTIONS``). The 8 samples of a task are fixed variants of its
+canonical solution (``SAMPLES``): 4 correct, 4 wrong; ``--samples K`` takes the first K.
+A profile of sequential single runs shows where a run's time goes. Writes
+benchmarks/results/sandbox.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import pickle
 import platform
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from fpa.grading.code import MIRROR_PATHS, default_mirror, grade_code_many, load_tasks, mbppplus
 from fpa.io import write_json
-from fpa.sandbox import Limits, Sandbox
+from fpa.sandbox import Sandbox
 
-TARGET_RATIO = 1.5  # sandboxed time / plain time
+TARGET_RATIO = 1.5  # sandboxed time / unsandboxed time
 OUT = Path(__file__).resolve().parent / "results" / "sandbox.json"
-LIMITS = Limits(timeout_s=10)
+MODES = {"unsandboxed": "none", "sandbox": "bwrap"}  # label -> Sandbox mode
 
-TEMPLATE = '''
-def similar_elements(a, b):
-    return tuple(sorted(set(a) & set(b)))
+# Wrong on every top-level call after the first ``n_base`` (one count per process, so it passes
+# the base split and fails the plus split); nested recursive calls are not counted.
+PLUS_WRONG = '''
+_fpa_impl, _fpa_depth, _fpa_calls = {entry}, [0], [0]
 
-def is_not_prime(n):
-    return n > 1 and any(n % d == 0 for d in range(2, int(n ** 0.5) + 1))
-
-def heap_queue_largest(nums, n):
-    import heapq
-    return heapq.nlargest(n, nums)
-
-assert similar_elements((3, 4, 5, {i}), (5, 7, 4, 10)) == tuple(sorted({{4, 5}} | ({{{i}}} & {{7, 10}})))
-assert is_not_prime({i} * 2 + 4) is True
-assert heap_queue_largest([25, 35, 22, 85, 14, 65, 75, 22, 58, {i}], 3) == sorted([85, 75, 65, {i}], reverse=True)[:3]
-print("ok {i}")
+def {entry}(*args, **kwargs):
+    _fpa_depth[0] += 1
+    try:
+        out = _fpa_impl(*args, **kwargs)
+    finally:
+        _fpa_depth[0] -= 1
+    if _fpa_depth[0] == 0:
+        _fpa_calls[0] += 1
+        if _fpa_calls[0] > {n_base}:
+            return object()
+    return out
 '''
-
-_sandbox: Sandbox | None = None
-
-
-def make_scripts(n: int) -> list[str]:
-    return [TEMPLATE.format(i=i) for i in range(n)]
-
-
-def _init_worker() -> None:
-    global _sandbox
-    _sandbox = Sandbox(LIMITS)
-
-
-def run_sandboxed(script: str) -> bool:
-    return _sandbox.run_python(script).ok
-
-
-def run_plain(script: str) -> bool:
-    with tempfile.TemporaryDirectory(prefix="fpa-bench-") as workdir:
-        Path(workdir, "main.py").write_text(script)
-        try:
-            done = subprocess.run([sys.executable, "main.py"], cwd=workdir, capture_output=True,
-                                  timeout=LIMITS.timeout_s, start_new_session=True)  # fmt: skip
-        except subprocess.TimeoutExpired:
-            return False
-    return done.returncode == 0
+IMPORTS = "from evalplus.eval import untrusted_check\nfrom evalplus.gen.util import trusted_exec\n"
+# name -> (expected verdict, completion built from the task); the first K are used.
+SAMPLES = {
+    "gold": (True, lambda t: t["prompt"] + t["canonical_solution"]),
+    "fenced": (True, lambda t: f"Here is my solution.\n```python\n{t['canonical_solution'].strip()}\n```\nDone."),
+    "imports": (True, lambda t: "import math\nimport re\nfrom typing import List\n" + t["canonical_solution"]),
+    "main_guard": (True, lambda t: t["canonical_solution"]
+                   + f"\n\nif __name__ == '__main__':\n    print({t['entry_point']})\n"),
+    "none": (False, lambda t: f"def {t['entry_point']}(*args, **kwargs):\n    return None\n"),
+    "raises": (False, lambda t: f"def {t['entry_point']}(*args, **kwargs):\n    raise NotImplementedError\n"),
+    "syntax": (False, lambda t: t["canonical_solution"] + f"\ndef {t['entry_point']}(:\n"),
+    "plus_wrong": (False, lambda t: t["canonical_solution"]
+                   + PLUS_WRONG.format(entry=t["entry_point"], n_base=len(t["base_input"]))),
+}  # fmt: skip
 
 
-def throughput(pool: ProcessPoolExecutor, fn, scripts: list[str]) -> float:
+class TimedSandbox(Sandbox):
+    """A ``Sandbox`` that also keeps the wall time of each of its runs."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.walls: list[tuple[float, str]] = []  # (wall s, task id)
+
+    def run(self, argv, **kwargs):
+        result = super().run(argv, **kwargs)
+        task = kwargs.get("files", {}).get("task.pkl")  # the grader's own pickle of the task
+        task_id = pickle.loads(task)[1]["task_id"] if task else ""
+        self.walls.append((result.wall_s, task_id))  # list.append is atomic; the grader's threads share this
+        return result
+
+
+def make_pairs(tasks: dict[str, dict], n_samples: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(completion, task_id)`` pairs, task by task, and the sample name of each pair."""
+    names = list(SAMPLES)[:n_samples]
+    pairs, kinds = [], []
+    for task_id, task in tasks.items():
+        for name in names:
+            pairs.append((SAMPLES[name][1](task), task_id))
+            kinds.append(name)
+    return pairs, kinds
+
+
+def grade_block(sandbox: TimedSandbox, pairs, tasks, workers: int) -> dict:
+    """Grade ``pairs`` with the grader's own thread pool; wall time, summed run walls, verdicts."""
+    sandbox.walls.clear()
     start = time.perf_counter()
-    results = list(pool.map(fn, scripts, chunksize=1))
-    elapsed = time.perf_counter() - start
-    if not all(results):
-        raise RuntimeError(f"{fn.__name__}: {results.count(False)} of {len(results)} scripts failed")
-    return len(scripts) / elapsed
+    verdicts = grade_code_many("mbppplus", pairs, tasks=tasks, workers=workers, sandbox=sandbox)
+    return {"seconds": time.perf_counter() - start, "runs": list(sandbox.walls), "verdicts": verdicts}
 
 
-def latency_ms(fn, repeat: int) -> dict:
+def split_blocks(tasks: dict[str, dict], n_blocks: int) -> list[dict[str, dict]]:
+    """Contiguous blocks of tasks, as equal in count as possible."""
+    items = list(tasks.items())
+    n_blocks = max(1, min(n_blocks, len(items)))
+    bounds = [round(i * len(items) / n_blocks) for i in range(n_blocks + 1)]
+    return [dict(items[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+
+
+def latency_ms(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    return {"median": round(statistics.median(times), 1), "p10": round(times[len(times) // 10], 1)}
+    return round(statistics.median(times), 1)
 
 
-def breakdown(repeat: int) -> dict:
-    """Sequential single-run latencies: where the sandbox's time goes."""
-    sandbox, script = Sandbox(LIMITS), make_scripts(1)[0]
+def profile(sandboxes: dict[str, TimedSandbox], task_id: str, tasks: dict, n_samples: int, repeat: int) -> dict:
+    """Sequential single runs (median ms), both modes: what one grading run is made of."""
+    pairs, _ = make_pairs({task_id: tasks[task_id]}, n_samples)
+    threads = {name: str(os.cpu_count()) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    steps = {
+        "/usr/bin/true": lambda sb: sb.run(["/usr/bin/true"]),
+        "python -c pass": lambda sb: sb.run_python("pass"),
+        "python + the harness's imports": lambda sb: sb.run_python(IMPORTS),
+        "  same, BLAS threads = cores": lambda sb: sb.run_python(IMPORTS, env=threads),
+        f"grade {task_id} ({n_samples} samples)": lambda sb: grade_code_many(
+            "mbppplus", pairs, tasks=tasks, workers=1, sandbox=sb),
+    }  # fmt: skip
+    table = {}
+    for step, fn in steps.items():
+        table[step] = {label: latency_ms(lambda: fn(sandbox), repeat) for label, sandbox in sandboxes.items()}
+    return table
+
+
+def compare_verdicts(verdicts: dict[str, list], kinds: list[str], pairs) -> dict:
+    counts = {label: dict(sorted(collections.Counter(f"{kind}: {rule}" for kind, (_, rule) in zip(kinds, v)).items()))
+              for label, v in verdicts.items()}  # fmt: skip
+    sandboxed, plain = verdicts["sandbox"], verdicts["unsandboxed"]
     return {
-        "plain: python script": latency_ms(lambda: run_plain(script), repeat),
-        "plain: /usr/bin/true": latency_ms(lambda: subprocess.run(["/usr/bin/true"]), repeat),
-        "sandbox: python script": latency_ms(lambda: sandbox.run_python(script), repeat),
-        "sandbox: /usr/bin/true (fixed cost)": latency_ms(lambda: sandbox.run(["/usr/bin/true"]), repeat),
+        "verdict_counts": counts,
+        "verdict_mismatches_between_modes": [
+            {"task_id": pairs[i][1], "sample": kinds[i], "sandbox": sandboxed[i][1], "unsandboxed": plain[i][1]}
+            for i in range(len(pairs)) if sandboxed[i][0] != plain[i][0]],
+        "sandbox_verdicts_unlike_sample_kind": [
+            {"task_id": pairs[i][1], "sample": kinds[i], "rule": sandboxed[i][1]}
+            for i in range(len(pairs)) if sandboxed[i][0] != SAMPLES[kinds[i]][0]],
+    }  # fmt: skip
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add = parser.add_argument
+    add("--tasks", type=int, default=None, help="first N MBPP+ tasks (default: all)")
+    add("--exclude", nargs="*", default=["Mbpp/599"], help="task ids left out (default: Mbpp/599)")
+    add("--samples", type=int, default=len(SAMPLES), help=f"samples per task, 1..{len(SAMPLES)}")
+    add("--workers", type=int, default=os.cpu_count(), help="grader threads (default: one per core)")
+    add("--blocks", type=int, default=4, help="rounds: blocks of tasks, each graded in both modes, order alternating")
+    add("--profile-repeat", type=int, default=5, help="sequential runs per profile step (0: skip)")
+    add("--data", type=Path, default=None, help="MBPP+ file (default: the mirror's)")
+    add("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if not 1 <= args.samples <= len(SAMPLES):
+        parser.error(f"--samples: expected 1..{len(SAMPLES)}, got {args.samples}")
+    return args
+
+
+def machine(load_before, load_after) -> dict:
+    return {
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "bwrap": subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip(),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in load_after],
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=200, help="scripts per round")
-    parser.add_argument("--workers", type=int, default=os.cpu_count(), help="pool size (default: one per core)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating plain/sandbox rounds")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
-
-    scripts = make_scripts(args.n)
-    rates: dict[str, list[float]] = {"plain": [], "sandbox": []}
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    data = args.data or default_mirror() / MIRROR_PATHS["mbppplus"]
+    kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
+    tasks = dict(kept[: args.tasks])
+    pairs, kinds = make_pairs(tasks, args.samples)
+    sandboxes = {label: TimedSandbox(mbppplus.LIMITS, mode=mode) for label, mode in MODES.items()}
     load_before = os.getloadavg()
-    with ProcessPoolExecutor(args.workers, initializer=_init_worker) as pool:
-        throughput(pool, run_sandboxed, scripts[: args.workers * 2])  # warm up the workers
-        for _ in range(args.rounds):
-            rates["plain"].append(throughput(pool, run_plain, scripts))
-            rates["sandbox"].append(throughput(pool, run_sandboxed, scripts))
-    best = {mode: max(values) for mode, values in rates.items()}
-    ratio = best["plain"] / best["sandbox"]  # time ratio: sandboxed time / plain time
+    warm = dict(list(tasks.items())[: args.workers])
+    for sandbox in sandboxes.values():  # page cache, staging helper
+        grade_block(sandbox, make_pairs(warm, 1)[0], warm, args.workers)
+    blocks = {label: [] for label in MODES}
+    for n, block in enumerate(split_blocks(tasks, args.blocks)):
+        block_pairs = make_pairs(block, args.samples)[0]
+        for label in list(MODES) if n % 2 == 0 else list(MODES)[::-1]:
+            blocks[label].append(grade_block(sandboxes[label], block_pairs, block, args.workers))
+            took = blocks[label][-1]["seconds"]
+            rate = len(block_pairs) / took
+            print(f"block {n + 1}: {len(block)} tasks {label:12s} {rate:6.2f} samples/s ({took:.1f} s)", flush=True)
+    load_after = os.getloadavg()
+    seconds = {label: sum(b["seconds"] for b in v) for label, v in blocks.items()}
+    runs = {label: [run for b in v for run in b["runs"]] for label, v in blocks.items()}
+    run_wall = {label: sum(wall for wall, _ in v) for label, v in runs.items()}
+    rates = {label: len(pairs) / seconds[label] for label in MODES}
+    ratio = seconds["sandbox"] / seconds["unsandboxed"]
+    verdicts = {label: [x for b in v for x in b["verdicts"]] for label, v in blocks.items()}
+    table = {}
+    if args.profile_repeat:
+        table = profile(sandboxes, next(iter(tasks)), tasks, args.samples, args.profile_repeat)
     report = {
-        "n_scripts": args.n,
+        "data": str(data),
+        "tasks": len(tasks),
+        "excluded": args.exclude,
+        "samples_per_task": args.samples,
+        "sample_kinds": {name: "correct" if SAMPLES[name][0] else "wrong" for name in list(SAMPLES)[: args.samples]},
+        "n_samples": len(pairs),
         "workers": args.workers,
-        "rounds": args.rounds,
-        "samples_per_s": {mode: [round(v, 1) for v in values] for mode, values in rates.items()},
-        "best_samples_per_s": {mode: round(v, 1) for mode, v in best.items()},
-        "time_ratio_sandbox_over_plain": round(ratio, 3),
+        "blocks": args.blocks,
+        "samples_per_s": {label: round(rate, 2) for label, rate in rates.items()},
+        "seconds": {label: round(v, 1) for label, v in seconds.items()},
+        "block_seconds": {label: [round(b["seconds"], 1) for b in v] for label, v in blocks.items()},
+        "time_ratio_sandbox_over_unsandboxed": round(ratio, 3),
         "target_ratio": TARGET_RATIO,
         "target_met": ratio <= TARGET_RATIO,
-        "latency_ms": breakdown(repeat=20),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "sched_autogroup": Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip(),
-            "kernel": platform.release(),
-            "python": platform.python_version(),
-            "bwrap": subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        },
+        "run_wall_s": {label: round(v, 1) for label, v in run_wall.items()},
+        "run_wall_ratio_sandbox_over_unsandboxed": round(run_wall["sandbox"] / run_wall["unsandboxed"], 3),
+        "slowest_runs_s": {label: [(round(w, 1), t) for w, t in sorted(v, reverse=True)[:5]]
+                           for label, v in runs.items()},  # fmt: skip
+        **compare_verdicts(verdicts, kinds, pairs),
+        "profile_median_ms": table,
+        "machine": machine(load_before, load_after),
     }
     write_json(args.out, report)
-    for mode, value in best.items():
-        print(f"{mode:8s} {value:7.1f} samples/s   (rounds: {', '.join(f'{v:.1f}' for v in rates[mode])})")
-    verdict = "met" if report["target_met"] else "NOT met"
-    print(f"ratio (sandbox time / plain time) = {ratio:.2f}  target <= {TARGET_RATIO}  -> {verdict}")
-    for name, value in report["latency_ms"].items():
-        print(f"  {name:38s} median {value['median']:6.1f} ms   p10 {value['p10']:6.1f} ms")
+    print_report(report, args)
+
+
+def print_report(report: dict, args) -> None:
+    load = report["machine"]
+    print(f"\nMBPP+ {report['tasks']} tasks (left out: {', '.join(args.exclude) or 'none'}) x {args.samples} samples "
+          f"= {report['n_samples']} samples, {args.workers} workers, {args.blocks} blocks alternating the order, "
+          f"load average {load['loadavg_before'][0]:.2f} -> {load['loadavg_after'][0]:.2f}")  # fmt: skip
+    print(f"{'mode':12s} {'samples/s':>10s} {'seconds':>9s} {'run wall s':>11s}")
+    for label in MODES:
+        print(f"{label:12s} {report['samples_per_s'][label]:10.2f} {report['seconds'][label]:9.1f} "
+              f"{report['run_wall_s'][label]:11.1f}")  # fmt: skip
+    for label in MODES:
+        print(f"  slowest {label} runs (s, task): {report['slowest_runs_s'][label]}")
+    ratio, verdict = report["time_ratio_sandbox_over_unsandboxed"], "PASS" if report["target_met"] else "FAIL"
+    print(f"[{verdict}] sandbox time / unsandboxed time = {ratio:.3f} (target <= {TARGET_RATIO}); "
+          f"summed run walls: {report['run_wall_ratio_sandbox_over_unsandboxed']:.3f}")  # fmt: skip
+    print(f"verdicts that differ between modes: {len(report['verdict_mismatches_between_modes'])}; "
+          f"sandbox verdicts unlike the sample's kind: {len(report['sandbox_verdicts_unlike_sample_kind'])}")
+    if report["profile_median_ms"]:
+        print(f"\nprofile, sequential single runs, median of {args.profile_repeat} (ms):")
+        print(f"{'step':40s} {'unsandboxed':>12s} {'sandbox':>9s} {'extra':>7s}")
+        for step, row in report["profile_median_ms"].items():
+            extra = row["sandbox"] - row["unsandboxed"]
+            print(f"{step:40s} {row['unsandboxed']:12.1f} {row['sandbox']:9.1f} {extra:7.1f}")
     print(f"wrote {args.out}")
 
 

@@ -111,6 +111,12 @@ def sandbox_env(python: str, extra: Mapping[str, str] | None = None) -> dict[str
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
         "MPLBACKEND": "Agg",
+        # One BLAS/OpenMP thread: runs are already spread across cores by the grader's pool, and
+        # OpenBLAS would start a thread per core at ``import numpy`` (~0.1 s per run here, and past
+        # 64 cores over RLIMIT_NPROC, which counts threads). A caller's ``extra`` can raise it.
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
     }
     env.update(extra or {})
     return env
