@@ -13,19 +13,30 @@ import sys
 
 from fpa.config import ConfigError
 
-COMMAND_MODULES = ("data", "toy", "dataset", "reference", "train", "evaluate", "generate", "code", "tables", "info")
+# command -> module that registers it; a command imports only its own module (the others pull
+# in torch/transformers, ~5 s per job, and envs that don't have them)
+COMMANDS = {
+    "fetch-data": "data", "prepare-benchmark": "data", "math-train": "data", "fetch-model": "data",
+    "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
+    "build-dataset": "dataset", "cache-reference": "reference", "train": "train", "evaluate": "evaluate",
+    "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables",
+    "explain": "info", "methods": "info", "check-config": "info",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser for ``command`` alone, or for every command (help, unknown command)."""
     parser = argparse.ArgumentParser(prog="fpa", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    modules = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
+    for name in modules:
         importlib.import_module(f"fpa.cli.{name}").register(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         args.handler(args)
     except (ConfigError, ValueError, FileNotFoundError) as error:
