@@ -81,3 +81,15 @@ def test_offline_dataset_with_the_code_reward(problems, sandbox):
     built = build_offline_dataset(graded, k=4, validation_fraction=0.5, seed=42)
     assert built.summary["dropped_all_incorrect"] == 1 and built.summary["dropped_all_correct"] == 0
     assert {s["problem_id"] for s in built.train + built.val} == {"taco_train/0", "taco_train/1"}
+
+
+def test_unsandboxed_mode_is_an_explicit_opt_in(monkeypatch):
+    from fpa.grading.code import SANDBOX_ENV, sandbox_mode
+
+    monkeypatch.delenv(SANDBOX_ENV, raising=False)
+    assert sandbox_mode() == "bwrap"
+    monkeypatch.setenv(SANDBOX_ENV, "none")
+    assert sandbox_mode() == "none"
+    monkeypatch.setenv(SANDBOX_ENV, "off")
+    with pytest.raises(ValueError, match="FPA_SANDBOX: expected 'bwrap' or 'none', got 'off'"):
+        sandbox_mode()

@@ -10,6 +10,7 @@ from fpa.cli.common import add_common, setup
 from fpa.data.code import MAX_TESTS, build_code_train
 from fpa.evaluation.code import score_completions
 from fpa.grading import get_grader
+from fpa.grading.code import sandbox_mode
 from fpa.io import read_json, read_jsonl, write_json, write_jsonl
 from fpa.provenance.record import Job
 
@@ -27,7 +28,7 @@ def evaluate_code(args) -> None:
     result = score_completions(records, generated["completions"], n=bench["n"], grader=grader)
     job = Job("evaluate_code", {**args.config_json, "seed": args.seed},
               {"completions": args.completions, "benchmark": args.benchmark, "tasks": args.tasks}, args.code)
-    with job.output(args.out) as tmp:
+    with job.output(args.out, sandbox=sandbox_mode()) as tmp:
         write_json(tmp, {"seed": args.seed, **result})
     print(f"Pass@1 = {result['pass_at_1']:.4f} over {result['n_problems']} problems x {bench['n']} samples")
 

@@ -65,10 +65,23 @@ def load_tasks(bench: str, data_path: str | os.PathLike) -> dict[str, dict]:
     return livecodebench.load_problems(data_path)
 
 
+SANDBOX_ENV = "FPA_SANDBOX"
+
+
+def sandbox_mode() -> str:
+    """``bwrap``, unless the user explicitly opts out with ``FPA_SANDBOX=none`` (then the
+    pipeline runs model-generated code UNSANDBOXED, warns, and records it with each result)."""
+    mode = os.environ.get(SANDBOX_ENV, "bwrap")
+    if mode not in ("bwrap", "none"):
+        raise ValueError(f"environment variable {SANDBOX_ENV}: expected 'bwrap' or 'none', got {mode!r}")
+    return mode
+
+
 @functools.lru_cache(maxsize=None)
-def make_sandbox(bench: str, mode: str = "bwrap") -> Sandbox:
+def make_sandbox(bench: str, mode: str | None = None) -> Sandbox:
     """One sandbox per bench and process, with the bench's limits (BigCodeBench: checked first)."""
     _check_bench(bench)
+    mode = mode or sandbox_mode()
     limits = {"bigcodebench": bigcodebench.LIMITS, "livecodebench": livecodebench.LIMITS}.get(bench, mbppplus.LIMITS)
     sandbox = Sandbox(limits, mode=mode)
     if bench == "bigcodebench":
