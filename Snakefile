@@ -1,7 +1,13 @@
 # fpa-bench: the paper's DAG, from base model to tables. See README.md.
+import sys
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+# Plan with the package of this checkout (as jobs run it), not whichever `fpa` is installed.
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 
 configfile: "config/config.yaml"
