@@ -1,14 +1,16 @@
 """Configuration: schema validation with one-line errors, and the expanded run grid.
 
 ``validate_config`` is what ``workflow/rules/common.smk`` calls first: it fills the
-schema's defaults through ``snakemake.utils.validate`` and, on any error, raises a
+schema's defaults (as ``snakemake.utils.validate`` does) and, on any error, raises a
 ``ConfigError`` whose message is one line naming the file, the key path, what was
 expected and the value received.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -44,8 +46,33 @@ class Run:
 
 
 def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
+    """The config schema; a fresh copy of the file parsed once per process (libyaml when available)."""
+    return copy.deepcopy(_parse_schema(str(path)))
+
+
+@functools.lru_cache(maxsize=None)
+def _parse_schema(path: str) -> dict:
     with open(path) as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _fill_defaults(config: dict, schema: dict, where: str) -> None:
+    """Set every missing key that has a schema ``default``, recursively (as ``snakemake.utils.validate``
+    with ``set_default=True`` does: the jsonschema FAQ recipe), without importing Snakemake or pandas."""
+    properties = jsonschema.Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, subschemas, instance, schema):
+        for name, subschema in subschemas.items():
+            if "default" in subschema and isinstance(instance, dict):
+                instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from properties(validator, subschemas, instance, schema)
+
+    filling = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"properties": set_defaults})
+    try:
+        filling(schema).validate(config)
+    except jsonschema.ValidationError:  # a default that breaks a rule, e.g. an empty ``models``
+        check_against_schema(config, schema, where)
+        raise
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
@@ -86,9 +113,7 @@ def validate_config(config: dict, where: str = "config", schema_path: str | Path
     """Validate ``config`` in place (defaults filled) and return it; one-line ``ConfigError`` otherwise."""
     schema = load_schema(schema_path)
     check_against_schema(config, schema, where)
-    from snakemake.utils import validate as snakemake_validate  # fills the defaults; jobs need no snakemake
-
-    snakemake_validate(config, str(schema_path), set_default=True)
+    _fill_defaults(config, schema, where)
     _check_semantics(config, where, schema)
     return config
 
@@ -153,13 +178,20 @@ def is_code_grader(grader: str) -> bool:
 
 
 def load_catalog(config: Mapping, where: str) -> dict:
-    from fpa.data.download import read_benchmarks_config
-
     path = Path(config["data"]["catalog"])
     if not path.is_absolute() and not path.is_file():
         path = PROJECT_ROOT / path  # relative to the workflow, as when run with -d elsewhere
     if not path.is_file():
         raise ConfigError(f"{where}: data.catalog: file not found: {config['data']['catalog']}")
+    stat = path.stat()
+    return copy.deepcopy(_read_catalog(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=None)
+def _read_catalog(path: str, mtime_ns: int, size: int) -> dict:
+    """Parsed once per process and file version (validation and common.smk both need it)."""
+    from fpa.data.download import read_benchmarks_config
+
     return read_benchmarks_config(path)
 
 

@@ -1,9 +1,13 @@
+import random
+
 import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import read_json
-from fpa.toy.model import TOY_PRESETS, ToyModelConfig, build_toy_model, get_lr, with_overrides
+from fpa.data.prompts import PAPER_MATH_TEMPLATE
+from fpa.toy.model import TOY_PRESETS, ToyModelConfig, build_toy_model, get_batch, get_lr, with_overrides
+from fpa.toy.tokenizer import build_tokenizer
 
 MICRO = ToyModelConfig(n_train_problems=50, d_model=64, n_heads=1, n_layers=1, d_ff=64, steps=3, batch_size=4, log_every=2)
 
@@ -49,3 +53,12 @@ def test_lr_schedule_warms_up_then_decays_to_a_tenth():
     assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
     assert all(x >= y for x, y in zip(lrs[9:], lrs[10:]))
     assert lrs[-1] == pytest.approx(0.1, abs=1e-3)
+
+
+def test_a_long_template_keeps_every_trace_whole():
+    """The paper's math prompt (~190 bytes) must not cut the traces: each ends with its eos."""
+    cfg = with_overrides(MICRO, prompt_template=PAPER_MATH_TEMPLATE, n_operands=8)
+    tokenizer = build_tokenizer()
+    batch = get_batch(["9+8-7+6-5+4-3+2"], cfg, tokenizer, random.Random(0))
+    for labels in batch["labels"]:
+        assert labels[labels != -100][-1] == tokenizer.eos_token_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -76,3 +77,40 @@ def test_amc24_is_reported_missing(tmp_path):
                             text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 2
     assert "benchmarks.amc.parts: amc24 has no source" in result.stderr
+
+
+# What common.smk runs before Snakemake builds the DAG: validation, the run grid, and the code
+# fingerprint of every rule's jobs.
+PARSE_TIME = """
+import json, sys, yaml
+from fpa.config import expand_runs, load_catalog, validate_config
+from fpa.grading import grader_module
+from fpa.objectives import get_objective
+from fpa.provenance import fingerprint
+config = yaml.safe_load(open(sys.argv[1]))
+validate_config(config, where=sys.argv[1])
+load_catalog(config, "config")
+closures = set()
+for run in expand_runs(config).values():
+    modules = ("fpa.training.loop", get_objective(run.objective).loss.__module__)
+    fingerprint.code_fingerprint(*modules)
+    closures.update(fingerprint.module_closure(*modules))
+for bench in config["benchmarks"].values():
+    fingerprint.code_fingerprint("fpa.cli.evaluate", grader_module(bench["grader"]))
+    closures.update(fingerprint.module_closure("fpa.cli.evaluate", grader_module(bench["grader"])))
+print(json.dumps({"heavy": sorted(m for m in ("torch", "transformers", "pandas", "numpy", "snakemake")
+                                  if m in sys.modules),
+                  "parsed": fingerprint._imports.cache_info().misses, "modules": len(closures)}))
+"""
+
+
+def test_planning_imports_no_heavy_packages_and_parses_each_module_once():
+    """Plan speed without a stopwatch (the timing is benchmarks/plan.py): the parse-time code of
+    the paper config imports neither torch, transformers, pandas nor Snakemake's validator, and
+    reads each module's source once however many rules fingerprint it."""
+    result = subprocess.run([sys.executable, "-c", PARSE_TIME, str(ROOT / "config" / "paper.yaml")],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["heavy"] == [], report
+    assert report["parsed"] == report["modules"], report

@@ -52,11 +52,12 @@ if config["dataset"]["source"] == "math12k":
         resources:
             **get_resources("light"),
         params:
+            sample="--sample" if CATALOG.get("sample") else "",
             code=get_code("fpa.cli.data"),
         shell:
             "python -m fpa math-train --math-train {input.math_train} --math-test {input.math_test} "
             "--math500 {input.math500} --math-perturb {input.math_perturb_simple} "
-            "{input.math_perturb_hard} --code {params.code} --out {output} > {log} 2>&1"
+            "{input.math_perturb_hard} {params.sample} --code {params.code} --out {output} > {log} 2>&1"
 
 
 rule fetch_model:

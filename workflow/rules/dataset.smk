@@ -14,9 +14,11 @@ rule sample_offline:
     params:
         dataset=get_dataset_config,
         code=get_code("fpa.cli.dataset"),
+        work="results/datasets/{model}/work/samples",
     shell:
         "python -m fpa sample --model {input.model} --problems {input.problems} "
-        "--config-json {params.dataset:q} --code {params.code} --threads {threads} --out {output} > {log} 2>&1"
+        "--config-json {params.dataset:q} --code {params.code} --threads {threads} "
+        "--work {params.work} --out {output} > {log} 2>&1"
 
 
 rule build_dataset:

@@ -14,7 +14,8 @@ rule evaluate:
     params:
         eval=get_eval_config,
         code=get_eval_code,
+        work="results/eval/{model}/{method}/{seed}/work/{bench}",
     shell:
         "python -m fpa evaluate --model {input.model} --benchmark {input.benchmark} "
         "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-        "--threads {threads} --out {output} > {log} 2>&1"
+        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"

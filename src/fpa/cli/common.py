@@ -16,6 +16,22 @@ def add_common(parser: argparse.ArgumentParser, *, config: bool = True, threads:
         parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
 
 
+def add_work(parser: argparse.ArgumentParser) -> None:
+    """Options of commands that generate: where finished shards go, and their size."""
+    from fpa.generation.shards import SHARD_ROWS
+
+    parser.add_argument("--work", default=None,
+                        help="directory of finished generation shards; a re-run resumes from them")
+    parser.add_argument("--shard-rows", type=int, default=SHARD_ROWS,
+                        help="(prompt, sample) rows per shard")
+
+
+def generation_key(job) -> dict:
+    """What a job's completions depend on besides prompts and sampling: config, input hashes, code."""
+    return {"rule": job.rule, "config": job.config, "code": job.code,
+            "inputs": {name: entry["sha256"] for name, entry in job.inputs.items()}}
+
+
 def parse_json(text: str) -> dict:
     try:
         value = json.loads(text)

@@ -8,7 +8,7 @@ from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
 from fpa.data.code import load_code_benchmark
 from fpa.data.download import CODE_SECTION, fetch, find_entry, read_benchmarks_config
-from fpa.data.math_train import build_math_train
+from fpa.data.math_train import EXPECTED_SIZE, build_math_train
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
 
@@ -49,7 +49,9 @@ def _load_part(catalog: dict, part: str, path: str) -> list:
 
 def math_train(args) -> None:
     setup(args)
-    problems = build_math_train(args.math_train, args.math_test, args.math500, args.math_perturb)
+    # A sample catalog (e.g. the tiny mirror) has neither 12,000 problems nor MATH500 inside MATH test.
+    problems = build_math_train(args.math_train, args.math_test, args.math500, args.math_perturb,
+                                expected_size=None if args.sample else EXPECTED_SIZE)
     inputs = {"math_train": args.math_train, "math_test": args.math_test, "math500": args.math500,
               **{f"math_perturb_{i}": path for i, path in enumerate(args.math_perturb)}}
     with Job("math_train_problems", {"recipe": "MATH train + (MATH test - MATH500), no MATH-P"}, inputs,
@@ -104,6 +106,8 @@ def register(commands) -> None:
     parser.add_argument("--math-test", required=True)
     parser.add_argument("--math500", required=True)
     parser.add_argument("--math-perturb", nargs="+", default=[], help="MATH-P files: never in training")
+    parser.add_argument("--sample", action="store_true",
+                        help="the files are samples (catalog with `sample:`): skip the 12K size checks")
     parser.add_argument("--code", default=None)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=math_train)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from fpa.cli.common import add_common, make_backend, make_prompts, setup
+from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
 from fpa.data.offline import build_offline_dataset, grade_samples
+from fpa.generation.shards import generate_sharded, remove_work
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
 from fpa.provenance.record import Job
@@ -17,20 +18,23 @@ DATASET_GRADER = {"toy": "toy", "math12k": "math", "taco_apps": "code_tests"}
 def sample(args) -> None:
     setup(args)
     dataset, generation = args.config_json["dataset"], args.config_json["generation"]
+    job = Job("sample_offline", args.config_json, {"model": args.model, "problems": args.problems}, args.code)
     problems = read_jsonl(args.problems)
     prompts = make_prompts(args.config_json, [p["problem"] for p in problems], args.model)
-    backend = make_backend(generation, args.model)
-    completions = backend.generate(prompts, n=dataset["k"], temperature=dataset["temperature"],
-                                   max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"])
+    completions = generate_sharded(
+        make_backend(generation, args.model), prompts, n=dataset["k"], temperature=dataset["temperature"],
+        max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"], work_dir=args.work,
+        key_parts=generation_key(job), shard_rows=args.shard_rows,
+    )
     records = [
         {"id": f"{problem['id']}/{index}", "problem_id": problem["id"], "sample_index": index,
          "prompt": prompt, "completion": completion, "answer": problem["answer"]}
         for problem, prompt, outs in zip(problems, prompts, completions)
         for index, completion in enumerate(outs)
     ]
-    job = Job("sample_offline", args.config_json, {"model": args.model, "problems": args.problems}, args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)
+    remove_work(args.work)  # finished shards are not needed once the output exists
     print(f"{len(records)} samples for {len(problems)} problems")
 
 
@@ -54,6 +58,7 @@ def register(commands) -> None:
     add_common(parser, threads=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--problems", required=True)
+    add_work(parser)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=sample)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fpa.cli.common import add_common, make_backend, make_prompts, setup
+from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
 from fpa.evaluation.evaluate import evaluate_records
+from fpa.generation.shards import remove_work
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_json
 from fpa.provenance.record import Job
@@ -12,17 +13,19 @@ from fpa.provenance.record import Job
 def evaluate(args) -> None:
     setup(args)
     bench, generation = args.config_json["benchmark"], args.config_json["generation"]
+    job = Job("evaluate", {**args.config_json, "seed": args.seed},
+              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
     records = read_jsonl(args.benchmark)
     prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
     result = evaluate_records(
         make_backend(generation, args.model), records, prompts, n=bench["n"],
         temperature=generation["temperature"], max_new_tokens=generation["max_new_tokens"], seed=args.seed,
-        grader=get_grader(bench["grader"]),
+        grader=get_grader(bench["grader"]), work_dir=args.work, key_parts=generation_key(job),
+        shard_rows=args.shard_rows,
     )
-    job = Job("evaluate", {**args.config_json, "seed": args.seed},
-              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
     with job.output(args.out) as tmp:
         write_json(tmp, {"seed": args.seed, **result})
+    remove_work(args.work)  # finished shards are not needed once the output exists
     print(f"Pass@1 = {result['pass_at_1']:.4f} over {result['n_problems']} problems x {bench['n']} samples")
 
 
@@ -32,5 +35,6 @@ def register(commands) -> None:
     parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
     parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
     parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    add_work(parser)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=evaluate)

@@ -15,8 +15,10 @@ Shapes: reward, group [B]; chosen, rejected [P] long.
 
 from __future__ import annotations
 
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch is imported where pairs are built: the objective registry loads without it
+    from torch import Tensor
 
 PAIRING_RULES = ("all", "matched")
 
@@ -27,6 +29,7 @@ def _group_seed(seed: int, group_id: int) -> int:
 
 
 def _matched_pairs(correct: Tensor, group: Tensor, seed: int) -> tuple[Tensor, Tensor]:
+    import torch
     chosen, rejected = [], []
     for group_id in torch.unique(group).tolist():
         members = group == group_id
@@ -46,6 +49,7 @@ def build_pairs(reward: Tensor, group: Tensor, rule: str, seed: int = 0) -> tupl
     Deterministic: "all" lists pairs by (chosen, rejected) index; "matched" depends
     only on ``seed`` and each group's own samples (their order in the batch included).
     """
+    import torch
     if reward.dim() != 1 or group.shape != reward.shape:
         raise ValueError(
             f"build_pairs: reward and group must both be [B], got {tuple(reward.shape)} and {tuple(group.shape)}"

@@ -14,15 +14,18 @@ Determinism contract (what every backend must document it meets):
   * the same call (model, prompts, n, temperature, max_new_tokens, seed and
     backend options) returns the same completions;
   * ``temperature == 0`` is greedy decoding, and then ``n`` identical copies.
+  * a prompt's completions depend only on (prompt, its occurrence in the call,
+    seed), not on the call's other prompts, so a call split into shards (with
+    ``offsets``) returns the same completions (``fpa.generation.shards``).
 Backends that also guarantee independence of batching say so (``HFBackend``
-seeds one generator per (prompt index, sample index)).
+seeds one generator per (prompt, occurrence, sample index)).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 # name -> "module:class"; imported lazily so that optional engines (vLLM) are
 # needed only when chosen.
@@ -42,8 +45,13 @@ class GenerationBackend(Protocol):
         temperature: float,
         max_new_tokens: int,
         seed: int,
+        offsets: Mapping[str, int] | None = None,
     ) -> list[list[str]]:
-        """``n`` completions per prompt, in prompt order; completion text only, eos stripped."""
+        """``n`` completions per prompt, in prompt order; completion text only, eos stripped.
+
+        ``offsets[p]``: how often prompt ``p`` occurred in earlier shards of the same
+        logical call (``fpa.generation.shards``); its occurrences here count on from there.
+        """
         ...
 
 

@@ -8,8 +8,8 @@ seeded from (seed, prompt text, occurrence of that prompt in the call, sample
 index), which gives:
 
   * the same call returns the same completions;
-  * batch size, prompt order and sharding of the prompt list do not change
-    what a prompt gets, up to last-bit differences of batched matmuls (a draw
+  * batch size, prompt order and sharding of the prompt list (with ``offsets``
+    for prompts repeated across shards) do not change what a prompt gets, up to last-bit differences of batched matmuls (a draw
     that lands within ~1e-6 of a probability boundary can flip);
   * ``temperature == 0`` is plain greedy decoding, repeated ``n`` times.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LogitsProcessor, LogitsProcessorList
@@ -88,13 +88,14 @@ class HFBackend:
         )
 
     def generate(
-        self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int
+        self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
+        offsets: Mapping[str, int] | None = None,
     ) -> list[list[str]]:
         check_sampling_args(n, temperature, max_new_tokens)
         if temperature == 0:  # greedy: one decode per prompt, copied
             greedy = self._run([(p, None) for p in prompts], 0.0, max_new_tokens)
             return [[text] * n for text in greedy]
-        seen: Counter[str] = Counter()
+        seen: Counter[str] = Counter(offsets or {})
         rows = []
         for prompt in prompts:
             for sample in range(n):

@@ -9,7 +9,8 @@ max_tokens=max_new_tokens, seed=s)``. The request seed ``s`` is derived from
   * the same call (same vLLM version, hardware, dtype and engine options)
     returns the same completions;
   * prompt order, the other prompts of the call and sharding of the prompt
-    list do not change what a prompt gets, up to last-bit differences of
+    list (with ``offsets`` for prompts repeated across shards) do not change
+    what a prompt gets, up to last-bit differences of
     batched kernels (a draw that lands that close to a probability boundary
     can flip; more often in bfloat16 and on a GPU than in float32 on a CPU);
   * ``temperature == 0`` is greedy decoding, repeated ``n`` times (as are
@@ -33,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from fpa.generation.backend import check_sampling_args
 
@@ -95,14 +96,15 @@ class VLLMBackend:
         self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def generate(
-        self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int
+        self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
+        offsets: Mapping[str, int] | None = None,
     ) -> list[list[str]]:
         check_sampling_args(n, temperature, max_new_tokens)
         from vllm import SamplingParams
 
         # vLLM samples greedily below temperature 1e-5 and then refuses n > 1: decode once, copy.
         greedy = temperature < 1e-5
-        seen: Counter[str] = Counter()
+        seen: Counter[str] = Counter(offsets or {})
         params = []
         for prompt in prompts:
             params.append(

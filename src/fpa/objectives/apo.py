@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats, check_range
 from fpa.objectives.dpo import log_ratio
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class APOParams:
 
 def group_value(reward: Tensor, group: Tensor, beta1: float) -> Tensor:
     """[B] V*(x) of each sample's group: β1·(logsumexp_i(r_i/β1) − log K)."""
+    import torch
     member = group[None, :] == group[:, None]  # [B, B]: member[b, j] iff j is in b's group
     scaled = torch.where(member, reward[None, :] / beta1, -math.inf)
     return beta1 * (torch.logsumexp(scaled, dim=1) - member.sum(dim=1).to(reward.dtype).log())

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
-from torch import Tensor
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry (and config validation) loads without it
+    from torch import Tensor
 
 #: Statistics an objective may ask the engine for, beyond the always-present ones.
 #: ``ref``: log π_ref(y|x) (needs the reference cache); ``hat``: log π̂_λ(y|x);
@@ -74,8 +75,8 @@ class SequenceStats:
         return value
 
 
-Metrics = dict[str, Tensor]
-LossFn = Callable[[SequenceStats, object], tuple[Tensor, Metrics]]
+Metrics = dict[str, "Tensor"]
+LossFn = Callable[[SequenceStats, object], "tuple[Tensor, Metrics]"]
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,13 @@ Shapes: statistics [B], pair indices [P]; the loss is a scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch.nn.functional as F
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.data.pairs import PAIRING_RULES
 from fpa.objectives.base import Objective, SequenceStats, check_range
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def margin_metrics(margin: Tensor) -> dict[str, Tensor]:
 
 
 def dpo_loss(stats: SequenceStats, params: DPOParams) -> tuple[Tensor, dict[str, Tensor]]:
+    import torch.nn.functional as F
     margin = preference_margin(stats, params.beta)
     return pair_mean(-F.logsigmoid(margin)), margin_metrics(margin)
 

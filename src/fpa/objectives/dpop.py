@@ -13,14 +13,15 @@ Shapes: statistics [B], pair indices [P]; the loss is a scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch.nn.functional as F
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats, check_range
 from fpa.objectives.dpo import (
     REQUIRES, DPOParams, log_ratio, margin_metrics, pair_indices, pair_mean, preference_margin,
 )
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ def chosen_shortfall(stats: SequenceStats) -> Tensor:
 
 
 def dpop_loss(stats: SequenceStats, params: DPOPParams) -> tuple[Tensor, dict[str, Tensor]]:
+    import torch.nn.functional as F
     margin = preference_margin(stats, params.beta)
     shortfall = chosen_shortfall(stats)
     loss = pair_mean(-F.logsigmoid(margin - params.lam_dpop * shortfall))

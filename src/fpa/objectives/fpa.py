@@ -13,12 +13,13 @@ negated estimator above.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats, check_range
 from fpa.objectives.offrl import sequence_weight
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 APPLY_TO = ("all", "correct", "incorrect")
 
@@ -45,6 +46,7 @@ class FPAIncorrectOnlyParams(FPAParams):
 
 
 def fpa_loss(stats: SequenceStats, params: FPAParams) -> tuple[Tensor, dict[str, Tensor]]:
+    import torch
     hat_logp = stats.require("hat_logp")
     correct = stats.reward > 0
     uses_hat = {"all": torch.ones_like(correct), "correct": correct, "incorrect": ~correct}[params.apply_to]

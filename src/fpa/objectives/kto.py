@@ -15,12 +15,13 @@ Shapes: statistics [B]; the loss is a scalar, the mean over the B samples.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats, check_range
 from fpa.objectives.dpo import log_ratio
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class KTOParams:
 
 
 def kto_loss(stats: SequenceStats, params: KTOParams) -> tuple[Tensor, dict[str, Tensor]]:
+    import torch
     ratio = log_ratio(stats)
     z0 = ratio.detach().mean().clamp_min(0.0)
     correct = stats.reward > 0

@@ -10,11 +10,12 @@ Shapes: all statistics are [B]; the loss is a scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats, check_range
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,13 @@ class RewardShapedParams(OffRLParams):
 
 def shaped_reward(stats: SequenceStats, reward_incorrect: float) -> Tensor:
     """[B] R with incorrect samples' reward replaced by ``reward_incorrect``."""
+    import torch
     return torch.where(stats.reward > 0, stats.reward, torch.full_like(stats.reward, reward_incorrect))
 
 
 def sequence_weight(logp: Tensor, length: Tensor) -> Tensor:
     """[B] π(y|x)^(1/|y|) = exp(log π(y|x) / |y|)."""
+    import torch
     return torch.exp(logp / length)
 
 

@@ -15,11 +15,13 @@ Shapes: statistics [B], pair indices [P]; the loss is a scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats, check_range
 from fpa.objectives.dpo import REQUIRES, DPOParams, dpo_loss, pair_indices, pair_mean
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)

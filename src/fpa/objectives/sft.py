@@ -13,10 +13,12 @@ Shapes: statistics [B]; the loss is a scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from fpa.objectives.base import Objective, SequenceStats
+
+if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
+    from torch import Tensor
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from fpa.io import atomic_path, write_json
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
-MAX_LENGTH = 256  # tokens (= bytes); a 6-operand prompt + trace is ~85
+MAX_LENGTH = 256  # tokens (= bytes) beyond the template's own text; a 6-operand problem + trace is ~80
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,15 @@ TOY_PRESETS = {
 }
 
 
+def sequence_budget(cfg: ToyModelConfig) -> int:
+    """Tokens a training sequence may use: the template's own text plus ``MAX_LENGTH``.
+
+    A long template (the paper's math prompt is ~190 bytes) must not cut the traces
+    short, or the model never learns to end them with the boxed answer.
+    """
+    return len(render_prompt(cfg.prompt_template, "").encode()) + MAX_LENGTH
+
+
 def model_config(cfg: ToyModelConfig, tokenizer) -> Qwen2Config:
     return Qwen2Config(
         vocab_size=len(tokenizer),
@@ -80,7 +89,7 @@ def model_config(cfg: ToyModelConfig, tokenizer) -> Qwen2Config:
         num_attention_heads=cfg.n_heads,
         num_key_value_heads=cfg.n_heads,
         head_dim=64,
-        max_position_embeddings=MAX_LENGTH,
+        max_position_embeddings=sequence_budget(cfg),
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,
@@ -90,8 +99,9 @@ def model_config(cfg: ToyModelConfig, tokenizer) -> Qwen2Config:
 
 def get_batch(problems: list[str], cfg: ToyModelConfig, tokenizer, rng: random.Random) -> dict[str, torch.Tensor]:
     """A right-padded batch of fresh slip-injected traces; the loss sees completion + eos only."""
+    budget = sequence_budget(cfg)
     samples = [
-        encode_sample(tokenizer, render_prompt(cfg.prompt_template, p), render_trace(p, rng, cfg.slip_rate), MAX_LENGTH)
+        encode_sample(tokenizer, render_prompt(cfg.prompt_template, p), render_trace(p, rng, cfg.slip_rate), budget)
         for p in rng.choices(problems, k=cfg.batch_size)
     ]
     width = max(len(s.input_ids) for s in samples)
@@ -149,6 +159,7 @@ def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelCo
     start, cpu_start = time.perf_counter(), time.process_time()
     torch.manual_seed(cfg.seed)
     tokenizer = build_tokenizer()
+    tokenizer.model_max_length = sequence_budget(cfg)
     problems = [r["problem"] for r in make_problems(cfg.n_train_problems, cfg.seed, split="sft", n_operands=cfg.n_operands)]
     model = Qwen2ForCausalLM(model_config(cfg, tokenizer))
     curve = train(model, problems, cfg, tokenizer)

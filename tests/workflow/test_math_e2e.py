@@ -1,0 +1,113 @@
+"""The math path of the DAG through Snakemake (.test/config_math), in a temporary directory.
+
+Catalog files fetched from the tiny data mirror and checked against their sha256,
+catalog benchmarks pooled into table columns, the math grader, then the table and the
+explanation of a cell back to the mirror files; and the 12K MATH training problems of
+the tiny mirror. The toy base model stands in for a real one: the scores are not
+checked, the pipeline is.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fpa.grading.math import RULES
+
+ROOT = Path(__file__).resolve().parents[2]
+MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
+CONFIG = ROOT / ".test" / "config_math" / "config.yaml"
+COLUMNS = ["gsm8k", "math500", "aime24"]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not (MIRROR / "tiny").is_dir(), reason=f"no tiny data mirror at {MIRROR}/tiny")]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A copy of the project and one complete run of the math CI config (mirror path made absolute)."""
+    base = tmp_path_factory.mktemp("math_e2e")
+    project = base / "project"
+    project.mkdir()
+    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
+        source = ROOT / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
+    config = yaml.safe_load(CONFIG.read_text())
+    config["data"]["mirror"] = str(MIRROR / "tiny")
+    config_path = base / "config.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    workdir = base / "work"
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir),
+                             "--cores", "2", "--configfile", str(config_path)],
+                            env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    print(f"complete math CI DAG in {time.perf_counter() - started:.0f} s")
+    return project, workdir, env
+
+
+def test_table_has_the_benchmark_columns(run):
+    _, workdir, _ = run
+    with open(workdir / "results" / "tables" / "math.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["method"] for row in rows] == ["base", "fpa"]
+    for row in rows:
+        for column in (*COLUMNS, "Avg."):
+            assert re.fullmatch(r"\d+\.\d\d", row[column]), row  # one seed: mean only
+
+
+def test_evaluations_are_graded_by_math_verify(run):
+    _, workdir, _ = run
+    for column in COLUMNS:
+        result = json.loads((workdir / "results" / "eval" / "toy" / "fpa" / "1" / f"{column}.json").read_text())
+        assert result["n"] == 2 and result["n_problems"] == 20
+        assert len(result["completions"]) == 20 and all(len(row) == 2 for row in result["completions"])
+        rules = {rule for row in result["grade_rules"] for rule in row}
+        assert rules and rules <= set(RULES), rules
+    assert not (workdir / "results" / "eval" / "toy" / "fpa" / "1" / "work").exists()  # shards removed
+
+
+def test_the_12k_training_problems_of_the_tiny_mirror(run, tmp_path):
+    """``dataset.source: math12k``: MATH train + (MATH test - MATH500), as a target of its own
+    (the toy model never answers a MATH problem, so its offline dataset would be empty)."""
+    project, _, env = run
+    config = yaml.safe_load(CONFIG.read_text())
+    config["data"]["mirror"] = str(MIRROR / "tiny")
+    config["dataset"]["source"] = "math12k"
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    workdir = tmp_path / "work"
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir),
+                             "--cores", "2", "results/problems/train.jsonl", "--configfile", str(config_path)],
+                            env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    problems = [json.loads(line) for line in (workdir / "results" / "problems" / "train.jsonl").open()]
+    math500 = {json.loads(line)["unique_id"] for line in (MIRROR / "tiny" / "math500" / "test.jsonl").open()}
+    assert len(problems) == 40  # 20 MATH train + 20 MATH test, none of them among the 20 of tiny MATH500
+    assert {p["source"] for p in problems} == {"math_train", "math_test"}
+    assert not math500 & {p["id"] for p in problems}
+    assert all(p["answer"] for p in problems)
+    record = json.loads((workdir / "results" / "problems" / "train.jsonl.prov.json").read_text())
+    assert record["rule"] == "math_train_problems" and set(record["inputs"]) >= {"math_train", "math_test"}
+
+
+def test_a_cell_explains_to_the_mirror_files(run):
+    _, workdir, env = run
+    result = subprocess.run([sys.executable, "-m", "fpa", "explain", "results/tables/math.csv", "--row", "fpa",
+                             "--col", "math500"], cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "files verified" in result.stdout
+    for stage in ("rule evaluate", "rule prepare_benchmark", "rule fetch_data", "rule train", "rule build_dataset",
+                  "rule sample_offline", "rule toy_base_model"):
+        assert stage in result.stdout, stage
+    assert "math500/test.jsonl" in result.stdout
