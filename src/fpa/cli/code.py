@@ -8,7 +8,7 @@ import functools
 
 from fpa.cli.common import add_common, setup
 from fpa.data.code import MAX_TESTS, build_code_train
-from fpa.evaluation.code import score_completions
+from fpa.evaluation.evaluate import score_completions
 from fpa.grading import get_grader
 from fpa.grading.code import sandbox_mode
 from fpa.io import read_json, read_jsonl, write_json, write_jsonl

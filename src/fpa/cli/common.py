@@ -26,6 +26,15 @@ def add_work(parser: argparse.ArgumentParser) -> None:
                         help="(prompt, sample) rows per shard")
 
 
+def add_benchmark_sampling(parser: argparse.ArgumentParser) -> None:
+    """Options of commands that sample a checkpoint on a benchmark (``evaluate``, ``generate``)."""
+    parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
+    parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
+    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    add_work(parser)
+    parser.add_argument("--out", required=True)
+
+
 def generation_key(job) -> dict:
     """What a job's completions depend on besides prompts and sampling: config, input hashes, code."""
     return {"rule": job.rule, "config": job.config, "code": job.code,

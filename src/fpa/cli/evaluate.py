@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
+from fpa.cli.common import add_benchmark_sampling, add_common, generation_key, make_backend, make_prompts, setup
 from fpa.evaluation.evaluate import evaluate_records
 from fpa.generation.shards import remove_work
 from fpa.grading import get_grader
@@ -32,9 +32,5 @@ def evaluate(args) -> None:
 def register(commands) -> None:
     parser = commands.add_parser("evaluate", help="Pass@1 of a checkpoint on a benchmark")
     add_common(parser, threads=True)
-    parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
-    parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
-    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
-    add_work(parser)
-    parser.add_argument("--out", required=True)
+    add_benchmark_sampling(parser)
     parser.set_defaults(handler=evaluate)

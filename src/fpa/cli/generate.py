@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
+from fpa.cli.common import add_benchmark_sampling, add_common, generation_key, make_backend, make_prompts, setup
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.io import read_jsonl, write_json
 from fpa.provenance.record import Job
@@ -32,9 +32,5 @@ def generate(args) -> None:
 def register(commands) -> None:
     parser = commands.add_parser("generate", help="n completions per problem of a benchmark (code columns)")
     add_common(parser, threads=True)
-    parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
-    parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
-    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
-    add_work(parser)
-    parser.add_argument("--out", required=True)
+    add_benchmark_sampling(parser)
     parser.set_defaults(handler=generate)

@@ -17,6 +17,20 @@ def evaluate_records(backend, records: Sequence[dict], prompts: Sequence[str], *
     """Generate (resumably, with ``work_dir``: see ``fpa.generation.shards``), grade, score."""
     completions = generate_sharded(backend, prompts, n=n, temperature=temperature, max_new_tokens=max_new_tokens,
                                    seed=seed, work_dir=work_dir, key_parts=key_parts or {}, shard_rows=shard_rows)
+    return score_completions(records, completions, n=n, grader=grader)
+
+
+def score_completions(records: Sequence[dict], completions: Sequence[Sequence[str]], *, n: int,
+                      grader: Callable) -> dict:  # fmt: skip
+    """Grade ``completions[i][j]`` against ``records[i]["answer"]``; Pass@1 and the kept matrix.
+
+    Code columns call this in their own job (``evaluate_code``: the sandbox and many CPU
+    threads, no GPU) on completions that ``generate`` wrote earlier; the result has the same
+    fields either way, so tables and ``fpa explain`` treat code and math columns alike."""
+    if len(completions) != len(records) or any(len(outs) != n for outs in completions):
+        lengths = sorted({len(outs) for outs in completions})
+        raise ValueError(f"completions: expected {len(records)} problems x {n} samples, "
+                         f"got {len(completions)} problems with {lengths} samples")
     verdicts = iter(grader([(c, record["answer"]) for record, outs in zip(records, completions) for c in outs]))
     graded = [[next(verdicts) for _ in outs] for outs in completions]
     correct = [[int(ok) for ok, _ in row] for row in graded]
@@ -26,6 +40,6 @@ def evaluate_records(backend, records: Sequence[dict], prompts: Sequence[str], *
         "n_problems": len(records),
         "problem_ids": [record["id"] for record in records],
         "correct": correct,
-        "completions": completions,
+        "completions": [list(outs) for outs in completions],
         "grade_rules": [[rule for _, rule in row] for row in graded],
     }
