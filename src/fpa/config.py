@@ -1,7 +1,7 @@
 """Configuration: schema validation with one-line errors, and the expanded run grid.
 
 ``validate_config`` is what ``workflow/rules/common.smk`` calls first: it fills the
-schema's defaults (as ``snakemake.utils.validate`` does) and, on any error, raises a
+schema's defaults through ``snakemake.utils.validate`` and, on any error, raises a
 ``ConfigError`` whose message is one line naming the file, the key path, what was
 expected and the value received.
 """
@@ -56,25 +56,6 @@ def _parse_schema(path: str) -> dict:
         return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def _fill_defaults(config: dict, schema: dict, where: str) -> None:
-    """Set every missing key that has a schema ``default``, recursively (as ``snakemake.utils.validate``
-    with ``set_default=True`` does: the jsonschema FAQ recipe), without importing Snakemake or pandas."""
-    properties = jsonschema.Draft202012Validator.VALIDATORS["properties"]
-
-    def set_defaults(validator, subschemas, instance, schema):
-        for name, subschema in subschemas.items():
-            if "default" in subschema and isinstance(instance, dict):
-                instance.setdefault(name, copy.deepcopy(subschema["default"]))
-        yield from properties(validator, subschemas, instance, schema)
-
-    filling = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"properties": set_defaults})
-    try:
-        filling(schema).validate(config)
-    except jsonschema.ValidationError:  # a default that breaks a rule, e.g. an empty ``models``
-        check_against_schema(config, schema, where)
-        raise
-
-
 def _describe(error: jsonschema.ValidationError) -> str:
     kind, expected, got = error.validator, error.validator_value, error.instance
     if kind == "enum":
@@ -113,7 +94,9 @@ def validate_config(config: dict, where: str = "config", schema_path: str | Path
     """Validate ``config`` in place (defaults filled) and return it; one-line ``ConfigError`` otherwise."""
     schema = load_schema(schema_path)
     check_against_schema(config, schema, where)
-    _fill_defaults(config, schema, where)
+    from snakemake.utils import validate as snakemake_validate  # fills the defaults; jobs need no snakemake
+
+    snakemake_validate(config, str(schema_path), set_default=True)
     _check_semantics(config, where, schema)
     return config
 

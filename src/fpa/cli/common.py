@@ -35,6 +35,27 @@ def add_benchmark_sampling(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True)
 
 
+def sample_benchmark(args, rule: str):
+    """(job, records, prompts, completions): ``n`` completions per record of ``args.benchmark``
+    from ``args.model``, resumable from the ``--work`` shards (commands ``evaluate``, ``generate``)."""
+    from fpa.generation.shards import generate_sharded
+    from fpa.io import read_jsonl
+    from fpa.provenance.record import Job
+
+    setup(args)
+    bench, generation = args.config_json["benchmark"], args.config_json["generation"]
+    job = Job(rule, {**args.config_json, "seed": args.seed},
+              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
+    records = read_jsonl(args.benchmark)
+    prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
+    completions = generate_sharded(
+        make_backend(generation, args.model), prompts, n=bench["n"], temperature=generation["temperature"],
+        max_new_tokens=generation["max_new_tokens"], seed=args.seed, work_dir=args.work,
+        key_parts=generation_key(job), shard_rows=args.shard_rows,
+    )
+    return job, records, prompts, completions
+
+
 def generation_key(job) -> dict:
     """What a job's completions depend on besides prompts and sampling: config, input hashes, code."""
     return {"rule": job.rule, "config": job.config, "code": job.code,

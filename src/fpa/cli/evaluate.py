@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from fpa.cli.common import add_benchmark_sampling, add_common, generation_key, make_backend, make_prompts, setup
-from fpa.evaluation.evaluate import evaluate_records
+from fpa.cli.common import add_benchmark_sampling, add_common, sample_benchmark
+from fpa.evaluation.evaluate import score_completions
 from fpa.generation.shards import remove_work
 from fpa.grading import get_grader
-from fpa.io import read_jsonl, write_json
-from fpa.provenance.record import Job
+from fpa.io import write_json
 
 
 def evaluate(args) -> None:
-    setup(args)
-    bench, generation = args.config_json["benchmark"], args.config_json["generation"]
-    job = Job("evaluate", {**args.config_json, "seed": args.seed},
-              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
-    records = read_jsonl(args.benchmark)
-    prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
-    result = evaluate_records(
-        make_backend(generation, args.model), records, prompts, n=bench["n"],
-        temperature=generation["temperature"], max_new_tokens=generation["max_new_tokens"], seed=args.seed,
-        grader=get_grader(bench["grader"]), work_dir=args.work, key_parts=generation_key(job),
-        shard_rows=args.shard_rows,
-    )
+    job, records, _, completions = sample_benchmark(args, "evaluate")
+    bench = args.config_json["benchmark"]
+    result = score_completions(records, completions, n=bench["n"], grader=get_grader(bench["grader"]))
     with job.output(args.out) as tmp:
         write_json(tmp, {"seed": args.seed, **result})
     remove_work(args.work)  # finished shards are not needed once the output exists

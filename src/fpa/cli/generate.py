@@ -3,30 +3,20 @@
 
 from __future__ import annotations
 
-from fpa.cli.common import add_benchmark_sampling, add_common, generation_key, make_backend, make_prompts, setup
-from fpa.generation.shards import generate_sharded, remove_work
-from fpa.io import read_jsonl, write_json
-from fpa.provenance.record import Job
+from fpa.cli.common import add_benchmark_sampling, add_common, sample_benchmark
+from fpa.generation.shards import remove_work
+from fpa.io import write_json
 
 
 def generate(args) -> None:
     """Completions only (resumable from ``--work`` shards, as ``fpa evaluate`` and ``fpa sample``)."""
-    setup(args)
-    bench, generation = args.config_json["benchmark"], args.config_json["generation"]
-    job = Job("generate_code", {**args.config_json, "seed": args.seed},
-              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
-    records = read_jsonl(args.benchmark)
-    prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
-    completions = generate_sharded(
-        make_backend(generation, args.model), prompts, n=bench["n"], temperature=generation["temperature"],
-        max_new_tokens=generation["max_new_tokens"], seed=args.seed, work_dir=args.work,
-        key_parts=generation_key(job), shard_rows=args.shard_rows,
-    )
+    job, records, prompts, completions = sample_benchmark(args, "generate_code")
+    n = args.config_json["benchmark"]["n"]
     with job.output(args.out) as tmp:
-        write_json(tmp, {"seed": args.seed, "n": bench["n"], "problem_ids": [record["id"] for record in records],
+        write_json(tmp, {"seed": args.seed, "n": n, "problem_ids": [record["id"] for record in records],
                          "prompts": prompts, "completions": completions})
     remove_work(args.work)
-    print(f"{len(records)} problems x {bench['n']} completions")
+    print(f"{len(records)} problems x {n} completions")
 
 
 def register(commands) -> None:
