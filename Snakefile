@@ -10,7 +10,12 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 
-configfile: "config/config.yaml"
+# A --configfile is a whole experiment: it replaces the default toy config rather than being
+# merged into it (Snakemake merges nested keys, which would add the toy model, benchmarks and
+# table to the paper's grid).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"

@@ -7,7 +7,7 @@
 Every round runs each case in a fresh process, as a user would, in an empty working
 directory (``-d``), so nothing is up to date and every job is planned:
 
-  paper plan   ``snakemake -n --cores 1 --configfile config/paper.yaml`` (about 1,033 jobs)
+  paper plan   ``snakemake -n --cores 1 --configfile config/paper.yaml`` (277 jobs: one evaluation job per checkpoint)
   ci plan      the same with .test/config_ci/config.yaml (the toy CI grid)
   parse only   ``python -c`` of what ``common.smk`` does before the DAG: imports,
                config validation, run grid, code fingerprints of every rule

@@ -153,3 +153,43 @@ def test_killed_sample_job_restarts_from_its_shards(micro_model_dir, tmp_path):
                           text=True, timeout=600)
     assert once.returncode == 0, once.stdout + once.stderr
     assert read_jsonl(out) == read_jsonl(plain)
+
+
+def _evaluate(model_dir, benchmarks, n_of, tmp_path):
+    """``fpa evaluate`` of one checkpoint on ``benchmarks`` (name -> records file), each with ``n_of[name]``."""
+    config = {"benchmarks": {name: {"source": "file", "path": str(path), "n": n_of[name], "grader": "toy"}
+                             for name, path in benchmarks.items()},
+              "prompt_template": DEFAULT_PROMPT_TEMPLATE, "chat_template": False,
+              "generation": {"backend": "hf", "batch_size": 8, "max_new_tokens": 40, "temperature": 0.7}}
+    command = [sys.executable, "-m", "fpa", "evaluate", "--model", str(model_dir), "--config-json",
+               json.dumps(config), "--seed", "1", "--code", "test", "--threads", "1",
+               "--work", str(tmp_path / "work"), "--shard-rows", "4"]
+    for name, path in benchmarks.items():
+        command += ["--benchmark", name, str(path), str(tmp_path / "eval" / f"{name}.json")]
+    result = subprocess.run(command, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    outputs = {name: json.loads((tmp_path / "eval" / f"{name}.json").read_text()) for name in benchmarks}
+    for path in (tmp_path / "eval").iterdir():  # as Snakemake removes a re-run job's outputs
+        path.unlink()
+    return result.stderr, outputs
+
+
+def test_evaluate_rerun_regenerates_only_the_changed_benchmark(micro_model_dir, tmp_path):
+    """One ``fpa evaluate`` job samples every benchmark of a checkpoint. Changing one benchmark
+    re-runs the job, but the others resume from their kept shards: the same results, and no
+    model load at all once nothing is left to generate."""
+    benchmarks = {}
+    for name, seed in (("a", 1), ("b", 2)):
+        benchmarks[name] = tmp_path / f"{name}.jsonl"
+        write_jsonl(benchmarks[name], make_problems(6, seed=seed, split="test"))
+    log, first = _evaluate(micro_model_dir, benchmarks, {"a": 2, "b": 2}, tmp_path)
+    assert "loading" in log and "resumed" not in log
+
+    log, second = _evaluate(micro_model_dir, benchmarks, {"a": 2, "b": 3}, tmp_path)
+    assert f"resumed 3 of 3 shards from {tmp_path / 'work' / 'a'}" in log
+    assert "work/b: shards of another key" in log and "loading" in log
+    assert second["a"] == first["a"] and second["b"]["n"] == 3
+
+    log, third = _evaluate(micro_model_dir, benchmarks, {"a": 2, "b": 3}, tmp_path)
+    assert "loading" not in log and third == second

@@ -32,7 +32,7 @@ def test_paper_code_grid_job_counts(tmp_path):
                              str(PAPER_CODE), "-d", str(tmp_path)], capture_output=True, text=True, timeout=600,
                             cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    evaluations = models * (methods + 1) * seeds * benchmarks
+    checkpoints = models * (methods + 1) * seeds
     expected = {
         "fetch_data": benchmarks + 2,  # + taco_train, apps_train
         "fetch_model": models,
@@ -42,8 +42,8 @@ def test_paper_code_grid_job_counts(tmp_path):
         "build_dataset": models,
         "cache_reference": models,
         "train": models * methods * seeds,
-        "generate_code": evaluations,
-        "evaluate_code": evaluations,
+        "generate_code": checkpoints,  # every code benchmark of a checkpoint from one model load
+        "evaluate_code": checkpoints * benchmarks,
         "aggregate": 1,
         "all": 1,
     }

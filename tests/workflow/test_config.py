@@ -48,6 +48,16 @@ def test_every_schema_property_has_description_and_objects_are_closed():
     walk(load_schema(), "config")
 
 
+def test_default_prompt_is_the_papers_and_paper_config_uses_it():
+    from fpa.data.prompts import PAPER_MATH_TEMPLATE
+
+    schema = load_schema()
+    model = schema["properties"]["models"]["additionalProperties"]["properties"]
+    assert model["prompt_template"]["default"] == PAPER_MATH_TEMPLATE
+    paper = load_config_file(ROOT / "config" / "paper.yaml")
+    assert {m["prompt_template"] for m in paper["models"].values()} == {PAPER_MATH_TEMPLATE}
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_shipped_configs_validate(path):
     config = load_config_file(path)

@@ -124,7 +124,7 @@ def test_rerun_schedules_nothing(run):
     assert _planned_jobs(_snakemake(project, workdir, "-n", "--cores", "1")) == {}
 
 
-FPA_ONLY = {"train": 2, "evaluate": 4, "aggregate": 1, "all": 1}
+FPA_ONLY = {"train": 2, "evaluate": 2, "aggregate": 1, "all": 1}
 
 
 def test_changing_lambda_reruns_only_fpa(run, tmp_path):

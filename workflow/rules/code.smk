@@ -2,59 +2,57 @@
 # the completions, a CPU job grades them in the sandbox with a pool of threads. Their
 # evaluation file has the same path and fields as a math benchmark's, so the tables
 # (and `fpa explain`) take code columns like any other.
-rule generate_code:
-    input:
-        model=get_checkpoint,
-        benchmark=get_benchmark_file,
-    output:
-        "results/completions/{model}/{method}/{seed}/{bench}.json",
-    log:
-        "logs/generate_code/{model}/{method}/{seed}/{bench}.log",
-    wildcard_constraints:
-        bench=get_code_bench_pattern(),
-    conda:
-        "../../envs/train.yaml"
-    threads: 1
-    resources:
-        **get_resources("generate_code"),
-    params:
-        eval=get_eval_config,
-        code=get_code("fpa.cli.generate"),
-        work="results/completions/{model}/{method}/{seed}/work/{bench}",
-    shell:
-        "python -m fpa generate --model {input.model} --benchmark {input.benchmark} "
-        "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"
+if CODE_BENCHES:
 
+    rule generate_code:
+        input:
+            model=get_checkpoint,
+            benchmarks=[benchmark_file(bench) for bench in CODE_BENCHES],
+        output:
+            expand(
+                "results/completions/{{model}}/{{method}}/{{seed}}/{bench}.json",
+                bench=CODE_BENCHES,
+            ),
+        log:
+            "logs/generate_code/{model}/{method}/{seed}.log",
+        conda:
+            "../../envs/train.yaml"
+        threads: 1
+        resources:
+            **get_resources("generate_code"),
+        params:
+            benchmarks=get_sampling_args,
+            eval=get_generate_code_config,
+            code=get_code("fpa.cli.generate"),
+            work="results/completions/{model}/{method}/{seed}/work",
+        shell:
+            "python -m fpa generate --model {input.model} {params.benchmarks} "
+            "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
+            "--threads {threads} --work {params.work} > {log} 2>&1"
 
-rule evaluate_code:
-    input:
-        completions="results/completions/{model}/{method}/{seed}/{bench}.json",
-        benchmark=get_benchmark_file,
-        tasks=get_code_tasks,
-    output:
-        "results/eval/{model}/{method}/{seed}/{bench}.json",
-    log:
-        "logs/evaluate_code/{model}/{method}/{seed}/{bench}.log",
-    wildcard_constraints:
-        bench=get_code_bench_pattern(),
-    conda:
-        "../../envs/eval_code.yaml"
-    threads: get_threads("evaluate_code", 8)
-    resources:
-        **get_resources("evaluate_code"),
-    params:
-        eval=get_eval_config,
-        code=get_code_eval_code,
-    shell:
-        "python -m fpa evaluate-code --completions {input.completions} --benchmark {input.benchmark} "
-        "--tasks {input.tasks} --config-json {params.eval:q} --seed {wildcards.seed} "
-        "--code {params.code} --workers {threads} --out {output} > {log} 2>&1"
-
-
-# A code benchmark's evaluation file could also match `evaluate` (generation + math/toy
-# grading in one job); evaluate_code, constrained to the code benchmarks, takes it.
-ruleorder: evaluate_code > evaluate
+    rule evaluate_code:
+        input:
+            completions="results/completions/{model}/{method}/{seed}/{bench}.json",
+            benchmark=get_benchmark_file,
+            tasks=get_code_tasks,
+        output:
+            "results/eval/{model}/{method}/{seed}/{bench}.json",
+        log:
+            "logs/evaluate_code/{model}/{method}/{seed}/{bench}.log",
+        wildcard_constraints:
+            bench=get_code_bench_pattern(),
+        conda:
+            "../../envs/eval_code.yaml"
+        threads: get_threads("evaluate_code", 8)
+        resources:
+            **get_resources("evaluate_code"),
+        params:
+            eval=get_eval_config,
+            code=get_code_eval_code,
+        shell:
+            "python -m fpa evaluate-code --completions {input.completions} --benchmark {input.benchmark} "
+            "--tasks {input.tasks} --config-json {params.eval:q} --seed {wildcards.seed} "
+            "--code {params.code} --workers {threads} --out {output} > {log} 2>&1"
 
 
 if config["dataset"]["source"] == "taco_apps":

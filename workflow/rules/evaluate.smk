@@ -1,21 +1,30 @@
-rule evaluate:
-    input:
-        model=get_checkpoint,
-        benchmark=get_benchmark_file,
-    output:
-        "results/eval/{model}/{method}/{seed}/{bench}.json",
-    log:
-        "logs/evaluate/{model}/{method}/{seed}/{bench}.log",
-    conda:
-        "../../envs/train.yaml"
-    threads: 1
-    resources:
-        **get_resources("evaluate"),
-    params:
-        eval=get_eval_config,
-        code=get_eval_code,
-        work="results/eval/{model}/{method}/{seed}/work/{bench}",
-    shell:
-        "python -m fpa evaluate --model {input.model} --benchmark {input.benchmark} "
-        "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"
+# One job per checkpoint samples and grades every non-code benchmark: the model is loaded
+# once, and each benchmark's finished shards stay in work/, so a re-run after one
+# benchmark's settings change regenerates only that benchmark.
+if EVAL_BENCHES:
+
+    rule evaluate:
+        input:
+            model=get_checkpoint,
+            benchmarks=[benchmark_file(bench) for bench in EVAL_BENCHES],
+        output:
+            expand(
+                "results/eval/{{model}}/{{method}}/{{seed}}/{bench}.json",
+                bench=EVAL_BENCHES,
+            ),
+        log:
+            "logs/evaluate/{model}/{method}/{seed}.log",
+        conda:
+            "../../envs/train.yaml"
+        threads: 1
+        resources:
+            **get_resources("evaluate"),
+        params:
+            benchmarks=get_sampling_args,
+            eval=get_evaluate_config,
+            code=graders_code("fpa.cli.evaluate", EVAL_BENCHES),
+            work="results/eval/{model}/{method}/{seed}/work",
+        shell:
+            "python -m fpa evaluate --model {input.model} {params.benchmarks} "
+            "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
+            "--threads {threads} --work {params.work} > {log} 2>&1"

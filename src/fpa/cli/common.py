@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from pathlib import Path
+from typing import Iterator, NamedTuple
 
 
 def add_common(parser: argparse.ArgumentParser, *, config: bool = True, threads: bool = False) -> None:
@@ -27,38 +29,72 @@ def add_work(parser: argparse.ArgumentParser) -> None:
 
 
 def add_benchmark_sampling(parser: argparse.ArgumentParser) -> None:
-    """Options of commands that sample a checkpoint on a benchmark (``evaluate``, ``generate``)."""
+    """Options of commands that sample one checkpoint on benchmarks (``evaluate``, ``generate``)."""
     parser.add_argument("--model", required=True, help="checkpoint directory (HF format)")
-    parser.add_argument("--benchmark", required=True, help="JSONL of {id, problem, answer} records")
+    parser.add_argument("--benchmark", nargs=3, action="append", required=True, metavar=("NAME", "FILE", "OUT"),
+                        help="a benchmark of the config slice's `benchmarks`, its JSONL of {id, problem, answer} "
+                             "records and the output to write; repeat it for each benchmark")
     parser.add_argument("--seed", type=int, required=True, help="sampling seed")
     add_work(parser)
-    parser.add_argument("--out", required=True)
 
 
-def sample_benchmark(args, rule: str):
-    """(job, records, prompts, completions): ``n`` completions per record of ``args.benchmark``
-    from ``args.model``, resumable from the ``--work`` shards (commands ``evaluate``, ``generate``)."""
+class BenchmarkSample(NamedTuple):
+    name: str
+    out: str
+    job: object  # fpa.provenance.record.Job of this benchmark's output
+    records: list[dict]
+    prompts: list[str]
+    completions: list[list[str]]
+
+
+def sample_benchmarks(args, rule: str) -> Iterator[BenchmarkSample]:
+    """``n`` completions per record of each ``--benchmark``, one benchmark after the other, from
+    one model load (commands ``evaluate``, ``generate``).
+
+    Each benchmark's shards go to ``--work/<name>`` and are kept after its output is written: a
+    re-run of the job (Snakemake re-runs it when any of its benchmarks changes) regenerates only
+    the benchmarks whose key changed, and loads the model only if one did.
+    """
+    from fpa.generation.backend import LazyBackend
     from fpa.generation.shards import generate_sharded
     from fpa.io import read_jsonl
-    from fpa.provenance.record import Job
+    from fpa.provenance.record import Job, describe_inputs
 
     setup(args)
-    bench, generation = args.config_json["benchmark"], args.config_json["generation"]
-    job = Job(rule, {**args.config_json, "seed": args.seed},
-              {"checkpoint": args.model, "benchmark": args.benchmark}, args.code)
-    records = read_jsonl(args.benchmark)
-    prompts = make_prompts(args.config_json, [record["problem"] for record in records], args.model)
-    completions = generate_sharded(
-        make_backend(generation, args.model), prompts, n=bench["n"], temperature=generation["temperature"],
-        max_new_tokens=generation["max_new_tokens"], seed=args.seed, work_dir=args.work,
-        key_parts=generation_key(job), shard_rows=args.shard_rows,
-    )
-    return job, records, prompts, completions
+    shared = {key: value for key, value in args.config_json.items() if key != "benchmarks"}
+    benchmarks = args.config_json.get("benchmarks")
+    if not isinstance(benchmarks, dict):
+        raise SystemExit("--config-json: expected a `benchmarks` object (name -> benchmark config)")
+    unknown = [name for name, _, _ in args.benchmark if name not in benchmarks]
+    if unknown:
+        raise SystemExit(f"--benchmark {unknown[0]}: not in --config-json benchmarks ({', '.join(benchmarks)})")
+    generation = shared["generation"]
+    backend = LazyBackend(lambda: make_backend(generation, args.model))
+    checkpoint = describe_inputs({"checkpoint": args.model})  # hashed once for all benchmarks
+    for name, path, out in args.benchmark:
+        bench = benchmarks[name]
+        job = Job(rule, {**shared, "benchmark": bench, "seed": args.seed}, {"benchmark": path}, args.code,
+                  described=checkpoint)
+        records = read_jsonl(path)
+        prompts = make_prompts(shared, [record["problem"] for record in records], args.model)
+        completions = generate_sharded(
+            backend, prompts, n=bench["n"], temperature=generation["temperature"],
+            max_new_tokens=generation["max_new_tokens"], seed=args.seed,
+            work_dir=None if args.work is None else Path(args.work) / name,
+            key_parts=generation_key(job), shard_rows=args.shard_rows,
+        )
+        yield BenchmarkSample(name, out, job, records, prompts, completions)
 
 
 def generation_key(job) -> dict:
-    """What a job's completions depend on besides prompts and sampling: config, input hashes, code."""
-    return {"rule": job.rule, "config": job.config, "code": job.code,
+    """What a job's completions depend on besides prompts and sampling: config, input hashes and the
+    generation code (not the rest of the job's code: a grader edit keeps the finished shards)."""
+    from fpa.generation.backend import BACKENDS
+    from fpa.provenance.fingerprint import code_fingerprint
+
+    backend_module = BACKENDS[job.config["generation"]["backend"]].split(":")[0]
+    return {"rule": job.rule, "config": job.config,
+            "code": code_fingerprint("fpa.generation.shards", "fpa.data.prompts", backend_module),
             "inputs": {name: entry["sha256"] for name, entry in job.inputs.items()}}
 
 
@@ -84,6 +120,7 @@ def make_backend(generation: dict, model_dir: str):
     """The configured generation backend on ``model_dir``, with its own options."""
     from fpa.generation.backend import get_backend
 
+    logging.getLogger(__name__).info("loading %s with the %s backend", model_dir, generation["backend"])
     if generation["backend"] == "vllm":
         return get_backend("vllm", model_dir, tensor_parallel_size=generation["tensor_parallel_size"])
     return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"])

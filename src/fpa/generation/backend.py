@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 # name -> "module:class"; imported lazily so that optional engines (vLLM) are
 # needed only when chosen.
@@ -72,3 +72,17 @@ def get_backend(name: str, model_dir: str | os.PathLike, **options) -> Generatio
     module, attr = BACKENDS[name].split(":")
     backend_cls = getattr(importlib.import_module(module), attr)
     return backend_cls(model_dir, **options)
+
+
+class LazyBackend:
+    """A backend built on its first ``generate`` call, so that a job whose shards are all
+    finished never loads the model (an engine start is minutes for a large model)."""
+
+    def __init__(self, build: Callable[[], GenerationBackend]):
+        self._build = build
+        self._backend: GenerationBackend | None = None
+
+    def generate(self, prompts: Sequence[str], **sampling) -> list[list[str]]:
+        if self._backend is None:
+            self._backend = self._build()
+        return self._backend.generate(prompts, **sampling)

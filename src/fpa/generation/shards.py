@@ -18,8 +18,10 @@ The result equals one uninterrupted ``backend.generate`` call on the whole list:
 backends seed each (prompt, occurrence of the prompt, sample) independently of
 the call's other prompts, and each shard is told how often its prompts occurred
 in earlier shards (``offsets``). The work directory is not a Snakemake output
-(Snakemake deletes the outputs of a failed job); the command removes it once its
-own output is written (``remove_work``).
+(Snakemake deletes the outputs of a failed job). ``fpa sample`` removes it once its
+output is written (``remove_work``); ``fpa evaluate`` and ``fpa generate`` keep one
+per benchmark, so that re-running a checkpoint's evaluation after one benchmark
+changed regenerates only that benchmark.
 """
 
 from __future__ import annotations

@@ -76,10 +76,13 @@ def describe_inputs(inputs: Mapping[str, str | os.PathLike]) -> dict:
 class Job:
     """One CLI invocation of a rule: collects what its outputs' sidecars record."""
 
-    def __init__(self, rule: str, config: object, inputs: Mapping[str, str | os.PathLike], code: str | None = None):
+    def __init__(self, rule: str, config: object, inputs: Mapping[str, str | os.PathLike], code: str | None = None,
+                 *, described: Mapping[str, dict] | None = None):
+        """``described``: inputs already hashed by ``describe_inputs`` (shared by several jobs of
+        one command, e.g. a checkpoint evaluated on several benchmarks)."""
         self.rule = rule
         self.config = config
-        self.inputs = describe_inputs(inputs)
+        self.inputs = {**(described or {}), **describe_inputs(inputs)}
         self.code = code
         self.started = _now()
         self.extra: dict = {}
