@@ -157,3 +157,17 @@ def test_another_interpreter_in_a_private_dir(sandbox, tmp_path):
     python = str(tmp_path / "venv" / "bin" / "python")
     result = Sandbox(sandbox.limits, python=python).run_python("import sys\nprint(sys.prefix)")
     assert (result.returncode, result.stdout) == (0, f"{tmp_path / 'venv'}\n"), result.stderr
+
+
+def test_localhost_resolves_to_the_sandboxs_own_loopback(sandbox):
+    """Tests that serve on ``localhost`` inside the sandbox (BigCodeBench/1038, 1040) reach themselves."""
+    source = (
+        "import socket\n"
+        "server = socket.create_server(('localhost', 0))\n"
+        "client = socket.create_connection(('localhost', server.getsockname()[1]), timeout=5)\n"
+        "conn, _ = server.accept()\n"
+        "client.sendall(b'ping')\n"
+        "print(socket.gethostbyname('localhost'), conn.recv(4))\n"
+    )
+    result = sandbox.run_python(source)
+    assert result.stdout == "127.0.0.1 b'ping'\n", result.stderr

@@ -12,7 +12,7 @@ Run as root, the chain is (each stage ``exec``s the next, so it is one pid)::
              --clearenv --setenv ...                           namespaces, env -i
              /usr ro, /lib /lib64 /bin /sbin symlinks, Python trees ro, /proc fresh,
              /dev: null zero urandom, shm -> /tmp; tmpfs /tmp and /sandbox (sized);
-             / read-only; files copied in from memfds (--file); /etc/passwd, /etc/group
+             / read-only; files copied in from memfds (--file); /etc/passwd, /etc/group, /etc/hosts
     PROGRAM  (cwd /sandbox, HOME=/sandbox)
 
 U is unique to the run, so RLIMIT_NPROC (counted per uid) covers this run alone.
@@ -162,8 +162,10 @@ def bwrap_args(
     return args
 
 
-def passwd_files(uid: int) -> dict[str, bytes]:
-    """/etc/passwd and /etc/group naming the run's uid (getpass, pwd, ~ expansion)."""
+def etc_files(uid: int) -> dict[str, bytes]:
+    """/etc/passwd and /etc/group naming the run's uid (getpass, pwd, ~ expansion), and an
+    /etc/hosts naming the loopback (tests that serve on ``localhost`` inside the sandbox)."""
     passwd = f"root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:{uid}:{uid}:sandbox:{WORKDIR}:/usr/sbin/nologin\n"
     group = f"root:x:0:\nsandbox:x:{uid}:\n"
-    return {"/etc/passwd": passwd.encode(), "/etc/group": group.encode()}
+    hosts = "127.0.0.1 localhost\n::1 localhost\n"
+    return {"/etc/passwd": passwd.encode(), "/etc/group": group.encode(), "/etc/hosts": hosts.encode()}

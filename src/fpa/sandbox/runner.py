@@ -122,7 +122,7 @@ class Sandbox:
 
     def _run_bwrap(self, argv, contents, stdin, timeout, env):
         uid = _next_uid()
-        files = {**bwrap.passwd_files(uid), **{f"{bwrap.WORKDIR}/{name}": data for name, data in contents.items()}}
+        files = {**bwrap.etc_files(uid), **{f"{bwrap.WORKDIR}/{name}": data for name, data in contents.items()}}
         fds = {dest: _memfd(dest, data) for dest, data in files.items()}
         status_r, status_w = os.pipe()
         try:

@@ -32,7 +32,14 @@ KNOWN_EXCEPTIONS = {
     "so untrusted_check fails every solution, the canonical one included",
     "Mbpp/599": "load-sensitive: the plus inputs take ~100 s; under load the canonical exceeds EvalPlus's "
     "per-task cap min(60 s, 4x reference time) + 1 s and is reported as a timeout",
-    "BigCodeBench/9": "imports seaborn, which envs/eval_code.yaml does not install",
+    "BigCodeBench/9": "imports seaborn, which envs/eval_code.yaml installs but the CI test env does not",
+    # Upstream: bigcodebench.eval.safe_environment swaps os.kill for a safe_kill that spares only the
+    # pids of its own Popen calls, so Pool.terminate() (the `with Pool()` exit) cannot kill the pool's
+    # workers and may wait on them until the 240 s limit; also seen with no sandbox.
+    "BigCodeBench/205": "bigcodebench 0.2.5's safe_environment blocks os.kill of multiprocessing.Pool workers; "
+    "the Pool exit can hang until the time limit (flaky, also without the sandbox)",
+    "BigCodeBench/363": "bigcodebench 0.2.5's safe_environment blocks os.kill of multiprocessing.Pool workers; "
+    "the Pool exit can hang until the time limit (flaky)",
 }
 _FENCE = re.compile(r"```(?:python|py|Python3?)?[ \t]*\n(.*?)```", re.DOTALL)
 
