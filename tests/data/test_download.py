@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -44,12 +45,17 @@ def test_config_samples_and_groups():
     assert sorted(sum(groups.values(), [])) == sorted(benchmarks)
 
 
-def test_config_errors_name_file_and_key(tmp_path):
+@pytest.mark.parametrize("section, name, key, message", [
+    ("benchmarks", "gsm8k", "sha256", "benchmarks.gsm8k.sha256: required key"),
+    # a file without a pinned sha256 must come from the hub (fetch records its hash)
+    ("code", "apps_train", "hub", "code.apps_train.sha256: null is allowed only for hub"),
+])
+def test_config_errors_name_file_and_key(tmp_path, section, name, key, message):
     config = yaml.safe_load(CONFIG_PATH.read_text())
-    del config["benchmarks"]["gsm8k"]["sha256"]
+    del config[section][name][key]
     path = tmp_path / "benchmarks.yaml"
     path.write_text(yaml.safe_dump(config))
-    with pytest.raises(ValueError, match=r"benchmarks.yaml: benchmarks.gsm8k.sha256: required key"):
+    with pytest.raises(ValueError, match=re.escape(f"benchmarks.yaml: {message}")):
         read_benchmarks_config(path)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import copy_project, snakemake
 
 from fpa.sandbox import sandbox_problem
 
@@ -46,16 +47,6 @@ def _skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _snakemake(project: Path, workdir: Path, config: Path, *args: str, check: bool = True):
-    command = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir), *args,
-               "--configfile", str(config)]
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return result
-
-
 def _config(base: Path, **changes) -> Path:
     config = yaml.safe_load(CONFIG.read_text())
     config["data"]["mirror"] = str(FIXTURES)
@@ -71,14 +62,10 @@ def run(tmp_path_factory):
     if problem:
         _skip_or_fail(f"sandbox unavailable: {problem}")
     base = tmp_path_factory.mktemp("code_e2e")
-    project = base / "project"
-    project.mkdir()
-    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
-        source = ROOT / name
-        (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
+    project = copy_project(base)
     workdir = base / "work"
     started = time.perf_counter()
-    _snakemake(project, workdir, _config(base), "--cores", "2")
+    snakemake(project, workdir, _config(base), "--cores", "2")
     print(f"complete code CI DAG in {time.perf_counter() - started:.0f} s")
     return base, project, workdir, {**os.environ, "PYTHONPATH": str(project / "src")}
 
@@ -117,7 +104,7 @@ def test_code_cells_explain_to_verified_files(run):
 
 def test_rerun_schedules_nothing(run):
     base, project, workdir, _ = run
-    result = _snakemake(project, workdir, _config(base), "-n", "--cores", "1")
+    result = snakemake(project, workdir, _config(base), "-n", "--cores", "1")
     assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-2000:]
 
 
@@ -157,7 +144,7 @@ def test_taco_apps_training_path(run):
     shutil.copytree(workdir / "results" / "models" / "toy" / "base", work / "results" / "models" / "toy" / "base")
     config = _config(base, dataset={"source": "taco_apps", "k": 2, "temperature": 0.7, "seed": 42,
                                     "validation_fraction": 0.1})
-    _snakemake(project, work, config, "results/datasets/toy/samples.jsonl", "--cores", "2")
+    snakemake(project, work, config, "results/datasets/toy/samples.jsonl", "--cores", "2")
     problems = [json.loads(line) for line in (work / "results" / "problems" / "train.jsonl").open()]
     assert [p["id"] for p in problems] == ["taco_train/0", "taco_train/1", "taco_train/2", "taco_train/4",
                                            "apps_train/1"]
@@ -166,7 +153,7 @@ def test_taco_apps_training_path(run):
     samples = [json.loads(line) for line in (work / "results" / "datasets" / "toy" / "samples.jsonl").open()]
     assert len(samples) == 10 and all(json.loads(s["answer"])["tests"] for s in samples)
     # The toy model solves no problem: the graded dataset is empty, and says so.
-    result = _snakemake(project, work, config, "results/datasets/toy/train.jsonl", "--cores", "2", check=False)
+    result = snakemake(project, work, config, "results/datasets/toy/train.jsonl", "--cores", "2", check=False)
     assert result.returncode != 0
     log = (work / "logs" / "build_dataset" / "toy.log").read_text()
     assert "none with mixed outcomes among K=2" in log, log[-2000:]

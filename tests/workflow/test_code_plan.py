@@ -9,22 +9,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import job_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_CODE = ROOT / "config" / "paper-code.yaml"
 
 
-def _job_counts(text: str) -> dict[str, int]:
-    counts = {}
-    for line in text.split("Job stats:")[1].splitlines()[3:]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
-
-
-def test_paper_code_grid_job_counts(tmp_path):
+def test_paper_code_gridjob_counts(tmp_path):
     config = yaml.safe_load(PAPER_CODE.read_text())
     models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
     benchmarks = len(config["benchmarks"])
@@ -48,7 +39,7 @@ def test_paper_code_grid_job_counts(tmp_path):
         "all": 1,
     }
     expected["total"] = sum(expected.values())
-    assert _job_counts(result.stdout + result.stderr) == expected
+    assert job_counts(result.stdout + result.stderr) == expected
 
 
 def test_paper_code_rules_use_the_code_env_and_threads(tmp_path):

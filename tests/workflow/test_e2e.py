@@ -20,37 +20,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import copy_project, job_counts, snakemake
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-def _snakemake(project: Path, workdir: Path, *args: str, config: Path | None = None, check: bool = True,
-               background: bool = False):
-    # --configfile takes several values: it goes last, so that a target is not read as a config file
-    command = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir), *args,
-               "--configfile", str(config or project / ".test" / "config_ci" / "config.yaml")]
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
-    if background:
-        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return result
+def _snakemake(project: Path, workdir: Path, *args: str, config: Path | None = None, **options):
+    return snakemake(project, workdir, config or project / ".test" / "config_ci" / "config.yaml", *args, **options)
 
 
 def _planned_jobs(result) -> dict[str, int]:
-    """Parse Snakemake's 'Job stats' table of a dry run."""
-    text = result.stdout + result.stderr
-    if "Nothing to be done" in text:
-        return {}
-    block = text.split("Job stats:")[1]
-    jobs = {}
-    for line in block.splitlines()[3:]:
-        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if not match:
-            break
-        jobs[match.group(1)] = int(match.group(2))
+    jobs = job_counts(result.stdout + result.stderr)
     jobs.pop("total", None)
     return jobs
 
@@ -63,11 +44,7 @@ def _planned_outputs(result) -> set[str]:
 def run(tmp_path_factory):
     """A copy of the project (so its code can be edited) and one complete run of the CI config."""
     base = tmp_path_factory.mktemp("e2e")
-    project = base / "project"
-    project.mkdir()
-    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
-        source = ROOT / name
-        (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
+    project = copy_project(base)
     workdir = base / "work"
     started = time.perf_counter()
     _snakemake(project, workdir, "--cores", "2")

@@ -13,7 +13,6 @@ import csv
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import copy_project, snakemake
 
 from fpa.grading.math import RULES
 
@@ -36,11 +36,7 @@ pytestmark = [pytest.mark.slow,
 def run(tmp_path_factory):
     """A copy of the project and one complete run of the math CI config (mirror path made absolute)."""
     base = tmp_path_factory.mktemp("math_e2e")
-    project = base / "project"
-    project.mkdir()
-    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
-        source = ROOT / name
-        (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
+    project = copy_project(base)
     config = yaml.safe_load(CONFIG.read_text())
     config["data"]["mirror"] = str(MIRROR / "tiny")
     config_path = base / "config.yaml"
@@ -48,10 +44,7 @@ def run(tmp_path_factory):
     workdir = base / "work"
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir),
-                             "--cores", "2", "--configfile", str(config_path)],
-                            env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    snakemake(project, workdir, config_path, "--cores", "2")
     print(f"complete math CI DAG in {time.perf_counter() - started:.0f} s")
     return project, workdir, env
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import job_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
@@ -29,17 +30,7 @@ def _plan(tmp_path, *extra):
     return result
 
 
-def _job_counts(text: str) -> dict[str, int]:
-    counts = {}
-    for line in text.split("Job stats:")[1].splitlines()[3:]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
-
-
-def test_paper_grid_job_counts(tmp_path):
+def test_paper_gridjob_counts(tmp_path):
     config = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
     benchmarks = len(config["benchmarks"])
@@ -47,7 +38,7 @@ def test_paper_grid_job_counts(tmp_path):
     training_files = {"math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard"}
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert _job_counts(result.stdout + result.stderr) == {
+    assert job_counts(result.stdout + result.stderr) == {
         "fetch_data": len(parts | training_files),
         "fetch_model": models,
         "math_train_problems": 1,

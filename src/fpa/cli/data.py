@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.code import load_code_benchmark
-from fpa.data.download import CODE_SECTION, fetch, find_entry, read_benchmarks_config
+from fpa.data.download import fetch, find_entry, read_benchmarks_config
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
@@ -32,19 +31,11 @@ def prepare_benchmark(args) -> None:
     if len(parts) != len(args.files):
         raise ValueError(f"prepare-benchmark: {len(parts)} parts {parts} but {len(args.files)} files")
     records = [problem.to_dict() for part, path in zip(parts, args.files)
-               for problem in _load_part(catalog, part, path)]
+               for problem in load_benchmark(find_entry(catalog, part)[1]["loader"], path, source=part)]
     job = Job("prepare_benchmark", args.config_json, dict(zip(parts, args.files)), args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)
     print(f"{args.name}: {len(records)} problems from {parts}")
-
-
-def _load_part(catalog: dict, part: str, path: str) -> list:
-    """Math parts: {id, problem, answer}; code parts (section ``code``): the answer is the task id."""
-    section, entry = find_entry(catalog, part)
-    if section == CODE_SECTION:
-        return load_code_benchmark(entry["loader"], path, source=part)
-    return load_benchmark(entry["loader"], path, source=part)
 
 
 def math_train(args) -> None:

@@ -25,25 +25,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass
 from typing import Callable
 
+from fpa.data import code
+from fpa.data.records import MathProblem
 from fpa.grading.answers import last_boxed
 from fpa.io import read_jsonl
 
 AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
-
-
-@dataclass(frozen=True)
-class MathProblem:
-    id: str
-    problem: str
-    answer: str
-    source: str  # benchmark (or training source) name, e.g. "math500"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def number_to_str(value: int | float | str) -> str:
@@ -150,6 +140,10 @@ LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
     "amc": load_amc,
     "aime": load_aime,
     "aime26": load_aime26,
+    "mbppplus": code.load_mbppplus,
+    "humanevalplus": code.load_humanevalplus,
+    "bigcodebench": code.load_bigcodebench,
+    "livecodebench": code.load_livecodebench,
 }
 
 

@@ -31,9 +31,8 @@ import gzip
 import json
 import os
 import re
-from typing import Callable
 
-from fpa.data.benchmarks import MathProblem
+from fpa.data.records import MathProblem
 from fpa.io import read_jsonl
 
 #: LiveCodeBench's format messages (lcb_runner/prompts/code_generation.py), restated.
@@ -86,20 +85,6 @@ def load_bigcodebench(path, source: str = "bigcodebench") -> list[MathProblem]:
 def load_livecodebench(path, source: str = "livecodebench") -> list[MathProblem]:
     return [MathProblem(row["question_id"], format_problem(row["question_content"], row.get("starter_code")),
                         row["question_id"], source) for row in _rows(path)]
-
-
-BENCHMARK_LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
-    "mbppplus": load_mbppplus,
-    "humanevalplus": load_humanevalplus,
-    "bigcodebench": load_bigcodebench,
-    "livecodebench": load_livecodebench,
-}
-
-
-def load_code_benchmark(loader: str, path: str | os.PathLike, source: str) -> list[MathProblem]:
-    if loader not in BENCHMARK_LOADERS:
-        raise ValueError(f"code loader: expected one of {sorted(BENCHMARK_LOADERS)}, got {loader!r}")
-    return BENCHMARK_LOADERS[loader](path, source=source)
 
 
 # --- training problems: TACO and APPS ------------------------------------------------
