@@ -8,6 +8,8 @@ import textwrap
 import uuid
 from pathlib import Path
 
+from fpa.sandbox import bwrap
+
 REPO = Path(__file__).resolve().parents[2]
 
 WRITE_EVERYWHERE = """
@@ -68,14 +70,19 @@ for path in ["/etc/shadow", "/etc/gshadow", "/proc/1/environ", "/proc/self/envir
 
 
 def test_only_the_minimal_tree_is_visible(sandbox):
-    source = "import os\nfor path in ('/', '/etc', '/dev'):\n    print(sorted(os.listdir(path)))"
-    lines = sandbox.run_python(source).stdout.splitlines()
+    """The minimal tree, plus the directories that lead to the Python trees (read-only): of a
+    checkout that holds the venv (the README's `.venv`), only the venv is there."""
+    python_tops = {Path(root).parts[1] for root in bwrap.python_roots(sys.executable)}
+    source = ("import os, sys\nfor path in ('/', '/etc', '/dev'):\n    print(sorted(os.listdir(path)))\n"
+              "print(os.path.exists(sys.argv[1]))")
+    lines = sandbox.run_python(source, args=[str(REPO / "README.md")]).stdout.splitlines()
     top = set(eval(lines[0]))
-    assert not top & {"home", "run", "var", "opt", "srv", "mnt", "media", "boot", "sys", "work"}
+    assert not top & ({"home", "run", "var", "opt", "srv", "mnt", "media", "boot", "sys", "work"} - python_tops)
     allowed = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "proc", "dev", "tmp", "sandbox", "etc", "root"}
-    assert top <= allowed
-    assert eval(lines[1]) == ["group", "passwd"]
+    assert top <= allowed | python_tops
+    assert eval(lines[1]) == ["group", "hosts", "passwd"]
     assert set(eval(lines[2])) <= {"null", "zero", "urandom", "shm", "fd", "stdin", "stdout", "stderr"}
+    assert lines[3] == "False"  # the checkout's files
 
 
 def test_host_processes_are_invisible(sandbox):
