@@ -137,6 +137,13 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
             if column not in config["benchmarks"]:
                 raise ConfigError(f"{where}: tables.{table}: unknown benchmark {column!r}; "
                                   f"expected one of {sorted(config['benchmarks'])}")
+    for column in config["curve_benchmarks"]:
+        if column not in config["benchmarks"]:
+            raise ConfigError(f"{where}: curve_benchmarks: unknown benchmark {column!r}; "
+                              f"expected one of {sorted(config['benchmarks'])}")
+        if is_code_grader(config["benchmarks"][column]["grader"]):
+            raise ConfigError(f"{where}: curve_benchmarks: {column!r} is a code benchmark; "
+                              "curves are sampled and graded in one job (math and toy graders only)")
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
     if not config["methods"] and not config["evaluate_base"]:

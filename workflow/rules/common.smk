@@ -67,11 +67,26 @@ def as_json(obj):
 
 
 def get_final_output():
-    return expand(
-        "results/tables/{table}.{ext}",
-        table=list(config["tables"]),
-        ext=["csv", "md", "tex"],
+    return (
+        expand(
+            "results/tables/{table}.{ext}",
+            table=list(config["tables"]),
+            ext=["csv", "md", "tex"],
+        )
+        + get_curves()
     )
+
+
+def get_curves():
+    """Curve CSVs of the runs that take snapshots, when the config names curve benchmarks."""
+    if not config["curve_benchmarks"]:
+        return []
+    return [
+        f"results/curves/{model}/{run.name}/{seed}.csv"
+        for (model, _), run in RUNS.items()
+        if run.training["snapshot_every"]
+        for seed in SEEDS
+    ]
 
 
 def get_resources(rule):
@@ -129,9 +144,10 @@ def get_train_inputs(wildcards):
         "val": f"results/datasets/{wildcards.model}/val.jsonl",
     }
     run = get_run(wildcards)
-    if (
-        get_objective(run.objective).needs_reference
-        and run.training["reference"] == "cached"
+    # every cached-reference run reads the cache: the objective's own terms, or only the
+    # logged log-ratio diagnostics (training.diagnostics)
+    if run.training["reference"] == "cached" and (
+        get_objective(run.objective).needs_reference or run.training["diagnostics"]
     ):
         inputs["reference"] = f"results/reference/{wildcards.model}/cache"
     return inputs
@@ -257,6 +273,20 @@ EVAL_BENCHES = [name for name in config["benchmarks"] if name not in CODE_BENCHE
 def get_code_bench_pattern():
     """Wildcard constraint matching exactly the code benchmarks."""
     return "|".join(map(re.escape, CODE_BENCHES))
+
+
+def get_curve_args(wildcards, input):
+    return " ".join(
+        f"--benchmark {bench} {shlex.quote(records)}"
+        for bench, records in zip(config["curve_benchmarks"], input.benchmarks)
+    )
+
+
+def get_curve_config(wildcards):
+    return sampling_config(
+        wildcards.model,
+        benchmarks={b: get_bench_slice(b) for b in config["curve_benchmarks"]},
+    )
 
 
 def get_evaluate_config(wildcards):

@@ -28,3 +28,30 @@ if EVAL_BENCHES:
             "python -m fpa evaluate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
             "--threads {threads} --work {params.work} > {log} 2>&1"
+
+
+# Accuracy through training: one job per run evaluates each of its snapshots on the curve
+# benchmarks (each snapshot loaded once); shards are kept per snapshot, so a new snapshot
+# step or curve benchmark adds only its own generations.
+rule curve:
+    input:
+        snapshots="results/train/{model}/{method}/{seed}/snapshots",
+        benchmarks=[benchmark_file(bench) for bench in config["curve_benchmarks"]],
+    output:
+        "results/curves/{model}/{method}/{seed}.csv",
+    log:
+        "logs/curve/{model}/{method}/{seed}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        **get_resources("evaluate"),
+    params:
+        benchmarks=get_curve_args,
+        eval=get_curve_config,
+        code=graders_code("fpa.cli.curve", config["curve_benchmarks"]),
+        work="results/curves/{model}/{method}/{seed}/work",
+    shell:
+        "python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
+        "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
+        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"

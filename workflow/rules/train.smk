@@ -2,7 +2,8 @@ rule train:
     input:
         unpack(get_train_inputs),
     output:
-        directory("results/train/{model}/{method}/{seed}/checkpoint"),
+        checkpoint=directory("results/train/{model}/{method}/{seed}/checkpoint"),
+        snapshots=directory("results/train/{model}/{method}/{seed}/snapshots"),
     log:
         "logs/train/{model}/{method}/{seed}.log",
     conda:
@@ -18,4 +19,4 @@ rule train:
     shell:
         "python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
         "{params.reference} --run-json {params.run:q} --method {wildcards.method} "
-        "--seed {wildcards.seed} --code {params.code} --work {params.work} --out {output} > {log} 2>&1"
+        "--seed {wildcards.seed} --code {params.code} --work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"

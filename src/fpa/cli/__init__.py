@@ -19,7 +19,7 @@ COMMANDS = {
     "fetch-data": "data", "prepare-benchmark": "data", "math-train": "data", "fetch-model": "data",
     "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
     "build-dataset": "dataset", "cache-reference": "reference", "train": "train", "evaluate": "evaluate",
-    "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables",
+    "curve": "curve", "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables",
     "explain": "info", "methods": "info", "check-config": "info",
 }
 

@@ -8,7 +8,7 @@ import shutil
 
 from fpa.cli.common import parse_json, setup
 from fpa.provenance.record import Job
-from fpa.training.loop import train
+from fpa.training.loop import move_snapshots, train
 
 
 def run_training(args) -> None:
@@ -29,6 +29,9 @@ def run_training(args) -> None:
         job.extra["summary"] = summary
         if args.stop_after is not None:
             raise SystemExit(f"stopped after {args.stop_after} steps (--stop-after); no checkpoint written")
+    if args.snapshots:
+        with job.output(args.snapshots, directory=True) as tmp:
+            job.extra["snapshot_steps"] = move_snapshots(args.work, tmp)
     shutil.rmtree(args.work, ignore_errors=True)  # resumable checkpoints are not needed once the output exists
     print(json.dumps(summary, indent=2))
 
@@ -45,6 +48,8 @@ def register(commands) -> None:
     parser.add_argument("--code", default=None)
     parser.add_argument("--work", required=True, help="directory of resumable checkpoints")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--snapshots", default=None,
+                        help="directory for the HF-format snapshots taken every training.snapshot_every steps")
     parser.add_argument("--stop-after", type=int, default=None,
                         help="stop after N optimizer steps without writing the output (resume tests)")
     parser.set_defaults(handler=run_training)

@@ -39,6 +39,7 @@ class ToyModelConfig:
     # data: problems of the "sft" split, each step re-rendered with fresh slips
     n_train_problems: int = 20_000
     n_operands: int = 6
+    min_operands: int | None = None  # chains of min_operands..n_operands operands, equally many of each
     slip_rate: float = 0.13  # per-step probability of a wrong (carried) partial sum
     prompt_template: str = DEFAULT_PROMPT_TEMPLATE
     # model: Qwen2 with head_dim 64
@@ -60,6 +61,9 @@ class ToyModelConfig:
             raise ValueError(f"d_model: expected 64 * n_heads = {64 * self.n_heads} (head_dim 64), got {self.d_model}")
         if not 0.0 <= self.slip_rate < 1.0:
             raise ValueError(f"slip_rate: expected a probability in [0, 1), got {self.slip_rate}")
+        if self.min_operands is not None and not 2 <= self.min_operands <= self.n_operands:
+            raise ValueError(f"min_operands: expected 2 <= min_operands <= n_operands = {self.n_operands}, "
+                             f"got {self.min_operands}")
         if min(self.steps, self.batch_size, self.n_train_problems) < 1:
             raise ValueError(f"steps, batch_size, n_train_problems: expected >= 1, got {self}")
 
@@ -148,6 +152,13 @@ def train(model, problems: list[str], cfg: ToyModelConfig, tokenizer) -> list[di
     return curve
 
 
+def sft_problems(cfg: ToyModelConfig) -> list[str]:
+    """The SFT chains: ``n_train_problems`` of the "sft" split, split evenly over the chain lengths."""
+    lengths = range(cfg.min_operands or cfg.n_operands, cfg.n_operands + 1)
+    per_length = -(-cfg.n_train_problems // len(lengths))
+    return [r["problem"] for n in lengths for r in make_problems(per_length, cfg.seed, split="sft", n_operands=n)]
+
+
 def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelConfig(), *, threads: int | None = None) -> dict:
     """Train the toy base model and write it to ``out_dir`` atomically; returns the metrics.
 
@@ -160,7 +171,7 @@ def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelCo
     torch.manual_seed(cfg.seed)
     tokenizer = build_tokenizer()
     tokenizer.model_max_length = sequence_budget(cfg)
-    problems = [r["problem"] for r in make_problems(cfg.n_train_problems, cfg.seed, split="sft", n_operands=cfg.n_operands)]
+    problems = sft_problems(cfg)
     model = Qwen2ForCausalLM(model_config(cfg, tokenizer))
     curve = train(model, problems, cfg, tokenizer)
     metrics = {

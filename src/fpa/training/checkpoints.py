@@ -1,4 +1,4 @@
-"""Resumable checkpoints in ``work/`` and the early-stopping state."""
+"""Resumable checkpoints and snapshots in ``work/``, and the early-stopping state."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fpa.io import atomic_path, write_json
+
+SNAPSHOT_DIR = "snapshots"
 
 
 @dataclass
@@ -56,3 +58,22 @@ def save_resumable(accelerator, work: Path, state: State, fingerprint: dict) -> 
         if previous is not None and previous.name != name:
             shutil.rmtree(previous, ignore_errors=True)
     accelerator.wait_for_everyone()
+
+
+def snapshot_name(step: int) -> str:
+    return f"step-{step:08d}"
+
+
+def save_snapshot(lm, tokenizer, work: Path, step: int) -> None:
+    """The policy at ``step`` in HF format (like the final checkpoint), in ``work/snapshots/``.
+
+    A resumed run writes the snapshots after its checkpoint again: the same weights, replaced atomically.
+    """
+    with atomic_path(work / SNAPSHOT_DIR / snapshot_name(step), directory=True) as tmp:
+        lm.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+
+
+def snapshot_steps(snapshots_dir: str | Path) -> list[int]:
+    """The steps of the snapshots in a run's snapshot directory, ascending."""
+    return sorted(int(p.name.split("-")[1]) for p in Path(snapshots_dir).glob("step-*") if p.is_dir())

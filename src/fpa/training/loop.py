@@ -7,7 +7,8 @@ gradient accumulation over micro-batches of whole problem groups, bf16 autocast,
 optional gradient checkpointing, data parallel through ``accelerate`` (DDP; each
 rank takes a contiguous shard of the global batch), validation every
 ``eval_every`` steps with early stopping, resumable checkpoints in ``work/``
-(model, optimizer, scheduler, RNG; the data order is a function of seed and step)
+(model, optimizer, scheduler, RNG; the data order is a function of seed and step),
+HF-format snapshots every ``snapshot_every`` steps (for accuracy through training)
 and the final checkpoint in HF format.
 """
 
@@ -18,6 +19,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -32,7 +34,8 @@ from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
-from fpa.training.checkpoints import State, latest_checkpoint, save_resumable, track_validation
+from fpa.training.checkpoints import (SNAPSHOT_DIR, State, latest_checkpoint, save_resumable, save_snapshot,
+                                      snapshot_steps, track_validation)
 from fpa.training.metrics import accumulate, append_csv, tensorboard, truncate_csv
 from fpa.training.stats import diagnostics, sequence_stats
 
@@ -59,6 +62,8 @@ class TrainConfig:
     eval_every: int = 20
     early_stopping_patience: int = 0
     checkpoint_every: int = 50
+    snapshot_every: int = 0
+    diagnostics: bool = True
     threads: int = 1
 
     @classmethod
@@ -154,7 +159,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
         raise ValueError(f"{train_path}: no samples pass the {objective.name} filter {objective.sample_filter!r}")
     reference = make_reference(objective, cfg.reference, reference_dir=reference_dir, model_dir=model_dir,
                                train_samples=train_split.samples, val_samples=val_split.samples,
-                               device=accelerator.device)
+                               device=accelerator.device, diagnostics=cfg.diagnostics)
     body = HiddenStates(lm)
     optimizer = torch.optim.AdamW(body.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
     total = cfg.epochs * B.steps_per_epoch(len(train_split.groups), cfg.batch_problems)
@@ -272,6 +277,8 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
         if state.step % 10 == 0 or state.step == total:
             log.info("step %d/%d loss %.4f grad_norm %.3f lr %.2e", state.step, total, row["loss"],
                      row["grad_norm"], row["lr"])
+        if cfg.snapshot_every and state.step % cfg.snapshot_every == 0 and run.rank == 0:
+            save_snapshot(run.accelerator.unwrap_model(run.body).lm, run.tokenizer, work, state.step)
         if state.step % cfg.checkpoint_every == 0 and state.step < total:
             save_resumable(run.accelerator, work, state, fingerprint)
         if stop_after is not None and state.step >= stop_after:
@@ -302,7 +309,12 @@ def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Pa
         write_json(tmp / "training_state.json", state)
 
 
+def move_snapshots(work_dir: str, out_dir: Path) -> list[int]:
+    """Move the run's snapshots from ``work/`` into ``out_dir`` (a job's temp output); returns their steps."""
+    for snapshot in sorted((Path(work_dir) / SNAPSHOT_DIR).glob("step-*")):
+        os.replace(snapshot, out_dir / snapshot.name)
+    return snapshot_steps(out_dir)
+
+
 def _to(batch: B.Batch, device) -> B.Batch:
     return B.Batch(**{f.name: getattr(batch, f.name).to(device) for f in dataclasses.fields(batch)})
-
-

@@ -4,7 +4,9 @@
 ``cache_reference`` rule); only the reference output head is kept in memory and no
 reference transformer runs during training. ``online``: the reference body runs on
 every micro-batch (for comparison; both give the same statistics up to the cache's
-storage rounding). Objectives that need nothing from the reference get ``None``.
+storage rounding). Objectives that need nothing from the reference still read the
+cache when ``diagnostics`` is on, for the logged log π_θ − log π_ref (one extra head
+matmul per chunk, no gradient); with it off, or without a cache, they get ``None``.
 """
 
 from __future__ import annotations
@@ -60,8 +62,10 @@ class OnlineReference:
 
 
 def make_reference(objective: Objective, mode: str, *, reference_dir: str | None, model_dir: str,
-                   train_samples: list[dict], val_samples: list[dict], device):
+                   train_samples: list[dict], val_samples: list[dict], device, diagnostics: bool = False):
     if not objective.needs_reference:
+        if diagnostics and mode == "cached" and reference_dir is not None:
+            return CachedReference(reference_dir, {"train": train_samples, "val": val_samples}, device)
         return None
     if mode == "online":
         return OnlineReference(model_dir, device)

@@ -1,0 +1,60 @@
+"""``fpa curve``: accuracy through training, Pass@1 of each snapshot of a run on the curve benchmarks.
+
+Each snapshot is loaded at most once and sampled on every curve benchmark; its finished
+shards stay in ``--work/<step>/<benchmark>``, keyed by the snapshot's hash, so a re-run
+after a snapshot or a benchmark is added generates only the new (snapshot, benchmark) pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+
+from fpa.cli.common import add_common, add_work, sample_benchmarks
+from fpa.evaluation.evaluate import score_completions
+from fpa.grading import get_grader
+from fpa.provenance.record import Job
+from fpa.training.checkpoints import snapshot_name, snapshot_steps
+
+CURVE_FIELDS = ("step", "benchmark", "pass_at_1", "n_problems", "n")
+
+
+def curve_rows(args) -> list[dict]:
+    """One row per (snapshot step, benchmark), steps ascending."""
+    rows = []
+    benchmarks = [(name, path, None) for name, path in args.benchmark]
+    for step in snapshot_steps(args.snapshots):
+        per_snapshot = argparse.Namespace(**{**vars(args), "model": str(Path(args.snapshots) / snapshot_name(step)),
+                                             "benchmark": benchmarks,
+                                             "work": str(Path(args.work) / snapshot_name(step))})
+        for sample in sample_benchmarks(per_snapshot, "curve"):
+            bench = sample.job.config["benchmark"]
+            result = score_completions(sample.records, sample.completions, n=bench["n"],
+                                       grader=get_grader(bench["grader"]))
+            rows.append({"step": step, "benchmark": sample.name, "pass_at_1": result["pass_at_1"],
+                         "n_problems": result["n_problems"], "n": bench["n"]})
+            print(f"step {step} {sample.name}: Pass@1 = {result['pass_at_1']:.4f}")
+    return rows
+
+
+def curve(args) -> None:
+    rows = curve_rows(args)
+    inputs = {"snapshots": args.snapshots, **dict(args.benchmark)}
+    with Job("curve", {**args.config_json, "seed": args.seed}, inputs, args.code).output(args.out) as tmp:
+        with open(tmp, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=CURVE_FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("curve", help="Pass@1 of each snapshot of a run on the curve benchmarks")
+    add_common(parser, threads=True)
+    parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/ in HF format)")
+    parser.add_argument("--benchmark", nargs=2, action="append", required=True, metavar=("NAME", "FILE"),
+                        help="a curve benchmark of the config slice's `benchmarks` and its JSONL records; repeat it")
+    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    add_work(parser)
+    parser.add_argument("--out", required=True, help="the curve CSV (step, benchmark, pass_at_1, n_problems, n)")
+    parser.set_defaults(handler=curve)
