@@ -144,6 +144,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         if is_code_grader(config["benchmarks"][column]["grader"]):
             raise ConfigError(f"{where}: curve_benchmarks: {column!r} is a code benchmark; "
                               "curves are sampled and graded in one job (math and toy graders only)")
+    _check_figures(config, where)
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
     if not config["methods"] and not config["evaluate_base"]:
@@ -152,6 +153,21 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
     expand_runs(config, where, schema)
+
+
+def _check_figures(config: dict, where: str) -> None:
+    from fpa.figures import FIGURES
+
+    for name, roles in config["figures"].items():
+        if name not in FIGURES:
+            raise ConfigError(f"{where}: figures: unknown figure {name!r}; expected one of {sorted(FIGURES)}")
+        for role, method in roles.items():
+            if role not in FIGURES[name].roles:
+                raise ConfigError(f"{where}: figures.{name}.{role}: unknown role; expected one of "
+                                  f"{list(FIGURES[name].roles)}")
+            if method not in config["methods"]:
+                raise ConfigError(f"{where}: figures.{name}.{role}: unknown method {method!r}; "
+                                  f"expected one of {sorted(config['methods'])}")
 
 
 #: Catalog files the 12K MATH training split is built from (and MATH-P, which it must exclude).

@@ -16,6 +16,7 @@ from fpa.config import (
     validate_config,
 )
 from fpa.data.download import ALL_SECTIONS, find_entry
+from fpa.figures import FIGURES, dag_inputs, figure_slice, planned_figures
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance.fingerprint import code_fingerprint
@@ -74,6 +75,36 @@ def get_final_output():
             ext=["csv", "md", "tex"],
         )
         + get_curves()
+        + get_figures()
+    )
+
+
+def get_figures():
+    return [
+        f"results/figures/{model}/{name}.{ext}"
+        for model, name in planned_figures(config, RUNS)
+        for ext in ("png", "pdf")
+    ]
+
+
+def get_figure_config(wildcards):
+    return as_json(
+        figure_slice(FIGURES[wildcards.figure], config, RUNS, wildcards.model)
+    )
+
+
+def get_figure_inputs(wildcards):
+    slice_ = figure_slice(FIGURES[wildcards.figure], config, RUNS, wildcards.model)
+    return dag_inputs(wildcards.figure, slice_)
+
+
+def get_figure_code(wildcards):
+    return code_fingerprint(
+        "fpa.cli.figure",
+        "fpa.figures",
+        "fpa.figures.data",
+        "fpa.figures.style",
+        f"fpa.figures.{wildcards.figure}",
     )
 
 

@@ -20,7 +20,7 @@ COMMANDS = {
     "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
     "build-dataset": "dataset", "cache-reference": "reference", "train": "train", "evaluate": "evaluate",
     "curve": "curve", "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables",
-    "explain": "info", "methods": "info", "check-config": "info",
+    "figure": "figure", "explain": "info", "methods": "info", "check-config": "info",
 }
 
 

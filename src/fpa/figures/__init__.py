@@ -1,0 +1,113 @@
+"""The paper's figures: one module per figure, each defining ``FIGURE``; the registry is
+built from the modules of this package, so adding a figure is adding a module.
+
+A figure draws *roles* (e.g. ``offrl`` and ``fpa``), each filled by one method of the
+config: the method named in ``figures.<figure>.<role>``, else the method named like the
+role, else the first method whose objective is the role. A config lists the figures it
+wants; one whose roles are not all filled is not planned (no error).
+
+    from fpa.figures import FIGURES, resolve_roles
+    roles = resolve_roles(FIGURES["training_dynamics"], config)   # {"offrl": "offrl", "fpa": "fpa"} or None
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+_SUPPORT_MODULES = {"style", "data"}
+
+
+@dataclass(frozen=True)
+class FigureInputs:
+    """Per role, the files of each seed (aligned with ``seeds``), and how to label them."""
+
+    seeds: list[int]
+    metrics: dict[str, list[str]]  # role -> training_metrics.csv per seed
+    curves: dict[str, list[str]]  # role -> curve CSV per seed (figures that use curves)
+    base_evals: list[str]  # base model evaluation on the curve benchmark per seed (step 0 of curves)
+    labels: dict[str, str]  # role -> method label as in the tables
+    curve_benchmark: str | None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A registered figure.
+
+    Attributes:
+      name: registry key, the ``figures:`` key in config and the output file name.
+      roles: objectives the figure draws, in legend order.
+      caption: what it shows (the report's caption; the runs drawn are appended).
+      draw: ``FigureInputs -> matplotlib Figure``.
+      uses_curves: needs accuracy through training (snapshots + curve benchmarks).
+    """
+
+    name: str
+    roles: tuple[str, ...]
+    caption: str
+    draw: Callable[[FigureInputs], object]
+    uses_curves: bool = False
+
+
+def _discover() -> dict[str, Figure]:
+    figures = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name in _SUPPORT_MODULES:
+            continue
+        figure = importlib.import_module(f"{__name__}.{info.name}").FIGURE
+        figures[figure.name] = figure
+    return dict(sorted(figures.items()))
+
+
+FIGURES = _discover()
+
+
+def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, str] | None:
+    """role -> method (run name) for ``figure`` under ``config``, or None when a role has no run.
+
+    ``runs``: ``{(model, run name): Run}`` of ``fpa.config.expand_runs``.
+    """
+    chosen = config["figures"].get(figure.name) or {}
+    by_name = {name: run for (_, name), run in runs.items()}
+    roles = {}
+    for role in figure.roles:
+        if role in chosen:
+            roles[role] = chosen[role]
+        elif role in by_name and by_name[role].objective == role:
+            roles[role] = role
+        else:
+            roles[role] = next((name for name, run in by_name.items() if run.objective == role), None)
+    if None in roles.values():
+        return None
+    if figure.uses_curves and not (config["curve_benchmarks"] and all(
+            by_name[method].training["snapshot_every"] for method in roles.values())):
+        return None
+    return roles
+
+
+def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict | None:
+    """What ``fpa figure`` is given for ``figure`` on ``model`` (None: not planned for this config)."""
+    roles = resolve_roles(figure, config, runs)
+    if roles is None:
+        return None
+    labels = {role: config["methods"].get(method, {}).get("label", method) for role, method in roles.items()}
+    curve = config["curve_benchmarks"][0] if figure.uses_curves else None
+    return {"model": model, "roles": roles, "seeds": [int(s) for s in config["seeds"]], "labels": labels,
+            "curve_benchmark": curve, "base": bool(config["evaluate_base"]) and curve is not None}
+
+
+def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
+    """(model, figure) pairs the config asks for and has the runs of."""
+    return [(model, name) for model in config["models"] for name in config["figures"]
+            if figure_slice(FIGURES[name], config, runs, model) is not None]
+
+
+def dag_inputs(name: str, slice_: Mapping) -> list[str]:
+    """The DAG outputs a figure reads: run checkpoints (their training_metrics.csv), curves, base evals."""
+    from fpa.cli.figure import figure_inputs
+
+    inputs = figure_inputs(name, dict(slice_))
+    files = [path.rsplit("/", 1)[0] for paths in inputs.metrics.values() for path in paths]
+    return files + [path for paths in inputs.curves.values() for path in paths] + list(inputs.base_evals)

@@ -1,0 +1,66 @@
+"""What figures read: per-step training metrics and per-snapshot accuracy, aligned over seeds.
+
+A run is ``(model, method, seed)``; its files are those the DAG writes:
+``results/train/<model>/<method>/<seed>/checkpoint/training_metrics.csv``,
+``results/curves/<model>/<method>/<seed>.csv`` and, for step 0 of a curve, the base
+model's ``results/eval/<model>/base/<seed>/<bench>.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fpa.io import read_json
+
+
+def metrics_path(model: str, method: str, seed: int | str) -> str:
+    return f"results/train/{model}/{method}/{seed}/checkpoint/training_metrics.csv"
+
+
+def curve_path(model: str, method: str, seed: int | str) -> str:
+    return f"results/curves/{model}/{method}/{seed}.csv"
+
+
+def base_eval_path(model: str, seed: int | str, bench: str) -> str:
+    return f"results/eval/{model}/base/{seed}/{bench}.json"
+
+
+def read_metrics(paths: Sequence[str], column: str, *, smooth: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, [seeds, steps] values) of one metric column, a trailing moving mean over ``smooth`` steps.
+
+    Seeds are cut to the shortest run (early stopping may end runs at different steps).
+    """
+    frames = [pd.read_csv(path) for path in paths]
+    missing = [path for path, frame in zip(paths, frames) if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{missing[0]}: no column {column!r} (expected a training_metrics.csv of fpa train)")
+    length = min(len(frame) for frame in frames)
+    values = np.stack([frame[column].to_numpy(dtype=float)[:length] for frame in frames])
+    if smooth > 1:
+        values = np.stack([pd.Series(row).rolling(smooth, min_periods=1).mean().to_numpy() for row in values])
+    return frames[0]["step"].to_numpy()[:length], values
+
+
+def read_curves(paths: Sequence[str], bench: str, base_evals: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, [seeds, steps] Pass@1 in %) on ``bench``, with step 0 from the base evaluations if given."""
+    per_seed = []
+    for index, path in enumerate(paths):
+        frame = pd.read_csv(path)
+        frame = frame[frame["benchmark"] == bench].sort_values("step")
+        if frame.empty:
+            raise ValueError(f"{path}: no rows for benchmark {bench!r}")
+        steps, values = list(frame["step"]), list(frame["pass_at_1"])
+        if base_evals:
+            steps, values = [0, *steps], [read_json(base_evals[index])["pass_at_1"], *values]
+        per_seed.append((steps, values))
+    common = sorted(set.intersection(*(set(steps) for steps, _ in per_seed)))
+    values = np.array([[dict(zip(steps, vals))[s] for s in common] for steps, vals in per_seed]) * 100
+    return np.array(common), values
+
+
+def run_label(path: str) -> str:
+    return "/".join(Path(path).parts[-5:-2])

@@ -1,0 +1,112 @@
+"""Figures: role resolution from the config, and every registered figure drawn from constructed
+runs (PNG + PDF + provenance naming every file drawn)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fpa.config import ConfigError, expand_runs, validate_config
+from fpa.figures import FIGURES, figure_slice, planned_figures, resolve_roles
+from fpa.figures import data as D
+from fpa.io import read_json, write_json
+from fpa.training.stats import DIAGNOSTIC_KEYS
+
+
+def _config(**overrides):
+    config = {
+        "models": {"toy": {"source": "toy", "prompt_template": "Q: {problem}\nA:"}},
+        "benchmarks": {"toy6": {"source": "toy", "n_problems": 4}},
+        "tables": {"toy": ["toy6"]},
+        "methods": {"offrl": {"objective": "offrl"}, "fpa_l1": {"objective": "fpa", "label": "FPA (λ=1)"},
+                    "cor": {"objective": "fpa_cor"}},
+        "seeds": [1, 2],
+        "training": {"snapshot_every": 10},
+        "curve_benchmarks": ["toy6"],
+        "figures": {"training_dynamics": {}, "prolonged_training": {}},
+    }
+    config.update(overrides)
+    return validate_config(config)
+
+
+def test_roles_resolve_by_name_then_objective_and_explicit_choice():
+    config = _config()
+    runs = expand_runs(config)
+    assert resolve_roles(FIGURES["training_dynamics"], config, runs) == {"offrl": "offrl", "fpa": "fpa_l1"}
+    config["figures"]["training_dynamics"] = {"fpa": "cor"}
+    assert resolve_roles(FIGURES["training_dynamics"], config, runs)["fpa"] == "cor"
+
+
+def test_figures_without_their_runs_are_not_planned():
+    config = _config(methods={"offrl": {"objective": "offrl"}})
+    assert planned_figures(config, expand_runs(config)) == []
+    config = _config(curve_benchmarks=[])
+    assert planned_figures(config, expand_runs(config)) == [("toy", "training_dynamics")]
+
+
+@pytest.mark.parametrize("figures, message", [
+    ({"no_such_figure": {}}, "figures: unknown figure 'no_such_figure'"),
+    ({"training_dynamics": {"sft": "offrl"}}, "figures.training_dynamics.sft: unknown role"),
+    ({"training_dynamics": {"fpa": "nope"}}, "figures.training_dynamics.fpa: unknown method 'nope'"),
+])
+def test_figure_config_errors_name_the_key(figures, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        _config(figures=figures)
+
+
+def _write_run(model, method, seed, steps=40):
+    path = Path(D.metrics_path(model, method, seed))
+    fields = ["step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s", *DIAGNOSTIC_KEYS]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for step in range(1, steps + 1):
+            row = {key: 0.5 + 0.01 * seed * math.sin(step) for key in fields}
+            row.update(step=step, **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
+            writer.writerow(row)
+    curve = Path(D.curve_path(model, method, seed))
+    curve.parent.mkdir(parents=True, exist_ok=True)
+    with open(curve, "w") as handle:
+        handle.write("step,benchmark,pass_at_1,n_problems,n\n")
+        for step in (10, 20, 30, 40):
+            handle.write(f"{step},toy6,{0.5 + step / 200 + seed / 100},4,2\n")
+    write_json(D.base_eval_path(model, seed, "toy6"), {"pass_at_1": 0.5})
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    config = _config(figures={name: {}})
+    runs = expand_runs(config)
+    slice_ = figure_slice(FIGURES[name], config, runs, "toy")
+    for method in slice_["roles"].values():
+        for seed in config["seeds"]:
+            _write_run("toy", method, seed)
+    subprocess.run([sys.executable, "-m", "fpa", "figure", "--name", name, "--config-json", json.dumps(slice_),
+                    "--out-png", "fig.png", "--out-pdf", "fig.pdf"], check=True, capture_output=True)
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "fig.pdf").read_bytes()[:4] == b"%PDF"
+    record = read_json(tmp_path / "fig.png.prov.json")
+    drawn = set(record["inputs"])
+    assert {D.metrics_path("toy", "fpa_l1", 2), D.metrics_path("toy", "offrl", 1)} <= drawn
+    if FIGURES[name].uses_curves:
+        assert {D.curve_path("toy", "offrl", 2), D.base_eval_path("toy", 1, "toy6")} <= drawn
+    assert record["caption"] == FIGURES[name].caption
+
+
+def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for seed in (1, 2):
+        _write_run("toy", "offrl", seed)
+    steps, values = D.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
+                                  [D.base_eval_path("toy", s, "toy6") for s in (1, 2)])
+    assert list(steps) == [0, 10, 20, 30, 40]
+    assert values.shape == (2, 5)
+    assert values[0, 0] == 50.0 and values[1, 4] == pytest.approx(100 * (0.5 + 0.2 + 0.02))

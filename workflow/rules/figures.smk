@@ -1,0 +1,20 @@
+# The paper's figures (fpa.figures): one job per (model, figure) the config lists and whose
+# runs it has; the figure reads the runs' training metrics and curves and records them.
+rule figure:
+    input:
+        get_figure_inputs,
+    output:
+        png="results/figures/{model}/{figure}.png",
+        pdf="results/figures/{model}/{figure}.pdf",
+    log:
+        "logs/figure/{model}/{figure}.log",
+    conda:
+        "../../envs/figures.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        figure=get_figure_config,
+        code=get_figure_code,
+    shell:
+        "python -m fpa figure --name {wildcards.figure} --config-json {params.figure:q} "
+        "--code {params.code} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
