@@ -25,7 +25,7 @@ def _config(**overrides):
         "benchmarks": {"toy6": {"source": "toy", "n_problems": 4}},
         "tables": {"toy": ["toy6"]},
         "methods": {"offrl": {"objective": "offrl"}, "fpa_l1": {"objective": "fpa", "label": "FPA (λ=1)"},
-                    "cor": {"objective": "fpa_cor"}},
+                    "cor": {"objective": "fpa_cor"}, "incor": {"objective": "fpa_incor"}},
         "seeds": [1, 2],
         "training": {"snapshot_every": 10},
         "curve_benchmarks": ["toy6"],
@@ -46,7 +46,7 @@ def test_roles_resolve_by_name_then_objective_and_explicit_choice():
 def test_figures_without_their_runs_are_not_planned():
     config = _config(methods={"offrl": {"objective": "offrl"}})
     assert planned_figures(config, expand_runs(config)) == []
-    config = _config(curve_benchmarks=[])
+    config = _config(curve_benchmarks=[], figures={"training_dynamics": {}, "targeted_ablations": {}})
     assert planned_figures(config, expand_runs(config)) == [("toy", "training_dynamics")]
 
 
@@ -95,9 +95,10 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     assert (tmp_path / "fig.pdf").read_bytes()[:4] == b"%PDF"
     record = read_json(tmp_path / "fig.png.prov.json")
     drawn = set(record["inputs"])
-    assert {D.metrics_path("toy", "fpa_l1", 2), D.metrics_path("toy", "offrl", 1)} <= drawn
-    if FIGURES[name].uses_curves:
-        assert {D.curve_path("toy", "offrl", 2), D.base_eval_path("toy", 1, "toy6")} <= drawn
+    for method in slice_["roles"].values():
+        assert {D.metrics_path("toy", method, 1), D.metrics_path("toy", method, 2)} <= drawn
+        if FIGURES[name].uses_curves:
+            assert {D.curve_path("toy", method, 2), D.base_eval_path("toy", 1, "toy6")} <= drawn
     assert record["caption"] == FIGURES[name].caption
 
 

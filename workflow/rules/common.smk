@@ -16,7 +16,14 @@ from fpa.config import (
     validate_config,
 )
 from fpa.data.download import ALL_SECTIONS, find_entry
-from fpa.figures import FIGURES, dag_inputs, figure_slice, planned_figures
+from fpa.numerics import portable_env_prefix
+from fpa.figures import (
+    FIGURES,
+    dag_inputs,
+    figure_caption,
+    figure_slice,
+    planned_figures,
+)
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance.fingerprint import code_fingerprint
@@ -24,6 +31,7 @@ from fpa.provenance.fingerprint import code_fingerprint
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(
     f"export PYTHONPATH={Path(workflow.basedir) / 'src'}:${{{{PYTHONPATH:-}}}}; "
+    + (portable_env_prefix() if config.get("portable_cpu_numerics", True) else "")
 )
 
 try:
@@ -72,7 +80,7 @@ def get_final_output():
         expand(
             "results/tables/{table}.{ext}",
             table=list(config["tables"]),
-            ext=["csv", "md", "tex"],
+            ext=["csv", "md", "tex", "html"],
         )
         + get_curves()
         + get_figures()
@@ -91,6 +99,11 @@ def get_figure_config(wildcards):
     return as_json(
         figure_slice(FIGURES[wildcards.figure], config, RUNS, wildcards.model)
     )
+
+
+def get_figure_caption(wildcards):
+    slice_ = figure_slice(FIGURES[wildcards.figure], config, RUNS, wildcards.model)
+    return figure_caption(FIGURES[wildcards.figure], slice_)
 
 
 def get_figure_inputs(wildcards):
@@ -257,6 +270,10 @@ def get_table_evals(wildcards):
     )
 
 
+def get_table_columns(wildcards):
+    return ", ".join(get_label(b) or b for b in config["tables"][wildcards.table])
+
+
 def get_label(bench):
     return config["benchmarks"][bench].get("label")
 
@@ -269,6 +286,17 @@ def get_table_config(wildcards):
     if labels:
         table["labels"] = labels
     return as_json(table)
+
+
+def get_toy_train_problems_config():
+    dataset = config["dataset"]
+    return as_json(
+        {
+            "n_problems": dataset["n_problems"],
+            "n_operands": dataset["n_operands"],
+            "min_operands": dataset["min_operands"],
+        }
+    )
 
 
 def get_dataset_config(wildcards):

@@ -4,7 +4,13 @@ rule figure:
     input:
         get_figure_inputs,
     output:
-        png="results/figures/{model}/{figure}.png",
+        png=report(
+            "results/figures/{model}/{figure}.png",
+            caption="../report/figure.rst",
+            category="Figures",
+            subcategory="{model}",
+            labels={"model": "{model}", "figure": "{figure}"},
+        ),
         pdf="results/figures/{model}/{figure}.pdf",
     log:
         "logs/figure/{model}/{figure}.log",
@@ -15,6 +21,7 @@ rule figure:
     params:
         figure=get_figure_config,
         code=get_figure_code,
+        caption=get_figure_caption,
     shell:
         "python -m fpa figure --name {wildcards.figure} --config-json {params.figure:q} "
         "--code {params.code} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

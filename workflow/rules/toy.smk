@@ -28,11 +28,11 @@ if config["dataset"]["source"] == "toy":
         resources:
             **get_resources("light"),
         params:
-            n=config["dataset"]["n_problems"],
+            problems=get_toy_train_problems_config(),
             seed=config["dataset"]["seed"],
             code=get_code("fpa.cli.toy"),
         shell:
-            "python -m fpa toy-problems --split train --n {params.n} --n-operands 6 "
+            "python -m fpa toy-problems --split train --config-json {params.problems:q} "
             "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"
 
 

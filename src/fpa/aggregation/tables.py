@@ -99,3 +99,18 @@ def to_latex(table: pd.DataFrame, title: str) -> str:
     lines += [" & ".join([_latex_escape(str(label)), *map(_latex_escape, row)]) + r" \\" for label, row in table.iterrows()]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
+
+
+def to_html(table: pd.DataFrame, title: str) -> str:
+    """A standalone HTML table with its caption (the Snakemake report shows it as is)."""
+    from html import escape
+
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in [table.index.name, *table.columns])
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in [label, *row]) + "</tr>"
+                   for label, row in table.iterrows())
+    style = ("table{border-collapse:collapse;font-family:sans-serif}th,td{padding:4px 10px;"
+             "border-bottom:1px solid #ccc;text-align:center}td:first-child{text-align:left}")
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+            f"<style>{style}</style></head><body><table><caption><b>{escape(title)}</b> (Pass@1 %, mean ± "
+            f"sample std over seeds)</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            "</body></html>\n")

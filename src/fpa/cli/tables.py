@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.aggregation.tables import EvalResult, summarise, to_latex, to_markdown
+from fpa.aggregation.tables import EvalResult, summarise, to_html, to_latex, to_markdown
 from fpa.cli.common import add_common, setup
 from fpa.io import read_json, sha256_file, write_text
 from fpa.provenance.record import Job
@@ -30,7 +30,7 @@ def aggregate(args) -> None:
                              labels=cfg.get("labels"))
     job = Job("aggregate", cfg, {f"eval:{p}": p for p in args.evals}, args.code)
     outputs = {args.out_csv: table.to_csv(), args.out_md: to_markdown(table, args.name),
-               args.out_tex: to_latex(table, args.name)}
+               args.out_tex: to_latex(table, args.name), args.out_html: to_html(table, args.name)}
     for path, text in outputs.items():
         with job.output(path, cells=cells) as tmp:
             write_text(tmp, text)
@@ -45,4 +45,5 @@ def register(commands) -> None:
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
+    parser.add_argument("--out-html", required=True)
     parser.set_defaults(handler=aggregate)

@@ -6,7 +6,7 @@ from fpa.cli.common import add_common, parse_json, setup
 from fpa.io import write_jsonl
 from fpa.provenance.record import Job
 from fpa.toy.model import TOY_PRESETS, build_toy_model, with_overrides
-from fpa.toy.task import make_problems
+from fpa.toy.task import make_mixed_problems
 
 
 def toy_model(args) -> None:
@@ -30,10 +30,15 @@ def toy_problems(args) -> None:
     n_operands = bench.get("n_operands", args.n_operands)
     if n is None or n_operands is None:
         raise ValueError("toy-problems: give --n and --n-operands or a --config-json with n_problems and n_operands")
-    records = make_problems(n, args.seed, split=args.split, n_operands=n_operands)
+    min_operands = bench.get("min_operands") or n_operands
+    if not 2 <= min_operands <= n_operands:
+        raise ValueError(f"toy-problems: min_operands: expected 2 <= min_operands <= n_operands = {n_operands}, "
+                         f"got {min_operands}")
+    records = make_mixed_problems(n, args.seed, split=args.split, lengths=range(min_operands, n_operands + 1))
     if args.name:
         records = [{**record, "source": args.name} for record in records]
-    config = {"split": args.split, "n": n, "n_operands": n_operands, "seed": args.seed}
+    config = {"split": args.split, "n": n, "n_operands": n_operands, "min_operands": min_operands,
+              "seed": args.seed}
     with Job("toy_problems", config, {}, args.code).output(args.out) as tmp:
         write_jsonl(tmp, records)
 

@@ -98,6 +98,13 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
             "curve_benchmark": curve, "base": bool(config["evaluate_base"]) and curve is not None}
 
 
+def figure_caption(figure: Figure, slice_: Mapping) -> str:
+    """The figure's caption with the runs it draws (model, method per role, seeds)."""
+    runs = ", ".join(f"{slice_['labels'][role]} (``{method}``)" for role, method in slice_["roles"].items())
+    seeds = ", ".join(map(str, slice_["seeds"]))
+    return f"{figure.caption} Runs: model ``{slice_['model']}``; {runs}; seeds {seeds}."
+
+
 def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
     """(model, figure) pairs the config asks for and has the runs of."""
     return [(model, name) for model in config["models"] for name in config["figures"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from fpa.io import atomic_path, read_json, sha256_path, write_json
+from fpa.numerics import numerics_record
 
 SIDECAR_SUFFIX = ".prov.json"
 TRACKED_PACKAGES = ("fpa-bench", "torch", "transformers", "accelerate", "tokenizers", "safetensors",
@@ -100,6 +101,7 @@ class Job:
                 "code_fingerprint": self.code,
                 "project": project_version(),
                 "packages": package_versions(),
+                "numerics": numerics_record(),
                 "host": socket.gethostname(),
                 "command": sys.argv,
                 "started": self.started,

@@ -27,7 +27,7 @@ from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 from fpa.data.prompts import render_prompt
 from fpa.data.tokenize import encode_sample
 from fpa.io import atomic_path, write_json
-from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems, render_trace
+from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_mixed_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
 MAX_LENGTH = 256  # tokens (= bytes) beyond the template's own text; a 6-operand problem + trace is ~80
@@ -155,8 +155,7 @@ def train(model, problems: list[str], cfg: ToyModelConfig, tokenizer) -> list[di
 def sft_problems(cfg: ToyModelConfig) -> list[str]:
     """The SFT chains: ``n_train_problems`` of the "sft" split, split evenly over the chain lengths."""
     lengths = range(cfg.min_operands or cfg.n_operands, cfg.n_operands + 1)
-    per_length = -(-cfg.n_train_problems // len(lengths))
-    return [r["problem"] for n in lengths for r in make_problems(per_length, cfg.seed, split="sft", n_operands=n)]
+    return [r["problem"] for r in make_mixed_problems(cfg.n_train_problems, cfg.seed, split="sft", lengths=lengths)]
 
 
 def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelConfig(), *, threads: int | None = None) -> dict:

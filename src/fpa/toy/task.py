@@ -89,6 +89,13 @@ def make_problems(n: int, seed: int, *, split: str = "test", n_operands: int = 6
     return [{"id": problem_id(p), "problem": p, "answer": str(solve(p)), "source": SOURCE} for p in problems]
 
 
+def make_mixed_problems(n: int, seed: int, *, split: str, lengths: range) -> list[dict]:
+    """``n`` problems of ``split`` spread evenly over the chain ``lengths`` (as many of each, rounded up)."""
+    per_length = -(-n // len(lengths))
+    return [record for n_operands in lengths
+            for record in make_problems(per_length, seed, split=split, n_operands=n_operands)]
+
+
 def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0) -> str:
     """The step-by-step solution of ``problem``; each step slips with probability ``slip_rate``.
 
