@@ -15,7 +15,7 @@ import pytest
 from fpa.config import ConfigError, expand_runs, validate_config
 from fpa.figures import FIGURES, figure_slice, planned_figures, resolve_roles
 from fpa.figures import data as D
-from fpa.io import read_json, write_json
+from fpa.io import read_json
 from fpa.training.stats import DIAGNOSTIC_KEYS
 
 
@@ -77,7 +77,8 @@ def _write_run(model, method, seed, steps=40):
         handle.write("step,benchmark,pass_at_1,n_problems,n\n")
         for step in (10, 20, 30, 40):
             handle.write(f"{step},toy6,{0.5 + step / 200 + seed / 100},4,2\n")
-    write_json(D.base_eval_path(model, seed, "toy6"), {"pass_at_1": 0.5})
+    Path(D.base_curve_path(model, seed)).parent.mkdir(parents=True, exist_ok=True)
+    Path(D.base_curve_path(model, seed)).write_text("step,benchmark,pass_at_1,n_problems,n\n0,toy6,0.5,4,2\n")
 
 
 @pytest.mark.parametrize("name", sorted(FIGURES))
@@ -98,7 +99,7 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     for method in slice_["roles"].values():
         assert {D.metrics_path("toy", method, 1), D.metrics_path("toy", method, 2)} <= drawn
         if FIGURES[name].uses_curves:
-            assert {D.curve_path("toy", method, 2), D.base_eval_path("toy", 1, "toy6")} <= drawn
+            assert {D.curve_path("toy", method, 2), D.base_curve_path("toy", 1)} <= drawn
     assert record["caption"] == FIGURES[name].caption
 
 
@@ -107,7 +108,7 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     for seed in (1, 2):
         _write_run("toy", "offrl", seed)
     steps, values = D.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
-                                  [D.base_eval_path("toy", s, "toy6") for s in (1, 2)])
+                                  [D.base_curve_path("toy", s) for s in (1, 2)])
     assert list(steps) == [0, 10, 20, 30, 40]
     assert values.shape == (2, 5)
     assert values[0, 0] == 50.0 and values[1, 4] == pytest.approx(100 * (0.5 + 0.2 + 0.02))

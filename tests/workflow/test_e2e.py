@@ -101,7 +101,7 @@ def test_rerun_schedules_nothing(run):
     assert _planned_jobs(_snakemake(project, workdir, "-n", "--cores", "1")) == {}
 
 
-FPA_ONLY = {"train": 2, "evaluate": 2, "aggregate": 1, "all": 1}
+FPA_ONLY = {"train": 2, "evaluate": 2, "curve": 2, "figure": 3, "aggregate": 1, "all": 1}
 
 
 def test_changing_lambda_reruns_only_fpa(run, tmp_path):
@@ -112,7 +112,33 @@ def test_changing_lambda_reruns_only_fpa(run, tmp_path):
     changed.write_text(yaml.safe_dump(config))
     result = _snakemake(project, workdir, "-n", "--cores", "1", config=changed)
     assert _planned_jobs(result) == FPA_ONLY
-    assert all("/fpa/" in path or "tables" in path for path in _planned_outputs(result))
+    assert all("/fpa/" in path or "tables" in path or "figures" in path for path in _planned_outputs(result))
+
+
+def test_adding_a_method_adds_its_curve_without_retraining_others(run, tmp_path):
+    project, workdir = run
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    config["methods"]["fpa_incor"] = {"objective": "fpa_incor"}
+    changed = tmp_path / "config.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    result = _snakemake(project, workdir, "-n", "--cores", "1", config=changed)
+    assert _planned_jobs(result) == {"train": 2, "evaluate": 2, "curve": 2, "figure": 1, "aggregate": 1, "all": 1}
+    assert "results/figures/toy/accuracy_curves.png" in _planned_outputs(result)
+
+
+def test_run_ends_with_figures_and_a_report_holding_them(run):
+    project, workdir = run
+    for name in ("training_dynamics", "prolonged_training", "accuracy_curves"):
+        assert (workdir / "results" / "figures" / "toy" / f"{name}.png").stat().st_size > 10_000
+        assert (workdir / "results" / "figures" / "toy" / f"{name}.pdf").exists()
+    with open(workdir / "results" / "curves" / "toy" / "offrl" / "1.csv") as handle:
+        steps = [int(row["step"]) for row in csv.DictReader(handle)]
+    assert steps and steps == sorted(steps) and all(step % 2 == 0 for step in steps)  # snapshot_every: 2
+    _snakemake(project, workdir, "--report", "report.html")
+    report = (workdir / "report.html").read_text()
+    for name in ("training_dynamics.png", "prolonged_training.png", "accuracy_curves.png", "toy.html"):
+        assert name in report, name
+    assert "Training dynamics of Off-RL and FPA" in report
 
 
 def test_editing_fpa_objective_code_reruns_only_fpa(run):
@@ -123,7 +149,7 @@ def test_editing_fpa_objective_code_reruns_only_fpa(run):
         source.write_text(original + "\n# an edit\n")
         result = _snakemake(project, workdir, "-n", "--cores", "1")
         assert _planned_jobs(result) == FPA_ONLY
-        assert all("/fpa/" in path or "tables" in path for path in _planned_outputs(result))
+        assert all("/fpa/" in path or "tables" in path or "figures" in path for path in _planned_outputs(result))
     finally:
         source.write_text(original)
 

@@ -319,19 +319,32 @@ def get_code(*modules):
     return code_fingerprint(*modules)
 
 
-# Benchmarks sampled and graded in one job per checkpoint (rule evaluate), and code
-# benchmarks, sampled in one job per checkpoint and graded in the sandbox (code.smk).
+# Benchmarks of the tables, sampled and graded in one job per checkpoint (rule evaluate),
+# and code benchmarks, sampled in one job per checkpoint and graded in the sandbox
+# (code.smk). A benchmark only in curve_benchmarks is sampled by the curve jobs alone.
+TABLE_BENCHES = list(
+    dict.fromkeys(b for cols in config["tables"].values() for b in cols)
+)
 CODE_BENCHES = [
     name
-    for name, bench in config["benchmarks"].items()
-    if is_code_grader(bench["grader"])
+    for name in TABLE_BENCHES
+    if is_code_grader(config["benchmarks"][name]["grader"])
 ]
-EVAL_BENCHES = [name for name in config["benchmarks"] if name not in CODE_BENCHES]
+EVAL_BENCHES = [name for name in TABLE_BENCHES if name not in CODE_BENCHES]
 
 
 def get_code_bench_pattern():
     """Wildcard constraint matching exactly the code benchmarks."""
     return "|".join(map(re.escape, CODE_BENCHES))
+
+
+def get_curve_snapshots(wildcards):
+    """A run's snapshots; the base model is the step 0 of every curve (method ``base``)."""
+    if wildcards.method == BASE_METHOD:
+        return get_base_model(wildcards)
+    return (
+        f"results/train/{wildcards.model}/{wildcards.method}/{wildcards.seed}/snapshots"
+    )
 
 
 def get_curve_args(wildcards, input):

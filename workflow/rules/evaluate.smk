@@ -35,7 +35,7 @@ if EVAL_BENCHES:
 # step or curve benchmark adds only its own generations.
 rule curve:
     input:
-        snapshots="results/train/{model}/{method}/{seed}/snapshots",
+        snapshots=get_curve_snapshots,
         benchmarks=[benchmark_file(bench) for bench in config["curve_benchmarks"]],
     output:
         "results/curves/{model}/{method}/{seed}.csv",

@@ -1,5 +1,8 @@
 """``fpa curve``: accuracy through training, Pass@1 of each snapshot of a run on the curve benchmarks.
 
+``--snapshots`` is a run's snapshot directory (``step-*/``), or one model directory (the
+base model), which is the curve's step 0.
+
 Each snapshot is loaded at most once and sampled on every curve benchmark; its finished
 shards stay in ``--work/<step>/<benchmark>``, keyed by the snapshot's hash, so a re-run
 after a snapshot or a benchmark is added generates only the new (snapshot, benchmark) pairs.
@@ -20,13 +23,19 @@ from fpa.training.checkpoints import snapshot_name, snapshot_steps
 CURVE_FIELDS = ("step", "benchmark", "pass_at_1", "n_problems", "n")
 
 
+def curve_models(snapshots: str) -> list[tuple[int, str]]:
+    """(step, model directory) of each point of the curve."""
+    if (Path(snapshots) / "config.json").exists():
+        return [(0, snapshots)]
+    return [(step, str(Path(snapshots) / snapshot_name(step))) for step in snapshot_steps(snapshots)]
+
+
 def curve_rows(args) -> list[dict]:
     """One row per (snapshot step, benchmark), steps ascending."""
     rows = []
     benchmarks = [(name, path, None) for name, path in args.benchmark]
-    for step in snapshot_steps(args.snapshots):
-        per_snapshot = argparse.Namespace(**{**vars(args), "model": str(Path(args.snapshots) / snapshot_name(step)),
-                                             "benchmark": benchmarks,
+    for step, model in curve_models(args.snapshots):
+        per_snapshot = argparse.Namespace(**{**vars(args), "model": model, "benchmark": benchmarks,
                                              "work": str(Path(args.work) / snapshot_name(step))})
         for sample in sample_benchmarks(per_snapshot, "curve"):
             bench = sample.job.config["benchmark"]

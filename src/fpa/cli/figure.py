@@ -22,14 +22,14 @@ def figure_inputs(name: str, slice_: dict) -> FigureInputs:
         seeds=seeds,
         metrics={role: [D.metrics_path(model, method, s) for s in seeds] for role, method in roles.items()},
         curves=curves if figure.uses_curves else {},
-        base_evals=[D.base_eval_path(model, s, bench) for s in seeds] if figure.uses_curves and slice_["base"] else [],
+        base_curves=[D.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
         labels={role: slice_["labels"].get(role, method) for role, method in roles.items()},
         curve_benchmark=bench,
     )
 
 
 def files_of(inputs: FigureInputs) -> list[str]:
-    return [path for group in (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_evals) for path in group]
+    return [path for group in (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves) for path in group]
 
 
 def figure(args) -> None:

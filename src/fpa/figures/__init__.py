@@ -27,7 +27,7 @@ class FigureInputs:
     seeds: list[int]
     metrics: dict[str, list[str]]  # role -> training_metrics.csv per seed
     curves: dict[str, list[str]]  # role -> curve CSV per seed (figures that use curves)
-    base_evals: list[str]  # base model evaluation on the curve benchmark per seed (step 0 of curves)
+    base_curves: list[str]  # the base model's curve per seed (step 0)
     labels: dict[str, str]  # role -> method label as in the tables
     curve_benchmark: str | None
 
@@ -38,7 +38,8 @@ class Figure:
 
     Attributes:
       name: registry key, the ``figures:`` key in config and the output file name.
-      roles: objectives the figure draws, in legend order.
+      roles: objectives the figure draws, in legend order; empty: every method of the config
+        (with snapshots, for a figure that uses curves), each its own role.
       caption: what it shows (the report's caption; the runs drawn are appended).
       draw: ``FigureInputs -> matplotlib Figure``.
       uses_curves: needs accuracy through training (snapshots + curve benchmarks).
@@ -71,6 +72,10 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     """
     chosen = config["figures"].get(figure.name) or {}
     by_name = {name: run for (_, name), run in runs.items()}
+    if not figure.roles:
+        every = {name: name for name, run in by_name.items()
+                 if not figure.uses_curves or run.training["snapshot_every"]}
+        return every if every and (config["curve_benchmarks"] or not figure.uses_curves) else None
     roles = {}
     for role in figure.roles:
         if role in chosen:
@@ -95,7 +100,7 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     labels = {role: config["methods"].get(method, {}).get("label", method) for role, method in roles.items()}
     curve = config["curve_benchmarks"][0] if figure.uses_curves else None
     return {"model": model, "roles": roles, "seeds": [int(s) for s in config["seeds"]], "labels": labels,
-            "curve_benchmark": curve, "base": bool(config["evaluate_base"]) and curve is not None}
+            "curve_benchmark": curve, "base": curve is not None}
 
 
 def figure_caption(figure: Figure, slice_: Mapping) -> str:
@@ -112,9 +117,9 @@ def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
 
 
 def dag_inputs(name: str, slice_: Mapping) -> list[str]:
-    """The DAG outputs a figure reads: run checkpoints (their training_metrics.csv), curves, base evals."""
+    """The DAG outputs a figure reads: run checkpoints (their training_metrics.csv), curves, the base's curves."""
     from fpa.cli.figure import figure_inputs
 
     inputs = figure_inputs(name, dict(slice_))
     files = [path.rsplit("/", 1)[0] for paths in inputs.metrics.values() for path in paths]
-    return files + [path for paths in inputs.curves.values() for path in paths] + list(inputs.base_evals)
+    return files + [path for paths in inputs.curves.values() for path in paths] + list(inputs.base_curves)

@@ -3,7 +3,7 @@
 A run is ``(model, method, seed)``; its files are those the DAG writes:
 ``results/train/<model>/<method>/<seed>/checkpoint/training_metrics.csv``,
 ``results/curves/<model>/<method>/<seed>.csv`` and, for step 0 of a curve, the base
-model's ``results/eval/<model>/base/<seed>/<bench>.json``.
+model's ``results/curves/<model>/base/<seed>.csv``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fpa.io import read_json
 
 
 def metrics_path(model: str, method: str, seed: int | str) -> str:
@@ -25,8 +24,8 @@ def curve_path(model: str, method: str, seed: int | str) -> str:
     return f"results/curves/{model}/{method}/{seed}.csv"
 
 
-def base_eval_path(model: str, seed: int | str, bench: str) -> str:
-    return f"results/eval/{model}/base/{seed}/{bench}.json"
+def base_curve_path(model: str, seed: int | str) -> str:
+    return curve_path(model, "base", seed)
 
 
 def read_metrics(paths: Sequence[str], column: str, *, smooth: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -45,17 +44,22 @@ def read_metrics(paths: Sequence[str], column: str, *, smooth: int = 1) -> tuple
     return frames[0]["step"].to_numpy()[:length], values
 
 
-def read_curves(paths: Sequence[str], bench: str, base_evals: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, [seeds, steps] Pass@1 in %) on ``bench``, with step 0 from the base evaluations if given."""
+def _curve(path: str, bench: str) -> tuple[list[int], list[float]]:
+    frame = pd.read_csv(path)
+    frame = frame[frame["benchmark"] == bench].sort_values("step")
+    if frame.empty:
+        raise ValueError(f"{path}: no rows for benchmark {bench!r}")
+    return list(frame["step"]), list(frame["pass_at_1"])
+
+
+def read_curves(paths: Sequence[str], bench: str, base_curves: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, [seeds, steps] Pass@1 in %) on ``bench``, with step 0 from the base model's curves if given."""
     per_seed = []
     for index, path in enumerate(paths):
-        frame = pd.read_csv(path)
-        frame = frame[frame["benchmark"] == bench].sort_values("step")
-        if frame.empty:
-            raise ValueError(f"{path}: no rows for benchmark {bench!r}")
-        steps, values = list(frame["step"]), list(frame["pass_at_1"])
-        if base_evals:
-            steps, values = [0, *steps], [read_json(base_evals[index])["pass_at_1"], *values]
+        steps, values = _curve(path, bench)
+        if base_curves:
+            base_steps, base_values = _curve(base_curves[index], bench)
+            steps, values = base_steps + steps, base_values + values
         per_seed.append((steps, values))
     common = sorted(set.intersection(*(set(steps) for steps, _ in per_seed)))
     values = np.array([[dict(zip(steps, vals))[s] for s in common] for steps, vals in per_seed]) * 100

@@ -26,7 +26,7 @@ def draw(inputs: FigureInputs):
         for cls, linestyle in CLASS_STYLE.items():
             steps, values = read_metrics(paths, f"logratio_{cls}", smooth=SMOOTH)
             mean_band(logratio, steps, values, label=f"{label} ({cls})", color=color(index), linestyle=linestyle)
-        steps, values = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_evals)
+        steps, values = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_curves)
         mean_band(accuracy, steps, values, label=label, color=color(index))
         accuracy.plot(steps, values.mean(axis=0), "o", color=color(index), markersize=3)
         steps, values = read_metrics(paths, THRESHOLD_COLUMN[role])

@@ -24,7 +24,7 @@ def draw(inputs: FigureInputs):
             steps, values = read_metrics(paths, f"logratio_{cls}", smooth=SMOOTH)
             mean_band(logratio, steps, values, label=f"{label} ({cls})", color=color(index + 2),
                       linestyle=linestyle)
-        steps, values = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_evals)
+        steps, values = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_curves)
         mean_band(accuracy, steps, values, label=label, color=color(index + 2))
         steps, values = read_metrics(paths, "grad_norm", smooth=SMOOTH)
         mean_band(grad_norm, steps, values, label=label, color=color(index + 2))
