@@ -9,9 +9,11 @@ with the AVX2 kernels differs from the AVX-512 one after 150 steps).
 
 Pinning both to their portable code paths (MKL's Conditional Numerical Reproducibility
 ``MKL_CBWR=COMPATIBLE,STRICT`` and ATen's ``default`` kernels) at a fixed thread count
-makes the results a function of the inputs only. The variables are read when torch
-loads, so they are set for the job's process by the workflow (``shell.prefix``) and
-recorded in each output's provenance.
+makes the results a function of the inputs only. It costs about 2x in CPU time, so the
+workflow pins the jobs whose results everything downstream inherits, the toy base model
+and the offline samples; training and evaluation then differ across machines only as
+seeds do. The variables are read when torch loads, so the rules export them in the job's
+shell, and each output's provenance records them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ PORTABLE_ENV = {"MKL_CBWR": "COMPATIBLE,STRICT", "ATEN_CPU_CAPABILITY": "default
 
 
 def portable_env_prefix() -> str:
-    """Shell ``export`` statements that pin CPU numerics for the jobs of a workflow."""
+    """Shell ``export`` statements that pin CPU numerics for the command that follows."""
     return "".join(f"export {name}={value}; " for name, value in PORTABLE_ENV.items())
 
 

@@ -31,7 +31,6 @@ from fpa.provenance.fingerprint import code_fingerprint
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(
     f"export PYTHONPATH={Path(workflow.basedir) / 'src'}:${{{{PYTHONPATH:-}}}}; "
-    + (portable_env_prefix() if config.get("portable_cpu_numerics", True) else "")
 )
 
 try:
@@ -313,6 +312,11 @@ def get_catalog_path():
 def get_mirror_option():
     mirror = config["data"]["mirror"]
     return f"--mirror {mirror}" if mirror else ""
+
+
+def get_numerics():
+    """Shell exports pinning CPU kernels for the jobs that make the base model and the offline data."""
+    return portable_env_prefix() if config["portable_cpu_numerics"] else ""
 
 
 def get_code(*modules):

@@ -15,8 +15,9 @@ rule sample_offline:
         dataset=get_dataset_config,
         code=get_code("fpa.cli.dataset"),
         work="results/datasets/{model}/work/samples",
+        numerics=get_numerics(),
     shell:
-        "python -m fpa sample --model {input.model} --problems {input.problems} "
+        "{params.numerics}python -m fpa sample --model {input.model} --problems {input.problems} "
         "--config-json {params.dataset:q} --code {params.code} --threads {threads} "
         "--work {params.work} --out {output} > {log} 2>&1"
 

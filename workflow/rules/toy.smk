@@ -11,8 +11,9 @@ rule toy_base_model:
     params:
         model=get_model_config,
         code=get_code("fpa.cli.toy"),
+        numerics=get_numerics(),
     shell:
-        "python -m fpa toy-model --config-json {params.model:q} --code {params.code} "
+        "{params.numerics}python -m fpa toy-model --config-json {params.model:q} --code {params.code} "
         "--threads {threads} --out {output} > {log} 2>&1"
 
 
