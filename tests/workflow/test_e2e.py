@@ -123,14 +123,14 @@ def test_adding_a_method_adds_its_curve_without_retraining_others(run, tmp_path)
     changed.write_text(yaml.safe_dump(config))
     result = _snakemake(project, workdir, "-n", "--cores", "1", config=changed)
     assert _planned_jobs(result) == {"train": 2, "evaluate": 2, "curve": 2, "figure": 1, "aggregate": 1, "all": 1}
-    assert "results/figures/toy/accuracy_curves.png" in _planned_outputs(result)
+    assert "results/figures/toy-ci/toy/accuracy_curves.png" in _planned_outputs(result)
 
 
 def test_run_ends_with_figures_and_a_report_holding_them(run):
     project, workdir = run
     for name in ("training_dynamics", "prolonged_training", "accuracy_curves"):
-        assert (workdir / "results" / "figures" / "toy" / f"{name}.png").stat().st_size > 10_000
-        assert (workdir / "results" / "figures" / "toy" / f"{name}.pdf").exists()
+        assert (workdir / "results" / "figures" / "toy-ci" / "toy" / f"{name}.png").stat().st_size > 10_000
+        assert (workdir / "results" / "figures" / "toy-ci" / "toy" / f"{name}.pdf").exists()
     with open(workdir / "results" / "curves" / "toy" / "offrl" / "1.csv") as handle:
         steps = [int(row["step"]) for row in csv.DictReader(handle)]
     assert steps and steps == sorted(steps) and all(step % 2 == 0 for step in steps)  # snapshot_every: 2

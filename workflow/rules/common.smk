@@ -68,6 +68,7 @@ wildcard_constraints:
     seed=r"\d+",
     bench="[A-Za-z0-9_.-]+",
     table="[A-Za-z0-9_.-]+",
+    experiment="[A-Za-z0-9_.-]+",
 
 
 def as_json(obj):
@@ -88,7 +89,7 @@ def get_final_output():
 
 def get_figures():
     return [
-        f"results/figures/{model}/{name}.{ext}"
+        f"results/figures/{config['experiment']}/{model}/{name}.{ext}"
         for model, name in planned_figures(config, RUNS)
         for ext in ("png", "pdf")
     ]

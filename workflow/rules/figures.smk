@@ -1,19 +1,20 @@
 # The paper's figures (fpa.figures): one job per (model, figure) the config lists and whose
 # runs it has; the figure reads the runs' training metrics and curves and records them.
+# Paths carry the experiment, so experiments sharing a directory keep their own figures.
 rule figure:
     input:
         get_figure_inputs,
     output:
         png=report(
-            "results/figures/{model}/{figure}.png",
+            "results/figures/{experiment}/{model}/{figure}.png",
             caption="../report/figure.rst",
             category="Figures",
             subcategory="{model}",
             labels={"model": "{model}", "figure": "{figure}"},
         ),
-        pdf="results/figures/{model}/{figure}.pdf",
+        pdf="results/figures/{experiment}/{model}/{figure}.pdf",
     log:
-        "logs/figure/{model}/{figure}.log",
+        "logs/figure/{experiment}/{model}/{figure}.log",
     conda:
         "../../envs/figures.yaml"
     resources:
