@@ -77,6 +77,9 @@ def _write_run(model, method, seed, steps=40):
         handle.write("step,benchmark,pass_at_1,n_problems,n\n")
         for step in (10, 20, 30, 40):
             handle.write(f"{step},toy6,{0.5 + step / 200 + seed / 100},4,2\n")
+    evaluation = Path(D.eval_path(model, method, seed, "toy6"))
+    evaluation.parent.mkdir(parents=True, exist_ok=True)
+    evaluation.write_text(json.dumps({"pass_at_1": 0.6 + 0.01 * seed}))
     Path(D.base_curve_path(model, seed)).parent.mkdir(parents=True, exist_ok=True)
     Path(D.base_curve_path(model, seed)).write_text("step,benchmark,pass_at_1,n_problems,n\n0,toy6,0.5,4,2\n")
 
@@ -97,7 +100,10 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     record = read_json(tmp_path / "fig.png.prov.json")
     drawn = set(record["inputs"])
     for method in slice_["roles"].values():
-        assert {D.metrics_path("toy", method, 1), D.metrics_path("toy", method, 2)} <= drawn
+        if FIGURES[name].uses_metrics:
+            assert {D.metrics_path("toy", method, 1), D.metrics_path("toy", method, 2)} <= drawn
+        if FIGURES[name].uses_evals:
+            assert D.eval_path("toy", method, 2, "toy6") in drawn
         if FIGURES[name].uses_curves:
             assert {D.curve_path("toy", method, 2), D.base_curve_path("toy", 1)} <= drawn
     assert record["caption"] == FIGURES[name].caption
@@ -112,3 +118,13 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     assert list(steps) == [0, 10, 20, 30, 40]
     assert values.shape == (2, 5)
     assert values[0, 0] == 50.0 and values[1, 4] == pytest.approx(100 * (0.5 + 0.2 + 0.02))
+
+
+def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
+    config = _config(methods={"offrl": {"objective": "offrl"}, "sft": {"objective": "sft"},
+                              "fpa": {"objective": "fpa", "sweep": {"lam": [0.5, 2]}}},
+                     figures={"lambda_sensitivity": {}})
+    slice_ = figure_slice(FIGURES["lambda_sensitivity"], config, expand_runs(config), "toy")
+    assert slice_["roles"] == {"offrl": "offrl", "fpa_lam0.5": "fpa_lam0.5", "fpa_lam2": "fpa_lam2"}
+    assert slice_["lam"] == {"offrl": 0.0, "fpa_lam0.5": 0.5, "fpa_lam2": 2.0}
+    assert slice_["benchmarks"] == ["toy6"]

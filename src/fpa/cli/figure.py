@@ -18,18 +18,26 @@ def figure_inputs(name: str, slice_: dict) -> FigureInputs:
     model, seeds, roles = slice_["model"], slice_["seeds"], slice_["roles"]
     bench = slice_.get("curve_benchmark")
     curves = {role: [D.curve_path(model, method, s) for s in seeds] for role, method in roles.items()}
+    metrics = {role: [D.metrics_path(model, method, s) for s in seeds] for role, method in roles.items()}
+    evals = {role: {b: [D.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
+             for role, method in roles.items()}
     return FigureInputs(
         seeds=seeds,
-        metrics={role: [D.metrics_path(model, method, s) for s in seeds] for role, method in roles.items()},
+        metrics=metrics if figure.uses_metrics else {},
         curves=curves if figure.uses_curves else {},
         base_curves=[D.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
         labels={role: slice_["labels"].get(role, method) for role, method in roles.items()},
         curve_benchmark=bench,
+        evals=evals if figure.uses_evals else {},
+        benchmarks=list(slice_["benchmarks"]),
+        lam=dict(slice_["lam"]),
     )
 
 
 def files_of(inputs: FigureInputs) -> list[str]:
-    return [path for group in (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves) for path in group]
+    evals = [paths for per_bench in inputs.evals.values() for paths in per_bench.values()]
+    groups = (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves, *evals)
+    return [path for group in groups for path in group]
 
 
 def figure(args) -> None:

@@ -30,6 +30,9 @@ class FigureInputs:
     base_curves: list[str]  # the base model's curve per seed (step 0)
     labels: dict[str, str]  # role -> method label as in the tables
     curve_benchmark: str | None
+    evals: dict[str, dict[str, list[str]]]  # role -> benchmark -> final evaluation per seed (figures that use evals)
+    benchmarks: list[str]  # the first table's benchmarks (figures that use evals)
+    lam: dict[str, float]  # role -> the run's FPA λ (0 for objectives without one)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,9 @@ class Figure:
       caption: what it shows (the report's caption; the runs drawn are appended).
       draw: ``FigureInputs -> matplotlib Figure``.
       uses_curves: needs accuracy through training (snapshots + curve benchmarks).
+      uses_metrics: reads the runs' per-step training metrics.
+      uses_evals: reads the runs' final evaluations on the first table's benchmarks.
+      objectives: with empty ``roles``, only methods of these objectives (empty: all).
     """
 
     name: str
@@ -50,6 +56,9 @@ class Figure:
     caption: str
     draw: Callable[[FigureInputs], object]
     uses_curves: bool = False
+    uses_metrics: bool = True
+    uses_evals: bool = False
+    objectives: tuple[str, ...] = ()
 
 
 def _discover() -> dict[str, Figure]:
@@ -74,7 +83,8 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     by_name = {name: run for (_, name), run in runs.items()}
     if not figure.roles:
         every = {name: name for name, run in by_name.items()
-                 if not figure.uses_curves or run.training["snapshot_every"]}
+                 if (not figure.uses_curves or run.training["snapshot_every"])
+                 and (not figure.objectives or run.objective in figure.objectives)}
         return every if every and (config["curve_benchmarks"] or not figure.uses_curves) else None
     roles = {}
     for role in figure.roles:
@@ -97,10 +107,15 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     roles = resolve_roles(figure, config, runs)
     if roles is None:
         return None
+    if figure.uses_evals and not config["tables"]:
+        return None
+    by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
     labels = {role: config["methods"].get(method, {}).get("label", method) for role, method in roles.items()}
     curve = config["curve_benchmarks"][0] if figure.uses_curves else None
+    benchmarks = next(iter(config["tables"].values())) if figure.uses_evals else []
+    lam = {role: float(by_name[method].params.get("lam", 0.0)) for role, method in roles.items()}
     return {"model": model, "roles": roles, "seeds": [int(s) for s in config["seeds"]], "labels": labels,
-            "curve_benchmark": curve, "base": curve is not None}
+            "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam}
 
 
 def figure_caption(figure: Figure, slice_: Mapping) -> str:
@@ -122,4 +137,5 @@ def dag_inputs(name: str, slice_: Mapping) -> list[str]:
 
     inputs = figure_inputs(name, dict(slice_))
     files = [path.rsplit("/", 1)[0] for paths in inputs.metrics.values() for path in paths]
-    return files + [path for paths in inputs.curves.values() for path in paths] + list(inputs.base_curves)
+    evals = [path for per_bench in inputs.evals.values() for paths in per_bench.values() for path in paths]
+    return files + [path for paths in inputs.curves.values() for path in paths] + list(inputs.base_curves) + evals

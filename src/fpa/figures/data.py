@@ -24,6 +24,17 @@ def curve_path(model: str, method: str, seed: int | str) -> str:
     return f"results/curves/{model}/{method}/{seed}.csv"
 
 
+def eval_path(model: str, method: str, seed: int | str, bench: str) -> str:
+    return f"results/eval/{model}/{method}/{seed}/{bench}.json"
+
+
+def read_evals(paths: Sequence[str]) -> np.ndarray:
+    """Pass@1 in % of each seed's final evaluation."""
+    import json
+
+    return np.array([json.loads(Path(path).read_text())["pass_at_1"] * 100 for path in paths])
+
+
 def base_curve_path(model: str, seed: int | str) -> str:
     return curve_path(model, "base", seed)
 
