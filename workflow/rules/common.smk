@@ -116,6 +116,7 @@ def get_figure_code(wildcards):
         "fpa.cli.figure",
         "fpa.figures",
         "fpa.figures.data",
+        "fpa.figures.panels",
         "fpa.figures.style",
         f"fpa.figures.{wildcards.figure}",
     )

@@ -17,7 +17,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-_SUPPORT_MODULES = {"style", "data"}
+_SUPPORT_MODULES = {"style", "data", "panels"}
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,13 @@ from fpa.figures import Figure, FigureInputs
 
 
 def draw(inputs: FigureInputs):
-    from fpa.figures.data import read_curves
-    from fpa.figures.style import color, mean_band, panels
+    from fpa.figures.panels import accuracy_panel, add_legends
+    from fpa.figures.style import color, panels
 
     fig, (accuracy,) = panels(1, width=5.5, height=3.8)
-    for index, (role, paths) in enumerate(inputs.curves.items()):
-        steps, values = read_curves(paths, inputs.curve_benchmark, inputs.base_curves)
-        mean_band(accuracy, steps, values, label=inputs.labels[role], color=color(index))
-        accuracy.plot(steps, values.mean(axis=0), "o", color=color(index), markersize=3)
-    accuracy.set(title=f"{inputs.curve_benchmark} accuracy through training", xlabel="step", ylabel="Pass@1 (%)")
-    accuracy.legend(frameon=False)
+    roles = list(inputs.curves)
+    accuracy_panel(accuracy, inputs, roles, [color(index) for index in range(len(roles))])
+    add_legends((accuracy,))
     return fig
 
 

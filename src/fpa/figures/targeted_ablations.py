@@ -8,31 +8,25 @@ accuracy through training on the curve benchmark. Right: gradient norm per step.
 from __future__ import annotations
 
 from fpa.figures import Figure, FigureInputs
+from fpa.figures.panels import SMOOTH
 
-SMOOTH = 5
 ROLES = ("fpa_cor", "fpa_incor")
 
 
 def draw(inputs: FigureInputs):
-    from fpa.figures.data import read_curves, read_metrics
-    from fpa.figures.style import CLASS_STYLE, color, mean_band, panels
+    from fpa.figures.data import read_metrics
+    from fpa.figures.panels import accuracy_panel, add_legends, logratio_panel
+    from fpa.figures.style import color, mean_band, panels
 
     fig, (logratio, accuracy, grad_norm) = panels(3)
-    for index, role in enumerate(ROLES):
-        paths, label = inputs.metrics[role], inputs.labels[role]
-        for cls, linestyle in CLASS_STYLE.items():
-            steps, values = read_metrics(paths, f"logratio_{cls}", smooth=SMOOTH)
-            mean_band(logratio, steps, values, label=f"{label} ({cls})", color=color(index + 2),
-                      linestyle=linestyle)
-        steps, values = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_curves)
-        mean_band(accuracy, steps, values, label=label, color=color(index + 2))
-        steps, values = read_metrics(paths, "grad_norm", smooth=SMOOTH)
-        mean_band(grad_norm, steps, values, label=label, color=color(index + 2))
-    logratio.set(title="log π − log π_ref", xlabel="step", ylabel="nats")
-    accuracy.set(title=f"{inputs.curve_benchmark} accuracy through training", xlabel="step", ylabel="Pass@1 (%)")
+    colors = [color(2), color(3)]
+    logratio_panel(logratio, inputs, ROLES, colors)
+    accuracy_panel(accuracy, inputs, ROLES, colors)
+    for role, role_color in zip(ROLES, colors):
+        steps, values = read_metrics(inputs.metrics[role], "grad_norm", smooth=SMOOTH)
+        mean_band(grad_norm, steps, values, label=inputs.labels[role], color=role_color)
     grad_norm.set(title="gradient norm", xlabel="step", ylabel="‖∇‖ (before clipping)")
-    for ax in (logratio, accuracy, grad_norm):
-        ax.legend(frameon=False)
+    add_legends((logratio, accuracy, grad_norm))
     return fig
 
 

@@ -8,39 +8,37 @@ Centre: the weight each objective puts on its gradient, π^(1/|y|) for Off-RL an
 from __future__ import annotations
 
 from fpa.figures import Figure, FigureInputs
+from fpa.figures.panels import SMOOTH
 
-SMOOTH = 5  # steps of trailing mean: one batch holds few problems
+ROLES = ("offrl", "fpa")
 
 
 def draw(inputs: FigureInputs):
     from fpa.figures.data import read_metrics
+    from fpa.figures.panels import add_legends, logratio_panel
     from fpa.figures.style import CLASS_STYLE, color, mean_band, panels
 
     fig, (logratio, weight, ratio) = panels(3)
+    logratio_panel(logratio, inputs, ROLES, [color(0), color(1)])
     weight_column = {"offrl": "weight", "fpa": "hat_weight"}
-    for index, role in enumerate(("offrl", "fpa")):
-        paths, label = inputs.metrics[role], inputs.labels[role]
+    for index, role in enumerate(ROLES):
+        symbol = "π̂" if role == "fpa" else "π"
         for cls, linestyle in CLASS_STYLE.items():
-            steps, values = read_metrics(paths, f"logratio_{cls}", smooth=SMOOTH)
-            mean_band(logratio, steps, values, label=f"{label} ({cls})", color=color(index), linestyle=linestyle)
-            steps, values = read_metrics(paths, f"{weight_column[role]}_{cls}", smooth=SMOOTH)
-            symbol = "π̂" if role == "fpa" else "π"
-            mean_band(weight, steps, values, label=f"{label} {symbol} ({cls})", color=color(index),
+            steps, values = read_metrics(inputs.metrics[role], f"{weight_column[role]}_{cls}", smooth=SMOOTH)
+            mean_band(weight, steps, values, label=f"{inputs.labels[role]} {symbol} ({cls})", color=color(index),
                       linestyle=linestyle)
     steps, values = read_metrics(inputs.metrics["fpa"], "hat_over_pi_incorrect", smooth=SMOOTH)
     mean_band(ratio, steps, values, label=f"{inputs.labels['fpa']} π̂/π (incorrect)", color=color(1))
     ratio.axhline(1.0, color="grey", linewidth=1, linestyle=":")
-    logratio.set(title="log π − log π_ref", xlabel="step", ylabel="nats")
     weight.set(title="gradient weight (per-token geometric mean)", xlabel="step", ylabel="weight")
     ratio.set(title="π̂ / π, incorrect trajectories", xlabel="step", ylabel="ratio")
-    for ax in (logratio, weight, ratio):
-        ax.legend(frameon=False)
+    add_legends((logratio, weight, ratio))
     return fig
 
 
 FIGURE = Figure(
     name="training_dynamics",
-    roles=("offrl", "fpa"),
+    roles=ROLES,
     caption="Training dynamics of Off-RL and FPA (paper Figure 'Training Dynamics'). Left: log π_θ − log π_ref "
             "of correct (solid) and incorrect (dashed) trajectories. Centre: the gradient weight, π^(1/|y|) for "
             "Off-RL and π̂^(1/|y|) for FPA. Right: π̂/π of FPA's incorrect trajectories. Mean ± std over seeds, "
