@@ -14,7 +14,8 @@ import pytest
 
 from fpa.config import ConfigError, expand_runs, validate_config
 from fpa.figures import FIGURES, figure_slice, planned_figures, resolve_roles
-from fpa.figures import data as D
+from fpa.figures import data
+from fpa.figures import paths as D
 from fpa.io import read_json
 from fpa.training.stats import DIAGNOSTIC_KEYS
 
@@ -113,7 +114,7 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for seed in (1, 2):
         _write_run("toy", "offrl", seed)
-    steps, values = D.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
+    steps, values = data.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
                                   [D.base_curve_path("toy", s) for s in (1, 2)])
     assert list(steps) == [0, 10, 20, 30, 40]
     assert values.shape == (2, 5)
@@ -128,3 +129,25 @@ def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
     assert slice_["roles"] == {"offrl": "offrl", "fpa_lam0.5": "fpa_lam0.5", "fpa_lam2": "fpa_lam2"}
     assert slice_["lam"] == {"offrl": 0.0, "fpa_lam0.5": 0.5, "fpa_lam2": 2.0}
     assert slice_["benchmarks"] == ["toy6"]
+
+
+PLAN_FIGURES = """
+import json, sys, yaml
+from fpa.config import expand_runs, validate_config
+from fpa.figures import FIGURES, dag_inputs, figure_slice, planned_figures
+config = validate_config(yaml.safe_load(open(sys.argv[1])), where=sys.argv[1])
+runs = expand_runs(config)
+inputs = [dag_inputs(name, figure_slice(FIGURES[name], config, runs, model))
+          for model, name in planned_figures(config, runs)]
+print(json.dumps({"heavy": sorted(m for m in ("pandas", "matplotlib", "torch") if m in sys.modules),
+                  "figures": len(inputs), "inputs": sum(map(len, inputs))}))
+"""
+
+
+def test_planning_figures_imports_no_plotting_or_table_packages():
+    """The Snakefile plans figures at parse time; reading them is the figure job's work."""
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", PLAN_FIGURES, str(root / "config" / "config.yaml")],
+                            capture_output=True, text=True, timeout=300, cwd=root, check=True)
+    report = json.loads(result.stdout)
+    assert report["heavy"] == [] and report["figures"] == 3 and report["inputs"] > 0, report

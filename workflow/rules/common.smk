@@ -117,6 +117,7 @@ def get_figure_code(wildcards):
         "fpa.figures",
         "fpa.figures.data",
         "fpa.figures.panels",
+        "fpa.figures.paths",
         "fpa.figures.style",
         f"fpa.figures.{wildcards.figure}",
     )

@@ -8,7 +8,8 @@ import shutil
 
 from fpa.cli.common import parse_json, setup
 from fpa.provenance.record import Job
-from fpa.training.loop import move_snapshots, train
+from fpa.training.checkpoints import move_snapshots
+from fpa.training.loop import train
 
 
 def run_training(args) -> None:

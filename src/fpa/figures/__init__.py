@@ -6,8 +6,10 @@ config: the method named in ``figures.<figure>.<role>``, else the method named l
 role, else the first method whose objective is the role. A config lists the figures it
 wants; one whose roles are not all filled is not planned (no error).
 
-    from fpa.figures import FIGURES, resolve_roles
-    roles = resolve_roles(FIGURES["training_dynamics"], config)   # {"offrl": "offrl", "fpa": "fpa"} or None
+    from fpa.figures import FIGURES, figure_slice
+    from fpa.config import expand_runs
+    figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")
+    # {"model": "toy", "roles": {"offrl": "offrl", "fpa": "fpa"}, "seeds": [...], ...} or None
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-_SUPPORT_MODULES = {"style", "data", "panels"}
+_SUPPORT_MODULES = {"style", "data", "panels", "paths"}
 
 
 @dataclass(frozen=True)
@@ -131,11 +133,37 @@ def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
             if figure_slice(FIGURES[name], config, runs, model) is not None]
 
 
-def dag_inputs(name: str, slice_: Mapping) -> list[str]:
-    """The DAG outputs a figure reads: run checkpoints (their training_metrics.csv), curves, the base's curves."""
-    from fpa.cli.figure import figure_inputs
+def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
+    """The DAG's files behind ``figure_slice``: what the figure reads, per role and seed."""
+    from fpa.figures import paths
 
-    inputs = figure_inputs(name, dict(slice_))
-    files = [path.rsplit("/", 1)[0] for paths in inputs.metrics.values() for path in paths]
-    evals = [path for per_bench in inputs.evals.values() for paths in per_bench.values() for path in paths]
-    return files + [path for paths in inputs.curves.values() for path in paths] + list(inputs.base_curves) + evals
+    figure = FIGURES[name]
+    model, seeds, roles = slice_["model"], slice_["seeds"], slice_["roles"]
+    return FigureInputs(
+        seeds=seeds,
+        metrics={role: [paths.metrics_path(model, method, s) for s in seeds] for role, method in roles.items()}
+        if figure.uses_metrics else {},
+        curves={role: [paths.curve_path(model, method, s) for s in seeds] for role, method in roles.items()}
+        if figure.uses_curves else {},
+        base_curves=[paths.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
+        labels={role: slice_["labels"].get(role, method) for role, method in roles.items()},
+        curve_benchmark=slice_.get("curve_benchmark"),
+        evals={role: {b: [paths.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
+               for role, method in roles.items()} if figure.uses_evals else {},
+        benchmarks=list(slice_["benchmarks"]),
+        lam=dict(slice_["lam"]),
+    )
+
+
+def input_files(inputs: FigureInputs) -> list[str]:
+    """Every file a figure reads."""
+    evals = [paths for per_bench in inputs.evals.values() for paths in per_bench.values()]
+    groups = (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves, *evals)
+    return [path for group in groups for path in group]
+
+
+def dag_inputs(name: str, slice_: Mapping) -> list[str]:
+    """The DAG outputs a figure reads: a training_metrics.csv is read from its run's checkpoint directory."""
+    inputs = figure_inputs(name, slice_)
+    metrics = {path for paths in inputs.metrics.values() for path in paths}
+    return [path.rsplit("/", 1)[0] if path in metrics else path for path in input_files(inputs)]

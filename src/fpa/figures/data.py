@@ -1,42 +1,20 @@
-"""What figures read: per-step training metrics and per-snapshot accuracy, aligned over seeds.
-
-A run is ``(model, method, seed)``; its files are those the DAG writes:
-``results/train/<model>/<method>/<seed>/checkpoint/training_metrics.csv``,
-``results/curves/<model>/<method>/<seed>.csv`` and, for step 0 of a curve, the base
-model's ``results/curves/<model>/base/<seed>.csv``.
-"""
+"""What figures read: per-step training metrics, per-snapshot accuracy and final evaluations,
+aligned over seeds (the files are named by ``fpa.figures.paths``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-
-
-def metrics_path(model: str, method: str, seed: int | str) -> str:
-    return f"results/train/{model}/{method}/{seed}/checkpoint/training_metrics.csv"
-
-
-def curve_path(model: str, method: str, seed: int | str) -> str:
-    return f"results/curves/{model}/{method}/{seed}.csv"
-
-
-def eval_path(model: str, method: str, seed: int | str, bench: str) -> str:
-    return f"results/eval/{model}/{method}/{seed}/{bench}.json"
+from fpa.io import read_json
 
 
 def read_evals(paths: Sequence[str]) -> np.ndarray:
     """Pass@1 in % of each seed's final evaluation."""
-    import json
+    return np.array([read_json(path)["pass_at_1"] * 100 for path in paths])
 
-    return np.array([json.loads(Path(path).read_text())["pass_at_1"] * 100 for path in paths])
-
-
-def base_curve_path(model: str, seed: int | str) -> str:
-    return curve_path(model, "base", seed)
 
 
 def read_metrics(paths: Sequence[str], column: str, *, smooth: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +53,3 @@ def read_curves(paths: Sequence[str], bench: str, base_curves: Sequence[str] = (
     common = sorted(set.intersection(*(set(steps) for steps, _ in per_seed)))
     values = np.array([[dict(zip(steps, vals))[s] for s in common] for steps, vals in per_seed]) * 100
     return np.array(common), values
-
-
-def run_label(path: str) -> str:
-    return "/".join(Path(path).parts[-5:-2])

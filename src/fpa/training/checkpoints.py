@@ -77,3 +77,10 @@ def save_snapshot(lm, tokenizer, work: Path, step: int) -> None:
 def snapshot_steps(snapshots_dir: str | Path) -> list[int]:
     """The steps of the snapshots in a run's snapshot directory, ascending."""
     return sorted(int(p.name.split("-")[1]) for p in Path(snapshots_dir).glob("step-*") if p.is_dir())
+
+
+def move_snapshots(work_dir: str | Path, out_dir: Path) -> list[int]:
+    """Move a run's snapshots from ``work/`` into ``out_dir`` (a job's temp output); returns their steps."""
+    for snapshot in sorted((Path(work_dir) / SNAPSHOT_DIR).glob("step-*")):
+        os.replace(snapshot, out_dir / snapshot.name)
+    return snapshot_steps(out_dir)

@@ -19,7 +19,6 @@ import dataclasses
 import json
 import logging
 import math
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -34,8 +33,7 @@ from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
-from fpa.training.checkpoints import (SNAPSHOT_DIR, State, latest_checkpoint, save_resumable, save_snapshot,
-                                      snapshot_steps, track_validation)
+from fpa.training.checkpoints import State, latest_checkpoint, save_resumable, save_snapshot, track_validation
 from fpa.training.metrics import accumulate, append_csv, tensorboard, truncate_csv
 from fpa.training.stats import diagnostics, sequence_stats
 
@@ -307,13 +305,6 @@ def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Pa
             shutil.copy(Path(model_dir, "generation_config.json"), tmp)
         shutil.copy(metrics_path, tmp / "training_metrics.csv")
         write_json(tmp / "training_state.json", state)
-
-
-def move_snapshots(work_dir: str, out_dir: Path) -> list[int]:
-    """Move the run's snapshots from ``work/`` into ``out_dir`` (a job's temp output); returns their steps."""
-    for snapshot in sorted((Path(work_dir) / SNAPSHOT_DIR).glob("step-*")):
-        os.replace(snapshot, out_dir / snapshot.name)
-    return snapshot_steps(out_dir)
 
 
 def _to(batch: B.Batch, device) -> B.Batch:
