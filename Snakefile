@@ -30,6 +30,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/code.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/figures.smk"
 
 

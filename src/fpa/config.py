@@ -40,6 +40,9 @@ class Run:
     objective: str
     params: dict
     training: dict
+    method: str = ""  # the config's method (``methods.<method>``) this run expands
+    point: dict = dataclasses.field(default_factory=dict)  # its sweep point, e.g. {"lam": 2}
+    seeds: tuple[int, ...] = ()  # ``methods.<method>.seeds``, else the top-level seeds
 
     def config_slice(self) -> dict:
         return {"objective": self.objective, "params": self.params, "training": self.training}
@@ -107,6 +110,16 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
             raise ConfigError(f"{where}: models.{name}.hub_id: required for source 'hub'")
     catalog = None
     for name, bench in config["benchmarks"].items():
+        if bench["source"] == "validation":
+            from fpa.data.offline import DATASET_GRADER
+
+            expected = DATASET_GRADER[config["dataset"]["source"]]
+            if is_code_grader(expected):
+                raise ConfigError(f"{where}: benchmarks.{name}.source: validation benchmarks of a code dataset "
+                                  f"({config['dataset']['source']}) are not supported")
+            if bench["grader"] != expected:
+                raise ConfigError(f"{where}: benchmarks.{name}.grader: a validation benchmark is graded as its "
+                                  f"dataset ({config['dataset']['source']}): expected {expected!r}, got {bench['grader']!r}")
         if bench["source"] == "file":
             if "path" not in bench:
                 raise ConfigError(f"{where}: benchmarks.{name}.path: required for source 'file'")
@@ -132,11 +145,6 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         catalog = catalog or load_catalog(config, where)
         for part in CODE_TRAIN_FILES:
             check_catalog_entry(catalog, "code", part, config, f"{where}: dataset.source")
-    for table, columns in config["tables"].items():
-        for column in columns:
-            if column not in config["benchmarks"]:
-                raise ConfigError(f"{where}: tables.{table}: unknown benchmark {column!r}; "
-                                  f"expected one of {sorted(config['benchmarks'])}")
     for column in config["curve_benchmarks"]:
         if column not in config["benchmarks"]:
             raise ConfigError(f"{where}: curve_benchmarks: unknown benchmark {column!r}; "
@@ -145,6 +153,10 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
             raise ConfigError(f"{where}: curve_benchmarks: {column!r} is a code benchmark; "
                               "curves are sampled and graded in one job (math and toy graders only)")
     _check_figures(config, where)
+    future = config["future_policy"]
+    if future["anchor_step"] is not None and any(step <= future["anchor_step"] for step in future["target_steps"]):
+        raise ConfigError(f"{where}: future_policy.target_steps: expected steps after anchor_step "
+                          f"{future['anchor_step']}, got {future['target_steps']}")
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
     if not config["methods"] and not config["evaluate_base"]:
@@ -152,7 +164,11 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                           "name at least one method or set evaluate_base: true")
     if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
-    expand_runs(config, where, schema)
+    runs = expand_runs(config, where, schema)
+    from fpa.aggregation.layout import build_layout
+
+    for name, spec in config["tables"].items():
+        build_layout(name, spec, config, runs, where)
 
 
 def _check_figures(config: dict, where: str) -> None:
@@ -217,8 +233,8 @@ def check_catalog_entry(catalog: dict, section: str, name: str, config: Mapping,
 def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None = None) -> dict[tuple[str, str], Run]:
     """Models × methods × sweeps → ``{(model, run name): Run}`` with parsed params and merged settings.
 
-    Precedence of training settings: top-level < model < method; of objective params:
-    method < model (``models.<m>.params.<method>``) < sweep point.
+    Precedence of training settings: top-level < model < method < sweep point (a swept training key,
+    e.g. ``lr``); of objective params: method < model (``models.<m>.params.<method>``) < sweep point.
     """
     schema = schema or load_schema()
     training_schema = {**schema["$defs"]["training"], "$defs": schema["$defs"]}
@@ -229,6 +245,12 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
             raise ConfigError(f"{where}: models.{model_name}.params: unknown methods {unknown}; "
                               f"expected some of {sorted(config['methods'])}")
         for name, method in config["methods"].items():
+            unknown_models = sorted(set(method.get("models", config["models"])) - set(config["models"]))
+            if unknown_models:
+                raise ConfigError(f"{where}: methods.{name}.models: unknown models {unknown_models}; "
+                                  f"expected some of {sorted(config['models'])}")
+            if model_name not in method.get("models", config["models"]):
+                continue
             objective = get_objective(method["objective"])
             sweep = method.get("sweep") or {}
             grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
@@ -236,14 +258,18 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                 run_name = name + "".join(f"_{key}{value}" for key, value in point.items())
                 if not RUN_NAME.match(run_name):
                     raise ConfigError(f"{where}: methods.{name}: run name {run_name!r} must match {RUN_NAME.pattern}")
-                raw = {**method.get("params", {}), **model.get("params", {}).get(name, {}), **point}
+                swept_training = {key: value for key, value in point.items() if key in training_schema["properties"]}
+                swept_params = {key: value for key, value in point.items() if key not in swept_training}
+                raw = {**method.get("params", {}), **model.get("params", {}).get(name, {}), **swept_params}
                 try:
                     params = objective.parse_params(raw, f"{where}: methods.{name}.params")
                 except ValueError as error:
                     raise ConfigError(str(error)) from None
-                training = {**config["training"], **model.get("training", {}), **method.get("training", {})}
+                training = {**config["training"], **model.get("training", {}), **method.get("training", {}),
+                            **swept_training}
                 check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
-                runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training)
+                runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training,
+                                                   name, point, tuple(method.get("seeds", config["seeds"])))
     return runs
 
 

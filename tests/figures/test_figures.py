@@ -31,6 +31,7 @@ def _config(**overrides):
         "training": {"snapshot_every": 10},
         "curve_benchmarks": ["toy6"],
         "figures": {"training_dynamics": {}, "prolonged_training": {}},
+        "future_policy": {"anchor_step": 10, "target_steps": [20, 40]},
     }
     config.update(overrides)
     return validate_config(config)
@@ -85,6 +86,24 @@ def _write_run(model, method, seed, steps=40):
     Path(D.base_curve_path(model, seed)).write_text("step,benchmark,pass_at_1,n_problems,n\n0,toy6,0.5,4,2\n")
 
 
+def _write_analysis(analysis, model, method, seed):
+    """A constructed ``fpa future-policy`` or ``fpa entanglement`` CSV."""
+    path = Path(D.analysis_path(analysis, model, method, seed))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if analysis == "future_policy":
+        rows = [{"anchor_step": 10, "target_step": target, "lam": lam, "kl_per_token": abs(lam - target / 20) + seed,
+                 "kl_per_sequence": 30 * abs(lam - target / 20), "tokens": 300, "sequences": 10}
+                for target in (20, 40) for lam in (0, 1, 2, 5)]
+    else:
+        rows = [{"variant": variant, "problem_id": f"p{i}", "cosine": 0.1 * i - 0.2 * seed, "norm_correct": 1 + i,
+                 "norm_incorrect": 2 + i, "tokens_correct": 60 if variant == "full" else 5, "tokens_incorrect": 61}
+                for variant in ("full", "answer_only") for i in range(5)]
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
@@ -94,6 +113,8 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
             _write_run("toy", method, seed)
+            if FIGURES[name].analysis:
+                _write_analysis(FIGURES[name].analysis, "toy", method, seed)
     subprocess.run([sys.executable, "-m", "fpa", "figure", "--name", name, "--config-json", json.dumps(slice_),
                     "--out-png", "fig.png", "--out-pdf", "fig.pdf"], check=True, capture_output=True)
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -107,6 +128,8 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
             assert D.eval_path("toy", method, 2, "toy6") in drawn
         if FIGURES[name].uses_curves:
             assert {D.curve_path("toy", method, 2), D.base_curve_path("toy", 1)} <= drawn
+        if FIGURES[name].analysis:
+            assert D.analysis_path(FIGURES[name].analysis, "toy", method, 2) in drawn
     assert record["caption"] == FIGURES[name].caption
 
 
@@ -119,6 +142,19 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     assert list(steps) == [0, 10, 20, 30, 40]
     assert values.shape == (2, 5)
     assert values[0, 0] == 50.0 and values[1, 4] == pytest.approx(100 * (0.5 + 0.2 + 0.02))
+
+
+def test_analysis_figures_are_planned_only_with_their_settings():
+    figures = {"future_policy_validation": {}, "gradient_entanglement": {}}
+    config = _config(figures=figures)
+    runs = expand_runs(config)
+    assert planned_figures(config, runs) == [("toy", "future_policy_validation"), ("toy", "gradient_entanglement")]
+    assert figure_slice(FIGURES["gradient_entanglement"], config, runs, "toy")["roles"] == {"base": "base"}
+    assert figure_slice(FIGURES["future_policy_validation"], config, runs, "toy")["roles"] == {"offrl": "offrl"}
+    config = _config(figures=figures, future_policy={})
+    assert planned_figures(config, expand_runs(config)) == [("toy", "gradient_entanglement")]
+    with pytest.raises(ConfigError, match="future_policy.target_steps: expected steps after anchor_step 10"):
+        _config(future_policy={"anchor_step": 10, "target_steps": [10]})
 
 
 def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():

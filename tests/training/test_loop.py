@@ -46,6 +46,9 @@ def test_resume_after_kill_is_bit_identical(tmp_path, toy_model_dir, tiny_datase
     assert (tmp_path / "resumed" / "work" / "latest").read_text() == "step-00000002"
     assert _train(tmp_path, toy_model_dir, tiny_dataset, "resumed")["resumed_from_step"] == 2
     assert summary["resumed_from_step"] == 0
+    speed = summary["throughput"]  # the overhead table's figures: per process, steps after the first
+    assert speed["examples_per_s"] > 0 and speed["tokens_per_s"] > speed["examples_per_s"]
+    assert speed["memory"] == "rss" and speed["peak_memory_mb"] > 100
     straight, resumed = _weights(tmp_path / "straight" / "out"), _weights(tmp_path / "resumed" / "out")
     assert straight.keys() == resumed.keys()
     for name in straight:

@@ -35,7 +35,8 @@ def test_paper_code_gridjob_counts(tmp_path):
         "train": models * methods * seeds,
         "generate_code": checkpoints,  # every code benchmark of a checkpoint from one model load
         "evaluate_code": checkpoints * benchmarks,
-        "aggregate": 1,
+        "aggregate": len(config["tables"]),
+        "cost": 1,
         "all": 1,
     }
     expected["total"] = sum(expected.values())

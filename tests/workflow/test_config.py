@@ -80,7 +80,7 @@ def _base() -> dict:
         (lambda c: c.update(typo=1), "cfg.yaml: typo: unknown key; expected one of"),
         (lambda c: c["methods"]["fpa"]["params"].update(lamda=1), "methods.fpa.params.lamda: unknown parameter"),
         (lambda c: c["methods"]["fpa"].update(training={"lr": -1}), "methods.fpa.training: lr: expected number > 0"),
-        (lambda c: c["tables"].update(t=["nope"]), "tables.t: unknown benchmark 'nope'"),
+        (lambda c: c["tables"].update(t=["nope"]), "tables.t.columns: unknown benchmark 'nope'"),
     ],
 )
 def test_malformed_config_fails_with_one_line(mutate, expected):

@@ -56,12 +56,12 @@ def test_table_has_a_row_per_method_and_mean_std_cells(run):
     _, workdir = run
     with open(workdir / "results" / "tables" / "toy.csv") as handle:
         rows = list(csv.DictReader(handle))
-    assert [row["method"] for row in rows] == ["base", "offrl", "fpa"]
+    assert [row["row"] for row in rows] == ["base", "offrl", "fpa"]
     for row in rows:
         for column in ("toy6", "toy8", "Avg."):
             assert re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", row[column]), row
     markdown_rows = [line for line in (workdir / "results" / "tables" / "toy.md").read_text().splitlines()
-                     if line.startswith("| ") and not line.startswith("| method")]
+                     if line.startswith("| ") and not line.startswith("| Method")]
     assert len(markdown_rows) == 3 and all(line.count("±") == 3 for line in markdown_rows)
     assert r"\pm" in (workdir / "results" / "tables" / "toy.tex").read_text()
 
@@ -101,7 +101,7 @@ def test_rerun_schedules_nothing(run):
     assert _planned_jobs(_snakemake(project, workdir, "-n", "--cores", "1")) == {}
 
 
-FPA_ONLY = {"train": 2, "evaluate": 2, "curve": 2, "figure": 3, "aggregate": 1, "all": 1}
+FPA_ONLY = {"train": 2, "evaluate": 2, "curve": 2, "figure": 3, "aggregate": 2, "cost": 1, "all": 1}
 
 
 def test_changing_lambda_reruns_only_fpa(run, tmp_path):
@@ -122,13 +122,38 @@ def test_adding_a_method_adds_its_curve_without_retraining_others(run, tmp_path)
     changed = tmp_path / "config.yaml"
     changed.write_text(yaml.safe_dump(config))
     result = _snakemake(project, workdir, "-n", "--cores", "1", config=changed)
-    assert _planned_jobs(result) == {"train": 2, "evaluate": 2, "curve": 2, "figure": 1, "aggregate": 1, "all": 1}
+    assert _planned_jobs(result) == {"train": 2, "evaluate": 2, "curve": 2, "figure": 1, "aggregate": 1, "cost": 1,
+                                     "all": 1}
     assert "results/figures/toy-ci/toy/accuracy_curves.png" in _planned_outputs(result)
+
+
+def test_adding_a_row_to_one_table_reruns_only_that_table(run, tmp_path):
+    project, workdir = run
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    config["tables"]["toy_ablation"]["rows"].insert(0, "base")
+    changed = tmp_path / "config.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    result = _snakemake(project, workdir, "-n", "--cores", "1", config=changed)
+    assert _planned_jobs(result) == {"aggregate": 1, "all": 1}
+    assert {path.rsplit(".", 1)[0] for path in _planned_outputs(result)} == {"results/tables/toy_ablation"}
+
+
+def test_ablation_table_marks_and_explains_its_cells(run):
+    project, workdir = run
+    markdown = (workdir / "results" / "tables" / "toy_ablation.md").read_text()
+    assert "**Ablation (CI)**" in markdown and "| &emsp;**w/ FPA** |" in markdown
+    assert markdown.count("**", markdown.index("| offrl")) >= 2  # one of the two rows is the column's best
+    assert r"owcolor[gray]{0.92}" in (workdir / "results" / "tables" / "toy_ablation.tex").read_text()
+    result = subprocess.run([sys.executable, "-m", "fpa", "explain", "results/tables/toy_ablation.csv", "--row", "fpa",
+                             "--col", "toy6"], cwd=workdir, env={**os.environ, "PYTHONPATH": str(project / "src")},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "files verified" in result.stdout, result.stdout + result.stderr
 
 
 def test_run_ends_with_figures_and_a_report_holding_them(run):
     project, workdir = run
-    for name in ("training_dynamics", "prolonged_training", "accuracy_curves"):
+    for name in ("training_dynamics", "prolonged_training", "accuracy_curves", "future_policy_validation",
+                 "gradient_entanglement"):
         assert (workdir / "results" / "figures" / "toy-ci" / "toy" / f"{name}.png").stat().st_size > 10_000
         assert (workdir / "results" / "figures" / "toy-ci" / "toy" / f"{name}.pdf").exists()
     with open(workdir / "results" / "curves" / "toy" / "offrl" / "1.csv") as handle:
@@ -136,7 +161,8 @@ def test_run_ends_with_figures_and_a_report_holding_them(run):
     assert steps and steps == sorted(steps) and all(step % 2 == 0 for step in steps)  # snapshot_every: 2
     _snakemake(project, workdir, "--report", "report.html")
     report = (workdir / "report.html").read_text()
-    for name in ("training_dynamics.png", "prolonged_training.png", "accuracy_curves.png", "toy.html"):
+    for name in ("training_dynamics.png", "prolonged_training.png", "accuracy_curves.png",
+                 "future_policy_validation.png", "gradient_entanglement.png", "toy.html", "toy_ablation.html"):
         assert name in report, name
     assert "Training dynamics of Off-RL and FPA" in report
 
@@ -167,7 +193,7 @@ def test_every_method_trains_and_gets_a_row(run, tmp_path):
     every.write_text(yaml.safe_dump(config))
     _snakemake(project, workdir, "--cores", "2", config=every)
     with open(workdir / "results" / "tables" / "toy.csv") as handle:
-        rows = {row["method"]: row for row in csv.DictReader(handle)}
+        rows = {row["row"]: row for row in csv.DictReader(handle)}
     assert set(rows) == {"base", "offrl_lowlr", *OBJECTIVES}
     for method in config["methods"]:
         with open(workdir / "results" / "train" / "toy" / method / "1" / "checkpoint" / "training_metrics.csv") as f:

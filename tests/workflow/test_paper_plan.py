@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,29 +31,41 @@ def _plan(tmp_path, *extra):
     return result
 
 
+PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning", "three_seeds", "overhead"}
+
+
 def test_paper_gridjob_counts(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
-    models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
-    benchmarks = len(config["benchmarks"])
-    parts = {part for bench in config["benchmarks"].values() for part in bench["parts"]}
+    from fpa.config import expand_runs, load_config_file
+
+    config = load_config_file(ROOT / "config" / "paper.yaml")
+    runs = expand_runs(config)
+    models, seeds = len(config["models"]), len(config["seeds"])
+    catalog_benchmarks = [b for b in config["benchmarks"].values() if b["source"] == "catalog"]
+    parts = {part for bench in catalog_benchmarks for part in bench["parts"]}
     training_files = {"math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard"}
+    trained = sum(len(run.seeds) for run in runs.values())  # sweeps train on one seed, on one model
+    assert set(config["tables"]) == PAPER_TABLES
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert job_counts(result.stdout + result.stderr) == {
+    expected = {
         "fetch_data": len(parts | training_files),
         "fetch_model": models,
         "math_train_problems": 1,
-        "prepare_benchmark": benchmarks,
+        "prepare_benchmark": len(catalog_benchmarks),
         "sample_offline": models,
         "build_dataset": models,
         "cache_reference": models,
-        "train": models * methods * seeds,
-        "evaluate": models * (methods + 1) * seeds,  # all benchmarks of a checkpoint from one model load
-        "aggregate": 1,
+        "validation_benchmark": models,
+        "train": trained,
+        "evaluate": trained + models * seeds,  # every checkpoint and the base, one model load each
+        "aggregate": len(PAPER_TABLES),
+        "cost": 1,
         "all": 1,
-        "total": (len(parts | training_files) + models * 4 + 1 + benchmarks + models * methods * seeds
-                  + models * (methods + 1) * seeds + 2),
     }
+    expected["total"] = sum(expected.values())
+    assert job_counts(result.stdout + result.stderr) == expected
+    planned = set(re.findall(r"results/tables/([a-z_]+)\.csv", result.stdout + result.stderr))
+    assert planned == PAPER_TABLES | {"cost_by_stage"}
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason=f"data mirror not found at {MIRROR}")

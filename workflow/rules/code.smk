@@ -15,6 +15,8 @@ if CODE_BENCHES:
             ),
         log:
             "logs/generate_code/{model}/{method}/{seed}.log",
+        benchmark:
+            "logs/benchmarks/generate_code/{model}/{method}/{seed}.tsv"
         conda:
             "../../envs/train.yaml"
         threads: 1
@@ -39,6 +41,8 @@ if CODE_BENCHES:
             "results/eval/{model}/{method}/{seed}/{bench}.json",
         log:
             "logs/evaluate_code/{model}/{method}/{seed}/{bench}.log",
+        benchmark:
+            "logs/benchmarks/evaluate_code/{model}/{method}/{seed}/{bench}.tsv"
         wildcard_constraints:
             bench=get_code_bench_pattern(),
         conda:
@@ -64,6 +68,8 @@ if config["dataset"]["source"] == "taco_apps":
             "results/problems/train.jsonl",
         log:
             "logs/code_train_problems/train.log",
+        benchmark:
+            "logs/benchmarks/code_train_problems/train.tsv"
         conda:
             "../../envs/tables.yaml"
         resources:

@@ -3,6 +3,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from fpa.config import (
     BASE_METHOD,
@@ -15,6 +16,7 @@ from fpa.config import (
     run_names,
     validate_config,
 )
+from fpa.aggregation.layout import build_layout, table_benchmarks
 from fpa.data.download import ALL_SECTIONS, find_entry
 from fpa.numerics import portable_env_prefix
 from fpa.figures import (
@@ -84,7 +86,33 @@ def get_final_output():
         )
         + get_curves()
         + get_figures()
+        + COST_TABLE
     )
+
+
+def get_cost_inputs():
+    """What the tables and figures read (evaluations, curves, runs, analyses): the cost table
+    waits for the jobs whose records it sums, and a table's layout change does not re-run it.
+    """
+    tables = [
+        path
+        for table in config["tables"]
+        for path in get_table_evals(SimpleNamespace(table=table))
+    ]
+    figures = [
+        path
+        for model, name in planned_figures(config, RUNS)
+        for path in dag_inputs(name, figure_slice(FIGURES[name], config, RUNS, model))
+    ]
+    return sorted(set(tables + figures + get_curves()))
+
+
+COST_TABLE = ["results/tables/cost_by_stage.csv", "results/tables/cost_by_stage.md"]
+
+
+def get_cost_config():
+    methods = list(dict.fromkeys([BASE_METHOD, *METHODS]))
+    return as_json({"models": MODELS, "methods": methods, "seeds": SEEDS})
 
 
 def get_figures():
@@ -124,14 +152,14 @@ def get_figure_code(wildcards):
 
 
 def get_curves():
-    """Curve CSVs of the runs that take snapshots, when the config names curve benchmarks."""
+    """Curve CSVs of the runs that take snapshots (each on its seeds), when the config names curve benchmarks."""
     if not config["curve_benchmarks"]:
         return []
     return [
         f"results/curves/{model}/{run.name}/{seed}.csv"
         for (model, _), run in RUNS.items()
         if run.training["snapshot_every"]
-        for seed in SEEDS
+        for seed in run.seeds
     ]
 
 
@@ -214,9 +242,11 @@ def get_checkpoint(wildcards):
     return f"results/train/{wildcards.model}/{wildcards.method}/{wildcards.seed}/checkpoint"
 
 
-def benchmark_file(name):
-    """The records file (JSONL) of benchmark ``name``."""
+def benchmark_file(name, model=None):
+    """The records file (JSONL) of benchmark ``name`` (of ``model`` for its validation split)."""
     bench = config["benchmarks"][name]
+    if bench["source"] == "validation":
+        return f"results/benchmarks/validation/{model}.jsonl"
     if bench["source"] == "file":
         return bench["path"]
     return f"results/benchmarks/{bench['source']}/{name}.jsonl"
@@ -262,32 +292,34 @@ def get_sampling_args(wildcards, input, output):
     )
 
 
+def get_table_pattern():
+    """Wildcard constraint matching exactly the config's tables (not the cost table beside them)."""
+    return "|".join(map(re.escape, config["tables"])) or "(?!)"
+
+
+def get_table_layout(wildcards):
+    table = wildcards.table
+    return build_layout(table, config["tables"][table], config, RUNS)
+
+
 def get_table_evals(wildcards):
-    return expand(
-        "results/eval/{model}/{method}/{seed}/{bench}.json",
-        model=MODELS,
-        method=METHODS,
-        seed=SEEDS,
-        bench=config["tables"][wildcards.table],
+    """The files a table reads: evaluations, or the runs' checkpoints (overhead table)."""
+    layout = get_table_layout(wildcards)
+    return list(
+        dict.fromkeys(
+            layout.input_path(key, seed)
+            for key in layout.cell_keys()
+            for seed in key.seeds
+        )
     )
 
 
 def get_table_columns(wildcards):
-    return ", ".join(get_label(b) or b for b in config["tables"][wildcards.table])
-
-
-def get_label(bench):
-    return config["benchmarks"][bench].get("label")
+    return ", ".join(get_table_layout(wildcards).columns)
 
 
 def get_table_config(wildcards):
-    benchmarks = config["tables"][wildcards.table]
-    table = {"benchmarks": benchmarks, "methods": METHODS, "models": MODELS}
-    labels = {b: get_label(b) for b in benchmarks if get_label(b)}
-    # only when set, so that tables without labels keep their params (and are not re-run)
-    if labels:
-        table["labels"] = labels
-    return as_json(table)
+    return as_json(get_table_layout(wildcards).to_json())
 
 
 def get_toy_train_problems_config():
@@ -330,7 +362,9 @@ def get_code(*modules):
 # and code benchmarks, sampled in one job per checkpoint and graded in the sandbox
 # (code.smk). A benchmark only in curve_benchmarks is sampled by the curve jobs alone.
 TABLE_BENCHES = list(
-    dict.fromkeys(b for cols in config["tables"].values() for b in cols)
+    dict.fromkeys(
+        b for spec in config["tables"].values() for b in table_benchmarks(spec)
+    )
 )
 CODE_BENCHES = [
     name
@@ -365,6 +399,43 @@ def get_curve_config(wildcards):
     return sampling_config(
         wildcards.model,
         benchmarks={b: get_bench_slice(b) for b in config["curve_benchmarks"]},
+    )
+
+
+def get_future_policy_bench(wildcards):
+    """The benchmark whose prompts the future-policy analysis samples: the first curve benchmark."""
+    return config["curve_benchmarks"][0]
+
+
+def get_future_policy_records(wildcards):
+    return benchmark_file(get_future_policy_bench(wildcards), wildcards.model)
+
+
+def get_eval_records(wildcards):
+    return [benchmark_file(bench, wildcards.model) for bench in EVAL_BENCHES]
+
+
+def get_curve_records(wildcards):
+    return [
+        benchmark_file(bench, wildcards.model) for bench in config["curve_benchmarks"]
+    ]
+
+
+def get_future_policy_config(wildcards):
+    settings = {
+        **config["future_policy"],
+        "max_length": get_run(wildcards).training["max_length"],
+    }
+    return sampling_config(
+        wildcards.model,
+        future_policy=settings,
+        benchmarks={b: get_bench_slice(b) for b in config["curve_benchmarks"][:1]},
+    )
+
+
+def get_entanglement_config(wildcards):
+    return as_json(
+        {**config["entanglement"], "max_length": config["training"]["max_length"]}
     )
 
 

@@ -5,6 +5,8 @@ rule fetch_data:
         "resources/data/{path}",
     log:
         "logs/fetch_data/{path}.log",
+    benchmark:
+        "logs/benchmarks/fetch_data/{path}.tsv"
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -25,6 +27,8 @@ rule prepare_benchmark:
         "results/benchmarks/catalog/{bench}.jsonl",
     log:
         "logs/prepare_benchmark/{bench}.log",
+    benchmark:
+        "logs/benchmarks/prepare_benchmark/{bench}.tsv"
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -47,6 +51,8 @@ if config["dataset"]["source"] == "math12k":
             "results/problems/train.jsonl",
         log:
             "logs/math_train_problems/train.log",
+        benchmark:
+            "logs/benchmarks/math_train_problems/train.tsv"
         conda:
             "../../envs/tables.yaml"
         resources:
@@ -65,6 +71,8 @@ rule fetch_model:
         directory("resources/models/{model}"),
     log:
         "logs/fetch_model/{model}.log",
+    benchmark:
+        "logs/benchmarks/fetch_model/{model}.tsv"
     conda:
         "../../envs/train.yaml"
     resources:

@@ -6,6 +6,8 @@ rule sample_offline:
         "results/datasets/{model}/samples.jsonl",
     log:
         "logs/sample_offline/{model}.log",
+    benchmark:
+        "logs/benchmarks/sample_offline/{model}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 2
@@ -30,6 +32,8 @@ rule build_dataset:
         val="results/datasets/{model}/val.jsonl",
     log:
         "logs/build_dataset/{model}.log",
+    benchmark:
+        "logs/benchmarks/build_dataset/{model}.tsv"
     conda:
         "../../envs/train.yaml"
     # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
@@ -43,3 +47,26 @@ rule build_dataset:
         "python -m fpa build-dataset --samples {input.samples} "
         "--config-json {params.dataset:q} --code {params.code} "
         "--out-train {output.train} --out-val {output.val} > {log} 2>&1"
+
+
+# The held-out validation problems as a benchmark (source: validation), per model: the
+# paper selects lambda on them.
+rule validation_benchmark:
+    input:
+        problems="results/problems/train.jsonl",
+        val="results/datasets/{model}/val.jsonl",
+    output:
+        "results/benchmarks/validation/{model}.jsonl",
+    log:
+        "logs/validation_benchmark/{model}.log",
+    benchmark:
+        "logs/benchmarks/validation_benchmark/{model}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        code=get_code("fpa.cli.dataset"),
+    shell:
+        "python -m fpa validation-benchmark --problems {input.problems} --val {input.val} "
+        "--code {params.code} --out {output} > {log} 2>&1"

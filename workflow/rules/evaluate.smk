@@ -6,7 +6,7 @@ if EVAL_BENCHES:
     rule evaluate:
         input:
             model=get_checkpoint,
-            benchmarks=[benchmark_file(bench) for bench in EVAL_BENCHES],
+            benchmarks=get_eval_records,
         output:
             expand(
                 "results/eval/{{model}}/{{method}}/{{seed}}/{bench}.json",
@@ -14,6 +14,8 @@ if EVAL_BENCHES:
             ),
         log:
             "logs/evaluate/{model}/{method}/{seed}.log",
+        benchmark:
+            "logs/benchmarks/evaluate/{model}/{method}/{seed}.tsv"
         conda:
             "../../envs/train.yaml"
         threads: 1
@@ -36,11 +38,13 @@ if EVAL_BENCHES:
 rule curve:
     input:
         snapshots=get_curve_snapshots,
-        benchmarks=[benchmark_file(bench) for bench in config["curve_benchmarks"]],
+        benchmarks=get_curve_records,
     output:
         "results/curves/{model}/{method}/{seed}.csv",
     log:
         "logs/curve/{model}/{method}/{seed}.log",
+    benchmark:
+        "logs/benchmarks/curve/{model}/{method}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 1

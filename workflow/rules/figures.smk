@@ -15,6 +15,8 @@ rule figure:
         pdf="results/figures/{experiment}/{model}/{figure}.pdf",
     log:
         "logs/figure/{experiment}/{model}/{figure}.log",
+    benchmark:
+        "logs/benchmarks/figure/{experiment}/{model}/{figure}.tsv"
     conda:
         "../../envs/figures.yaml"
     resources:

@@ -7,6 +7,8 @@ rule cache_reference:
         directory("results/reference/{model}/cache"),
     log:
         "logs/cache_reference/{model}.log",
+    benchmark:
+        "logs/benchmarks/cache_reference/{model}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 2

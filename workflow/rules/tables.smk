@@ -13,6 +13,10 @@ rule aggregate:
         ),
     log:
         "logs/aggregate/{table}.log",
+    benchmark:
+        "logs/benchmarks/aggregate/{table}.tsv"
+    wildcard_constraints:
+        table=get_table_pattern(),
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -24,3 +28,27 @@ rule aggregate:
     shell:
         "python -m fpa aggregate {input} --name {wildcards.table} --config-json {params.table:q} "
         "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-tex {output.tex} --out-html {output.html} > {log} 2>&1"
+
+
+# Cost by stage of the config's runs, from every job's benchmark record (logs/benchmarks/);
+# it runs after the jobs whose records it sums.
+rule cost:
+    input:
+        get_cost_inputs(),
+    output:
+        csv=COST_TABLE[0],
+        md=COST_TABLE[1],
+    log:
+        "logs/cost.log",
+    benchmark:
+        "logs/benchmarks/cost/cost.tsv"
+    conda:
+        "../../envs/tables.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        runs=get_cost_config(),
+        code=get_code("fpa.cli.cost", "fpa.aggregation.cost"),
+    shell:
+        "python -m fpa cost --config-json {params.runs:q} --code {params.code} "
+        "--out-csv {output.csv} --out-md {output.md} > {log} 2>&1"

@@ -3,6 +3,8 @@ rule toy_base_model:
         directory("results/models/{model}/base"),
     log:
         "logs/toy_base_model/{model}.log",
+    benchmark:
+        "logs/benchmarks/toy_base_model/{model}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 2
@@ -24,6 +26,8 @@ if config["dataset"]["source"] == "toy":
             "results/problems/train.jsonl",
         log:
             "logs/toy_train_problems/train.log",
+        benchmark:
+            "logs/benchmarks/toy_train_problems/train.tsv"
         conda:
             "../../envs/train.yaml"
         resources:
@@ -42,6 +46,8 @@ rule toy_benchmark:
         "results/benchmarks/toy/{bench}.jsonl",
     log:
         "logs/toy_benchmark/{bench}.log",
+    benchmark:
+        "logs/benchmarks/toy_benchmark/{bench}.tsv"
     conda:
         "../../envs/train.yaml"
     resources:

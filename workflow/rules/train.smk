@@ -6,6 +6,8 @@ rule train:
         snapshots=directory("results/train/{model}/{method}/{seed}/snapshots"),
     log:
         "logs/train/{model}/{method}/{seed}.log",
+    benchmark:
+        "logs/benchmarks/train/{model}/{method}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 1

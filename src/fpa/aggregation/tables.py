@@ -1,21 +1,23 @@
-"""The paper's tables: one row per method, one column per benchmark + Avg., each cell
-``mean ± sample std`` of Pass@1 (in %) over seeds.
+"""The paper's tables: a layout (``fpa.aggregation.layout``) filled with Pass@1 (in %), each cell
+``mean ± sample std`` over seeds, rendered as CSV, Markdown, LaTeX and HTML.
 
-Avg. is computed per run (mean over the table's benchmarks) and then summarised over
-seeds, as the paper's multi-seed table does. Every cell keeps the list of evaluation
-files it averages, with their sha256, for ``fpa explain``.
+Avg. is computed per run (mean over the row's benchmarks) and then summarised over seeds, as
+the paper's multi-seed table does. Every cell keeps the evaluation files it averages, with
+their sha256, for ``fpa explain``. Within each block the best mean of a column is bold and
+the second best underlined, compared as printed (ties share a mark).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from html import escape
 from typing import Mapping, Sequence
 
-import pandas as pd
+from fpa.aggregation.layout import Block, Layout, Row
 
-AVG = "Avg."
+BEST, SECOND = "best", "second"
 
 
 @dataclass(frozen=True)
@@ -29,88 +31,189 @@ class EvalResult:
     sha256: str
 
 
-def format_cell(values: Sequence[float]) -> str:
-    mean = 100 * statistics.fmean(values)
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    mean: float
+    std: float
+    sources: list  # per seed: {"seed", "value", "files", "sha256"}
+    mark: str | None = None
+
+
+@dataclass(frozen=True)
+class FilledRow:
+    row: Row
+    cells: tuple[Cell, ...]
+
+
+def format_cell(values: Sequence[float], scale: float = 100) -> str:
+    """``mean ± sample std`` of ``values`` × ``scale`` (100: Pass@1 in %)."""
+    mean = scale * statistics.fmean(values)
     if len(values) < 2:
         return f"{mean:.2f}"
-    return f"{mean:.2f} ± {100 * statistics.stdev(values):.2f}"
+    return f"{mean:.2f} ± {scale * statistics.stdev(values):.2f}"
 
 
-def row_label(model: str, method: str, models: Sequence[str]) -> str:
-    return method if len(models) == 1 else f"{model}/{method}"
+def _fill_cell(keys, seed: int | None, by_key: Mapping, scale: float) -> Cell:
+    """A cell over its run's seeds (``keys`` share one run), or over one ``seed`` (a per-seed row)."""
+    seeds = keys[0].seeds if seed is None else (seed,)
+    sources = []
+    for seed in seeds:
+        missing = [k for k in keys if (k.model, k.method, seed, k.bench) not in by_key]
+        if missing:
+            k = missing[0]
+            raise ValueError(f"no evaluation of model {k.model!r}, method {k.method!r}, seed {seed}, "
+                           f"benchmark {k.bench!r} among the table's inputs")
+        parts = [by_key[(k.model, k.method, seed, k.bench)] for k in keys]
+        sources.append({"seed": seed, "value": statistics.fmean(p.value for p in parts),
+                        "files": [p.path for p in parts], "sha256": {p.path: p.sha256 for p in parts}})
+    values = [s["value"] for s in sources]
+    return Cell(format_cell(values, scale), statistics.fmean(values),
+                statistics.stdev(values) if len(values) > 1 else math.nan, sources)
 
 
-def summarise(results: Sequence[EvalResult], *, benchmarks: Sequence[str], methods: Sequence[str],
-              models: Sequence[str], labels: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, dict]:
-    """Return (table of cell strings indexed by row label, cells provenance map).
+def _marks(rows: list[FilledRow], column: int) -> dict[int, str]:
+    """Row index -> best / second for one column of a block, on the printed means (ties share)."""
+    printed = {i: round(100 * r.cells[column].mean, 2) for i, r in enumerate(rows)
+               if r.row.seed is None and r.row.ratio_to is None}
+    ranked = sorted(set(printed.values()), reverse=True)
+    if len(printed) < 2:
+        return {}
+    marks = {i: BEST for i, v in printed.items() if v == ranked[0]}
+    if len(ranked) > 1:
+        marks.update({i: SECOND for i, v in printed.items() if v == ranked[1]})
+    return marks
 
-    ``labels`` maps a benchmark to its column header (config ``benchmarks.<b>.label``,
-    e.g. ``MBPP+``, which a benchmark name cannot contain); cells are keyed by header.
-    """
-    labels = {bench: (labels or {}).get(bench) or bench for bench in benchmarks}
+
+def fill(layout: Layout, results: Sequence[EvalResult]) -> list[tuple[Block, list[FilledRow]]]:
+    """Every cell of ``layout`` from ``results``; a missing evaluation is a ValueError naming it."""
     by_key = {(r.model, r.method, r.seed, r.bench): r for r in results}
-    seeds = sorted({r.seed for r in results})
-    rows, cells = {}, {}
-    for model in models:
-        for method in methods:
-            label = row_label(model, method, models)
-            row, row_cells = {}, {}
-            for bench in [*benchmarks, AVG]:
-                sources = []
-                for seed in seeds:
-                    if bench == AVG:
-                        parts = [by_key[(model, method, seed, b)] for b in benchmarks]
-                        value = statistics.fmean(p.value for p in parts)
-                    else:
-                        parts = [by_key[(model, method, seed, bench)]]
-                        value = parts[0].value
-                    sources.append({"seed": seed, "value": value, "files": [p.path for p in parts],
-                                    "sha256": {p.path: p.sha256 for p in parts}})
-                values = [s["value"] for s in sources]
-                column = labels.get(bench, bench)
-                row[column] = format_cell(values)
-                row_cells[column] = {"text": row[column], "mean": statistics.fmean(values),
-                                    "std": statistics.stdev(values) if len(values) > 1 else math.nan,
-                                    "sources": sources}
-            rows[label], cells[label] = row, row_cells
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=[*(labels[b] for b in benchmarks), AVG])
-    table.index.name = "method"
-    return table, cells
+    scale = 100 if layout.reads == "evaluations" else 1
+    filled = []
+    for block in layout.blocks:
+        rows = [FilledRow(row, tuple(_fill_cell(keys, row.seed, by_key, scale) for keys in row.cells))
+                for row in block.rows]
+        rows = [_ratio(r, rows) if r.row.ratio_to else r for r in rows]
+        if layout.mark_best:
+            for column in range(len(layout.columns)):
+                for index, mark in _marks(rows, column).items():
+                    cells = list(rows[index].cells)
+                    cells[column] = replace(cells[column], mark=mark)
+                    rows[index] = FilledRow(rows[index].row, tuple(cells))
+        filled.append((block, rows))
+    return filled
 
 
-def to_markdown(table: pd.DataFrame, title: str) -> str:
-    header = "| " + " | ".join([table.index.name, *table.columns]) + " |"
-    rule = "|" + "|".join(["---"] + [":---:"] * len(table.columns)) + "|"
-    lines = [f"**{title}** (Pass@1 %, mean ± sample std over seeds)", "", header, rule]
-    lines += ["| " + " | ".join([str(label), *row]) + " |" for label, row in table.iterrows()]
+def _ratio(row: FilledRow, rows: list[FilledRow]) -> FilledRow:
+    """A ratio row: each cell's mean over the same column's mean in row ``ratio_to``."""
+    base = next(r for r in rows if r.row.key == row.row.ratio_to)
+    cells = tuple(Cell(f"{c.mean / b.mean:.3f}×", c.mean / b.mean, math.nan, c.sources + b.sources)
+                  for c, b in zip(row.cells, base.cells))
+    return FilledRow(row.row, cells)
+
+
+def cells_record(layout: Layout, filled) -> dict:
+    """row key -> column -> {text, mean, std, sources}: the sidecar's map for ``fpa explain``."""
+    return {r.row.key: {column: {"text": c.text, "mean": c.mean, "std": c.std, "sources": c.sources}
+                        for column, c in zip(layout.columns, r.cells)}
+            for _, rows in filled for r in rows}
+
+
+def _unit(layout: Layout) -> str:
+    return "Pass@1 %" if layout.reads == "evaluations" else "training throughput and peak memory per process"
+
+
+def _label(row: Row) -> str:
+    return row.label + (" †" if row.dagger else "")
+
+
+def to_csv(layout: Layout, filled) -> str:
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["block", "row", layout.corner, *layout.columns])
+    for block, rows in filled:
+        writer.writerows([block.title or "", r.row.key, _label(r.row), *(c.text for c in r.cells)] for r in rows)
+    return out.getvalue()
+
+
+def to_markdown(layout: Layout, filled) -> str:
+    def cell(c: Cell) -> str:
+        return {BEST: f"**{c.text}**", SECOND: f"<u>{c.text}</u>"}.get(c.mark, c.text)
+
+    lines = [f"**{layout.caption}** ({_unit(layout)}, mean ± sample std over seeds)", "",
+             "| " + " | ".join([layout.corner, *layout.columns]) + " |",
+             "|" + "|".join(["---"] + [":---:"] * len(layout.columns)) + "|"]
+    for block, rows in filled:
+        if block.title:
+            lines.append(f"| *{block.title}* |" + " |" * len(layout.columns))
+        for r in rows:
+            label = ("&emsp;" if r.row.indent else "") + (f"**{_label(r.row)}**" if r.row.highlight else _label(r.row))
+            lines.append("| " + " | ".join([label, *map(cell, r.cells)]) + " |")
     return "\n".join(lines) + "\n"
 
 
 def _latex_escape(text: str) -> str:
-    return text.replace("_", r"\_").replace("%", r"\%").replace("±", r"$\pm$")
+    for char, replacement in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
+                              ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}")):
+        text = text.replace(char, replacement)
+    for char, math_text in (("±", r"$\pm$"), ("†", r"$^{\dagger}$"), ("↑", r"$\uparrow$"), ("↓", r"$\downarrow$"),
+                            ("×", r"$\times$"), ("λ", r"$\lambda$"), ("β", r"$\beta$"),
+                            ("α", r"$\alpha$"), ("τ", r"$\tau$"), ("η", r"$\eta$"), ("—", "---")):
+        text = text.replace(char, math_text)
+    return text
 
 
-def to_latex(table: pd.DataFrame, title: str) -> str:
-    columns = "l" + "c" * len(table.columns)
-    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(title)} (Pass@1 \%, mean $\pm$ std)}}",
-             rf"\begin{{tabular}}{{{columns}}}", r"\toprule",
-             " & ".join([r"\textbf{Method}", *(rf"\textbf{{{_latex_escape(c)}}}" for c in table.columns)]) + r" \\",
+def to_latex(layout: Layout, filled) -> str:
+    """A ``table`` environment; needs ``booktabs`` and ``colortbl`` (highlighted rows)."""
+    n = len(layout.columns) + 1
+
+    def cell(c: Cell) -> str:
+        text = _latex_escape(c.text)
+        return {BEST: rf"\textbf{{{text}}}", SECOND: rf"\underline{{{text}}}"}.get(c.mark, text)
+
+    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(layout.caption)} "
+             rf"({_latex_escape(_unit(layout))}, mean $\pm$ sample std over seeds)}}",
+             rf"\begin{{tabular}}{{l{'c' * (n - 1)}}}", r"\toprule",
+             " & ".join(rf"\textbf{{{_latex_escape(c)}}}" for c in [layout.corner, *layout.columns]) + r" \\",
              r"\midrule"]
-    lines += [" & ".join([_latex_escape(str(label)), *map(_latex_escape, row)]) + r" \\" for label, row in table.iterrows()]
+    for index, (block, rows) in enumerate(filled):
+        if index:
+            lines.append(r"\midrule")
+        if block.title:
+            lines.append(rf"\multicolumn{{{n}}}{{@{{}}l}}{{\textit{{{_latex_escape(block.title)}}}}} \\")
+        for r in rows:
+            label = _latex_escape(_label(r.row))
+            label = (r"\hspace{0.5em}" if r.row.indent else "") + (rf"\textbf{{{label}}}" if r.row.highlight else label)
+            lines.append((r"\rowcolor[gray]{0.92} " if r.row.highlight else "")
+                         + " & ".join([label, *map(cell, r.cells)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
-def to_html(table: pd.DataFrame, title: str) -> str:
+def to_html(layout: Layout, filled) -> str:
     """A standalone HTML table with its caption (the Snakemake report shows it as is)."""
-    from html import escape
+    def cell(c: Cell) -> str:
+        text = escape(c.text)
+        return "<td>" + {BEST: f"<b>{text}</b>", SECOND: f"<u>{text}</u>"}.get(c.mark, text) + "</td>"
 
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in [table.index.name, *table.columns])
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in [label, *row]) + "</tr>"
-                   for label, row in table.iterrows())
+    n = len(layout.columns) + 1
+    body = []
+    for block, rows in filled:
+        if block.title:
+            body.append(f'<tr class="head"><td colspan="{n}"><i>{escape(block.title)}</i></td></tr>')
+        for r in rows:
+            label = escape(_label(r.row))
+            classes = " ".join(name for name, on in (("hl", r.row.highlight), ("indent", r.row.indent)) if on)
+            body.append(f'<tr class="{classes}"><td>{f"<b>{label}</b>" if r.row.highlight else label}</td>'
+                        + "".join(map(cell, r.cells)) + "</tr>")
+    head = "".join(f"<th>{escape(c)}</th>" for c in [layout.corner, *layout.columns])
     style = ("table{border-collapse:collapse;font-family:sans-serif}th,td{padding:4px 10px;"
-             "border-bottom:1px solid #ccc;text-align:center}td:first-child{text-align:left}")
-    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-            f"<style>{style}</style></head><body><table><caption><b>{escape(title)}</b> (Pass@1 %, mean ± "
-            f"sample std over seeds)</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+             "border-bottom:1px solid #ccc;text-align:center}td:first-child{text-align:left}"
+             "tr.hl{background:#ebebeb}tr.indent td:first-child{padding-left:1.6em}tr.head td{text-align:left}")
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(layout.caption)}</title>"
+            f"<style>{style}</style></head><body><table><caption><b>{escape(layout.caption)}</b> "
+            f"({escape(_unit(layout))}, mean ± sample std over seeds)</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
             "</body></html>\n")

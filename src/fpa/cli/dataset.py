@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 
 from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
-from fpa.data.offline import build_offline_dataset, grade_samples
+from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
 from fpa.provenance.record import Job
-
-# taco_apps: the code training reward (fpa.grading.code.tests), the answer is the test spec.
-DATASET_GRADER = {"toy": "toy", "math12k": "math", "taco_apps": "code_tests"}
 
 
 def sample(args) -> None:
@@ -53,6 +50,15 @@ def build_dataset(args) -> None:
     print(json.dumps(built.summary, indent=2))
 
 
+def validation_benchmark(args) -> None:
+    setup(args)
+    records = validation_problems(read_jsonl(args.problems), read_jsonl(args.val))
+    job = Job("validation_benchmark", {}, {"problems": args.problems, "val": args.val}, args.code)
+    with job.output(args.out) as tmp:
+        write_jsonl(tmp, records)
+    print(f"{len(records)} validation problems")
+
+
 def register(commands) -> None:
     parser = commands.add_parser("sample", help="sample K completions per training problem")
     add_common(parser, threads=True)
@@ -68,3 +74,10 @@ def register(commands) -> None:
     parser.add_argument("--out-train", required=True)
     parser.add_argument("--out-val", required=True)
     parser.set_defaults(handler=build_dataset)
+
+    parser = commands.add_parser("validation-benchmark", help="the held-out validation problems as a benchmark")
+    add_common(parser, config=False)
+    parser.add_argument("--problems", required=True, help="the training problems (JSONL of {id, problem, answer})")
+    parser.add_argument("--val", required=True, help="the offline dataset's validation split (JSONL samples)")
+    parser.add_argument("--out", required=True, help="benchmark records (JSONL of {id, problem, answer})")
+    parser.set_defaults(handler=validation_benchmark)

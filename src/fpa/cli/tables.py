@@ -1,12 +1,13 @@
-"""``fpa aggregate``: evaluation files → CSV, Markdown and LaTeX tables with provenance."""
+"""``fpa aggregate``: evaluation files → a table's CSV, Markdown, LaTeX and HTML, with provenance."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.aggregation.tables import EvalResult, summarise, to_html, to_latex, to_markdown
+from fpa.aggregation.layout import OVERHEAD_COLUMNS, layout_from_json
+from fpa.aggregation.tables import EvalResult, cells_record, fill, to_csv, to_html, to_latex, to_markdown
 from fpa.cli.common import add_common, setup
-from fpa.io import read_json, sha256_file, write_text
+from fpa.io import read_json, sha256_file, sha256_path, write_text
 from fpa.provenance.record import Job
 
 
@@ -18,30 +19,45 @@ def parse_eval_path(path: str) -> tuple[str, str, int, str]:
     return parts[-4], parts[-3], int(parts[-2]), Path(path).stem
 
 
+def read_evaluation(path: str) -> list[EvalResult]:
+    model, method, seed, bench = parse_eval_path(path)
+    return [EvalResult(model, method, seed, bench, read_json(path)["pass_at_1"], path, sha256_file(path))]
+
+
+def read_training(path: str) -> list[EvalResult]:
+    """A run's training throughput and peak memory (``results/train/{model}/{method}/{seed}/checkpoint``)."""
+    parts = Path(path).parts
+    if len(parts) < 4 or parts[-1] != "checkpoint" or not parts[-2].isdigit():
+        raise ValueError(f"{path}: expected .../train/<model>/<method>/<seed>/checkpoint")
+    speed = read_json(Path(path) / "training_state.json")["summary"].get("throughput")
+    if speed is None:
+        raise ValueError(f"{path}/training_state.json: no summary.throughput (trained before it was recorded)")
+    digest = sha256_path(path)
+    return [EvalResult(parts[-4], parts[-3], int(parts[-2]), metric, speed[metric], path, digest)
+            for metric in OVERHEAD_COLUMNS]
+
+
 def aggregate(args) -> None:
     setup(args)
-    results = []
-    for path in args.evals:
-        model, method, seed, bench = parse_eval_path(path)
-        value = read_json(path)["pass_at_1"]
-        results.append(EvalResult(model, method, seed, bench, value, path, sha256_file(path)))
-    cfg = args.config_json
-    table, cells = summarise(results, benchmarks=cfg["benchmarks"], methods=cfg["methods"], models=cfg["models"],
-                             labels=cfg.get("labels"))
-    job = Job("aggregate", cfg, {f"eval:{p}": p for p in args.evals}, args.code)
-    outputs = {args.out_csv: table.to_csv(), args.out_md: to_markdown(table, args.name),
-               args.out_tex: to_latex(table, args.name), args.out_html: to_html(table, args.name)}
-    for path, text in outputs.items():
+    layout = layout_from_json(args.config_json)
+    read = read_training if layout.reads == "training" else read_evaluation
+    results = [result for path in args.evals for result in read(path)]
+    filled = fill(layout, results)
+    job = Job("aggregate", args.config_json, {f"eval:{p}": p for p in args.evals}, args.code)
+    renderers = {args.out_csv: to_csv, args.out_md: to_markdown, args.out_tex: to_latex, args.out_html: to_html}
+    cells = cells_record(layout, filled)
+    for path, render in renderers.items():
         with job.output(path, cells=cells) as tmp:
-            write_text(tmp, text)
-    print(to_markdown(table, args.name))
+            write_text(tmp, render(layout, filled))
+    print(to_markdown(layout, filled))
 
 
 def register(commands) -> None:
     parser = commands.add_parser("aggregate", help="tables of mean ± std over seeds")
     add_common(parser)
-    parser.add_argument("evals", nargs="+", help="results/eval/<model>/<method>/<seed>/<bench>.json files")
-    parser.add_argument("--name", required=True, help="table name (title)")
+    parser.add_argument("evals", nargs="+", help="results/eval/<model>/<method>/<seed>/<bench>.json files, or the "
+                        "runs' results/train/<model>/<method>/<seed>/checkpoint directories (overhead tables)")
+    parser.add_argument("--name", required=True, help="table name")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)

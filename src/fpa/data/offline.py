@@ -14,6 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+# training-problem source -> the grader labelling its samples (taco_apps: the code training
+# reward, fpa.grading.code.tests, whose answer is the test spec)
+DATASET_GRADER = {"toy": "toy", "math12k": "math", "taco_apps": "code_tests"}
+
 
 @dataclass(frozen=True)
 class OfflineDataset:
@@ -66,3 +70,13 @@ def build_offline_dataset(samples: list[dict], *, k: int, validation_fraction: f
         "sample_accuracy": sum(s["correct"] for s in samples) / max(len(samples), 1),
     }
     return OfflineDataset(train, val, summary)
+
+
+def validation_problems(problems: Iterable[dict], val_samples: Iterable[dict]) -> list[dict]:
+    """The training problems held out for validation, as benchmark records ({id, problem, answer}),
+    in the problems file's order: the paper selects λ on them."""
+    held_out = {sample["problem_id"] for sample in val_samples}
+    records = [{"id": p["id"], "problem": p["problem"], "answer": p["answer"]} for p in problems if p["id"] in held_out]
+    if len(records) != len(held_out):
+        raise ValueError(f"{len(held_out) - len(records)} validation problems are not in the problems file")
+    return records

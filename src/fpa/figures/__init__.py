@@ -19,7 +19,10 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from fpa.aggregation.layout import table_benchmarks
+
 _SUPPORT_MODULES = {"style", "data", "panels", "paths"}
+BASE_ROLE = "base"
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class FigureInputs:
     evals: dict[str, dict[str, list[str]]]  # role -> benchmark -> final evaluation per seed (figures that use evals)
     benchmarks: list[str]  # the first table's benchmarks (figures that use evals)
     lam: dict[str, float]  # role -> the run's FPA λ (0 for objectives without one)
+    analyses: dict[str, list[str]]  # role -> the figure's analysis CSV per seed (figures with an analysis)
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class Figure:
       uses_metrics: reads the runs' per-step training metrics.
       uses_evals: reads the runs' final evaluations on the first table's benchmarks.
       objectives: with empty ``roles``, only methods of these objectives (empty: all).
+      analysis: the ``fpa.analysis`` result it draws (``results/analysis/<analysis>/...``), or None.
+      of_base: draws the base model only (role ``base``), not training runs.
+      enabled: ``config -> bool``, whether the config has what the figure needs beyond its runs.
     """
 
     name: str
@@ -61,6 +68,9 @@ class Figure:
     uses_metrics: bool = True
     uses_evals: bool = False
     objectives: tuple[str, ...] = ()
+    analysis: str | None = None
+    of_base: bool = False
+    enabled: Callable[[Mapping], bool] | None = None
 
 
 def _discover() -> dict[str, Figure]:
@@ -81,6 +91,10 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
 
     ``runs``: ``{(model, run name): Run}`` of ``fpa.config.expand_runs``.
     """
+    if figure.enabled is not None and not figure.enabled(config):
+        return None
+    if figure.of_base:
+        return {BASE_ROLE: BASE_ROLE}
     chosen = config["figures"].get(figure.name) or {}
     by_name = {name: run for (_, name), run in runs.items()}
     if not figure.roles:
@@ -112,11 +126,15 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     if figure.uses_evals and not config["tables"]:
         return None
     by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
-    labels = {role: config["methods"].get(method, {}).get("label", method) for role, method in roles.items()}
+    labels = {role: config["methods"].get(method, {}).get("label", method) if method != BASE_ROLE else "Base"
+              for role, method in roles.items()}
     curve = config["curve_benchmarks"][0] if figure.uses_curves else None
-    benchmarks = next(iter(config["tables"].values())) if figure.uses_evals else []
-    lam = {role: float(by_name[method].params.get("lam", 0.0)) for role, method in roles.items()}
-    return {"model": model, "roles": roles, "seeds": [int(s) for s in config["seeds"]], "labels": labels,
+    benchmarks = table_benchmarks(next(iter(config["tables"].values()))) if figure.uses_evals else []
+    lam = {role: float(by_name[method].params.get("lam", 0.0)) if method in by_name else 0.0
+           for role, method in roles.items()}
+    # the seeds every drawn run has (a sweep may train on fewer)
+    seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
+    return {"model": model, "roles": roles, "seeds": seeds, "labels": labels,
             "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam}
 
 
@@ -152,13 +170,16 @@ def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
                for role, method in roles.items()} if figure.uses_evals else {},
         benchmarks=list(slice_["benchmarks"]),
         lam=dict(slice_["lam"]),
+        analyses={role: [paths.analysis_path(figure.analysis, model, method, s) for s in seeds]
+                  for role, method in roles.items()} if figure.analysis else {},
     )
 
 
 def input_files(inputs: FigureInputs) -> list[str]:
     """Every file a figure reads."""
     evals = [paths for per_bench in inputs.evals.values() for paths in per_bench.values()]
-    groups = (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves, *evals)
+    groups = (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves, *evals,
+              *inputs.analyses.values())
     return [path for group in groups for path in group]
 
 

@@ -19,3 +19,8 @@ def base_curve_path(model: str, seed: int | str) -> str:
 
 def eval_path(model: str, method: str, seed: int | str, bench: str) -> str:
     return f"results/eval/{model}/{method}/{seed}/{bench}.json"
+
+
+def analysis_path(analysis: str, model: str, method: str, seed: int | str) -> str:
+    """An ``fpa.analysis`` result of one run (method ``base``: of the base model)."""
+    return f"results/analysis/{analysis}/{model}/{method}/{seed}.csv"

@@ -34,7 +34,7 @@ from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
 from fpa.training.checkpoints import State, latest_checkpoint, save_resumable, save_snapshot, track_validation
-from fpa.training.metrics import accumulate, append_csv, tensorboard, truncate_csv
+from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput, truncate_csv
 from fpa.training.stats import diagnostics, sequence_stats
 
 log = logging.getLogger("fpa.train")
@@ -202,7 +202,7 @@ def _optimizer_step(run: Session, step: int) -> dict:
     local = B.shard(B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed),
                     run.rank, run.world)
     micros = B.micro_batches(local, cfg.micro_batch_problems)
-    row, n_tokens = {}, 0
+    row, n_tokens, n_examples = {}, 0, 0
     for index, micro in enumerate(micros):
         last = index == len(micros) - 1
         with run.accelerator.no_sync(run.body) if not last and run.world > 1 else contextlib.nullcontext():
@@ -212,11 +212,13 @@ def _optimizer_step(run: Session, step: int) -> dict:
                 raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}")
             run.accelerator.backward(loss / len(micros))
         n_tokens += tokens
+        n_examples += sum(len(group.samples) for group in micro)
         row = accumulate(row, {"loss": loss.item(), **{k: v.item() for k, v in aux.items()},
                                 **diagnostics(stats)}, len(micros))
     grad_norm = run.accelerator.clip_grad_norm_(run.body.parameters(), cfg.max_grad_norm)
     row.update(step=step + 1, lr=run.scheduler.get_last_lr()[0], grad_norm=float(grad_norm),
-               tokens_per_s=n_tokens / (time.perf_counter() - started))
+               tokens_per_s=n_tokens / (time.perf_counter() - started),
+               examples_per_s=n_examples / (time.perf_counter() - started))
     run.optimizer.step()
     run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
@@ -287,7 +289,8 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     summary = {"steps": state.step, "total_steps": total, "resumed_from_step": resumed_from,
                "best_val_loss": state.best_val,
                "stopped_early": state.stopped_early, "train_problems": len(run.train.groups),
-               "train_samples": len(run.train.samples)}
+               "train_samples": len(run.train.samples),
+               "throughput": throughput(metrics_path, run.accelerator.device)}
     if run.rank == 0:
         _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary})
     run.accelerator.wait_for_everyone()

@@ -32,7 +32,7 @@ def append_csv(path: Path, row: dict) -> None:
         with open(path) as handle:
             fields = handle.readline().strip().split(",")
     else:
-        first = ["step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s"]
+        first = ["step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "examples_per_s"]
         fields = first + sorted((set(row) | set(DIAGNOSTIC_KEYS)) - set(first))
     with open(path, "a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
@@ -49,3 +49,24 @@ def truncate_csv(path: Path, step: int) -> None:
         rows = list(csv.reader(handle))
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
         csv.writer(handle).writerows([rows[0]] + [r for r in rows[1:] if int(r[0]) <= step])
+
+
+def throughput(metrics_path: Path, device) -> dict:
+    """The run's training throughput and peak memory, for the overhead table: median examples/s and
+    tokens/s per process over the logged steps (the first, warming up, left out when there are
+    others), and the peak memory: allocated GPU memory on a GPU, else the process's peak RSS."""
+    import resource
+    import statistics
+
+    import torch
+
+    with open(metrics_path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    steady = rows[1:] or rows
+    if device.type == "cuda":
+        peak_mb, memory = torch.cuda.max_memory_allocated(device) / 2**20, "gpu"
+    else:
+        peak_mb, memory = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss"
+    return {"examples_per_s": statistics.median(float(r["examples_per_s"]) for r in steady),
+            "tokens_per_s": statistics.median(float(r["tokens_per_s"]) for r in steady),
+            "peak_memory_mb": peak_mb, "memory": memory}

@@ -1,0 +1,294 @@
+"""Table layouts from config (``tables.<name>``): which rows, which columns, in which blocks,
+with which marks. Pure planning: the Snakefile builds a layout to know which evaluation files
+a table reads, and ``fpa aggregate`` fills the same layout with numbers.
+
+Two shapes cover the paper's tables:
+
+- ``runs``: a row per run (methods, sweep members, the base), a column per benchmark and
+  Avg. — the main, ablation, λ (test), tuning, three-seed, Step-DPO and code tables;
+- ``models_by_run``: a row per model, a column per run, one benchmark — the paper's
+  validation-split λ table;
+- ``overhead``: a row per run with its training throughput and peak memory, and each row's
+  ratio to the first — the paper's "Computational overhead of FPA" table.
+
+Every cell names the (model, method, benchmark, seeds) evaluations it reads (several for
+Avg.); a method may train on fewer models or seeds than the config (``methods.<m>.models``,
+``seeds``), and its cells read exactly those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Mapping
+
+from fpa.config import BASE_METHOD, ConfigError
+
+AVG = "Avg."
+BASE_LABEL = "Base"
+# the overhead table's columns: training-summary field -> header (the paper's arrows)
+OVERHEAD_COLUMNS = {"examples_per_s": "Throughput (examples/s) ↑", "tokens_per_s": "Tokens/s ↑",
+                    "peak_memory_mb": "Peak memory (MB) ↓"}
+# how a swept setting reads in a row label (the paper's "λ = 2", "β = 0.1", "η = 5e-6")
+SYMBOLS = {"lam": "λ", "beta": "β", "alpha": "α", "tau": "τ", "lr": "η", "beta1": "β1", "beta2": "β2",
+           "lam_dpop": "λ_DPOP", "lam_w": "λ_w", "lam_l": "λ_l", "reward_incorrect": "R_incorrect"}
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """One run's evaluations on one benchmark, over its seeds."""
+
+    model: str
+    method: str
+    bench: str
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Row:
+    """``key`` names the row for ``fpa explain --row``; ``cells`` has one tuple of evaluations per column."""
+
+    key: str
+    label: str
+    cells: tuple[tuple[CellKey, ...], ...]
+    indent: bool = False
+    highlight: bool = False
+    dagger: bool = False
+    seed: int | None = None  # a per-seed row under its mean (``seeds: each``)
+    ratio_to: str | None = None  # a ratio row: its cells over those of this row of the block
+
+
+@dataclass(frozen=True)
+class Block:
+    title: str | None
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    caption: str
+    corner: str  # header of the label column
+    columns: tuple[str, ...]
+    blocks: tuple[Block, ...]
+    mark_best: bool = True
+    reads: str = "evaluations"  # or "training": the runs' training summaries (overhead)
+
+    def input_path(self, key: CellKey, seed: int) -> str:
+        """The DAG file behind one seed of a cell key."""
+        if self.reads == "training":
+            return f"results/train/{key.model}/{key.method}/{seed}/checkpoint"
+        return f"results/eval/{key.model}/{key.method}/{seed}/{key.bench}.json"
+
+    def cell_keys(self) -> list[CellKey]:
+        """Every evaluation the table reads, once each, in table order."""
+        keys = (key for block in self.blocks for row in block.rows for cell in row.cells for key in cell)
+        return list(dict.fromkeys(keys))
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def layout_from_json(data: Mapping) -> Layout:
+    blocks = tuple(Block(b["title"], tuple(
+        Row(r["key"], r["label"], tuple(tuple(CellKey(k["model"], k["method"], k["bench"], tuple(k["seeds"]))
+                                              for k in cell) for cell in r["cells"]),
+            r["indent"], r["highlight"], r["dagger"], r["seed"], r["ratio_to"]) for r in b["rows"]))
+        for b in data["blocks"])
+    return Layout(data["name"], data["caption"], data["corner"], tuple(data["columns"]), blocks, data["mark_best"],
+                  data["reads"])
+
+
+def normalise_table(spec) -> dict:
+    """A table's config with every default filled (a plain list is its columns)."""
+    spec = {"columns": list(spec)} if isinstance(spec, list) else dict(spec)
+    spec.setdefault("columns", [])
+    defaults = {"layout": "runs", "column_labels": {}, "average": True, "group_by": "model", "highlight": [],
+                "mark_best": True, "dagger_from": [], "seeds": "mean"}
+    return {**defaults, **spec}
+
+
+def table_benchmarks(spec) -> list[str]:
+    """The benchmarks a table evaluates."""
+    spec = normalise_table(spec)
+    if spec["layout"] == "overhead":
+        return []
+    return [spec["benchmark"]] if spec["layout"] == "models_by_run" else list(spec["columns"])
+
+
+def _run_label(config: Mapping, run) -> str:
+    """methods.<m>.label, else for a sweep member '<symbol> = <value>', else the run name."""
+    if run is None:
+        return BASE_LABEL
+    if run.point:
+        return ", ".join(f"{SYMBOLS.get(key, key)} = {value:g}" if isinstance(value, (int, float))
+                         else f"{SYMBOLS.get(key, key)} = {value}" for key, value in run.point.items())
+    return config["methods"][run.method].get("label", run.name)
+
+
+def _row_entries(spec: dict, config: Mapping, model: str, by_name: Mapping, where: str) -> list[tuple]:
+    """(entry name, [run names], entry options) for each configured row on ``model``, sweeps expanded."""
+    if "rows" in spec:
+        entries = [{"run": e} if isinstance(e, str) else e for e in spec["rows"]]
+    else:
+        entries = ([{"run": BASE_METHOD}] if config["evaluate_base"] else []) + [{"run": m} for m in config["methods"]]
+    out = []
+    for entry in entries:
+        name = entry["run"]
+        members = [r for r in by_name if by_name[r].method == name and by_name[r].point]
+        if name == BASE_METHOD or name in by_name:
+            out.append((name, [name], entry))
+        elif members:
+            out.append((name, members, entry))
+        else:
+            raise ConfigError(f"{where}.rows: {name!r} names no run of model {model!r}; expected base, a run or a "
+                              f"swept method of {sorted(set(by_name) | {r.method for r in by_name.values()})}")
+    return out
+
+
+def _cells(model: str, method: str, seeds: tuple[int, ...], columns: list[str],
+           average: bool) -> tuple[tuple[CellKey, ...], ...]:
+    cells = tuple((CellKey(model, method, bench, seeds),) for bench in columns)
+    return cells + ((tuple(key for (key,) in cells),) if average else ())
+
+
+def _seeds(config: Mapping, run) -> tuple[int, ...]:
+    return tuple(run.seeds) if run is not None else tuple(config["seeds"])
+
+
+def _entry_rows(spec: dict, config: Mapping, model: str, by_name: Mapping, entry: tuple, prefix: str,
+                dagger_rows: set) -> list[Row]:
+    """The rows of one configured row entry on ``model``: its run(s), then their seeds if asked."""
+    name, members, options = entry
+    swept = members != [name]
+    rows = []
+    for member in members:
+        run = by_name.get(member)
+        label = options["label"] if "label" in options and not swept else _run_label(config, run)
+        seeds = _seeds(config, run)
+        row = Row(prefix + member, label, _cells(model, member, seeds, spec["columns"], spec["average"]),
+                  indent=options.get("indent", False) or swept,
+                  highlight=member in spec["highlight"] or name in spec["highlight"],
+                  dagger=(model, member) in dagger_rows)
+        rows.append(row)
+        if spec["seeds"] == "each":
+            rows += [Row(f"{row.key}@{seed}", f"Seed {seed}", row.cells, indent=True, seed=seed) for seed in seeds]
+    return rows
+
+
+def _sweep_title(config: Mapping, name: str, run) -> str:
+    """'<method label> — <swept settings>', the head of a tuning-table block."""
+    swept = ", ".join(SYMBOLS.get(key, key) for key in run.point)
+    return f"{config['methods'][name].get('label', name)} — {swept}"
+
+
+def _model_blocks(spec: dict, config: Mapping, model: str, by_name: Mapping, entries: list, prefix: str,
+                  dagger_rows: set) -> list[Block]:
+    groups: list[tuple[str | None, list[Row]]] = []
+    for entry in entries:
+        rows = _entry_rows(spec, config, model, by_name, entry, prefix, dagger_rows)
+        name, members, _ = entry
+        if spec["group_by"] == "sweep" and members != [name]:
+            groups.append((_sweep_title(config, name, by_name[members[0]]), rows))
+        elif groups and groups[-1][0] is None:
+            groups[-1][1].extend(rows)
+        else:
+            groups.append((None, rows))
+    if spec["group_by"] == "sweep":
+        return [Block(title, tuple(rows)) for title, rows in groups]
+    title = model if spec["group_by"] == "model" and prefix else None
+    return [Block(title, tuple(row for _, rows in groups for row in rows))]
+
+
+def _dagger_rows(spec: dict, name: str, config: Mapping, runs: Mapping, models: list[str], where: str) -> set:
+    """(model, run) trained exactly as a run of the ``dagger_from`` tables (objective, params, training)."""
+    used = []
+    for other in spec["dagger_from"]:
+        if other not in config["tables"] or other == name:
+            raise ConfigError(f"{where}.dagger_from: expected other tables of {sorted(config['tables'])}, "
+                              f"got {other!r}")
+        used += [(key.model, runs[(key.model, key.method)].config_slice())
+                 for key in build_layout(other, config["tables"][other], config, runs).cell_keys()
+                 if (key.model, key.method) in runs]
+    # compared as values, so that a sweep's 1 equals a method's 1.0
+    return {(model, run_name) for (model, run_name), run in runs.items()
+            if model in models and (model, run.config_slice()) in used}
+
+
+def _table_models(spec: dict, config: Mapping, where: str) -> list[str]:
+    models = spec.get("models", list(config["models"]))
+    unknown = [m for m in models if m not in config["models"]]
+    if unknown:
+        raise ConfigError(f"{where}.models: unknown model {unknown[0]!r}; expected some of {sorted(config['models'])}")
+    return models
+
+
+def _models_by_run(name: str, spec: dict, config: Mapping, runs: Mapping, models: list[str], where: str) -> Layout:
+    """A row per model, a column per run, every cell on ``spec.benchmark``."""
+    bench = spec.get("benchmark")
+    if bench not in config["benchmarks"]:
+        raise ConfigError(f"{where}.benchmark: expected one of {sorted(config['benchmarks'])}, got {bench!r}")
+    rows = []
+    for model in models:
+        by_name = {run_name: run for (m, run_name), run in runs.items() if m == model}
+        missing = [c for c in spec["columns"] if c != BASE_METHOD and c not in by_name]
+        if missing:
+            raise ConfigError(f"{where}.columns: {missing[0]!r} names no run of model {model!r}; expected some of "
+                              f"{sorted(by_name)}")
+        rows.append(Row(model, model, tuple((CellKey(model, c, bench, _seeds(config, by_name.get(c))),)
+                                            for c in spec["columns"])))
+    by_name = {run_name: run for (m, run_name), run in runs.items() if m == models[0]}
+    headers = [spec["column_labels"].get(c) or _run_label(config, by_name.get(c)) for c in spec["columns"]]
+    return Layout(name, spec.get("caption", name), "Model", tuple(headers), (Block(None, tuple(rows)),),
+                  spec["mark_best"])
+
+
+def _overhead(name: str, spec: dict, config: Mapping, runs: Mapping, models: list[str], where: str) -> Layout:
+    """A row per run (rows of runs only) with its throughput and peak memory, then each later row's
+    ratio to the first."""
+    blocks = []
+    for model in models:
+        by_name = {run_name: run for (m, run_name), run in runs.items() if m == model}
+        entries = _row_entries({**spec, "rows": spec.get("rows", list(config["methods"]))}, config, model, by_name,
+                               where)
+        prefix = f"{model}/" if len(models) > 1 else ""
+        rows = [Row(prefix + member, options.get("label") or _run_label(config, by_name.get(member)),
+                    tuple((CellKey(model, member, metric, _seeds(config, by_name.get(member))),)
+                          for metric in OVERHEAD_COLUMNS))
+                for entry, members, options in entries for member in members if member != BASE_METHOD]
+        if not rows:
+            raise ConfigError(f"{where}.rows: expected trained runs, got {spec.get('rows')}")
+        ratios = [Row(f"{row.key}:ratio", f"{row.label} / {rows[0].label}", row.cells, ratio_to=rows[0].key)
+                  for row in rows[1:]]
+        blocks.append(Block(model if prefix else None, tuple(rows + ratios)))
+    return Layout(name, spec.get("caption", name), "Method", tuple(OVERHEAD_COLUMNS.values()), tuple(blocks),
+                  False, "training")
+
+
+def build_layout(name: str, spec, config: Mapping, runs: Mapping, where: str = "config") -> Layout:
+    """The layout of table ``name`` (its config ``spec``) over the expanded ``runs``."""
+    spec = normalise_table(spec)
+    where = f"{where}: tables.{name}"
+    models = _table_models(spec, config, where)
+    if spec["layout"] == "models_by_run":
+        return _models_by_run(name, spec, config, runs, models, where)
+    if spec["layout"] == "overhead":
+        return _overhead(name, spec, config, runs, models, where)
+    for column in spec["columns"]:
+        if column not in config["benchmarks"]:
+            raise ConfigError(f"{where}.columns: unknown benchmark {column!r}; "
+                              f"expected one of {sorted(config['benchmarks'])}")
+    dagger_rows = _dagger_rows(spec, name, config, runs, models, where)
+    blocks = []
+    for model in models:
+        by_name = {run_name: run for (m, run_name), run in runs.items() if m == model}
+        entries = _row_entries(spec, config, model, by_name, where)
+        names = {entry for entry, _, _ in entries} | {member for _, members, _ in entries for member in members}
+        unknown = [h for h in spec["highlight"] if h not in names]
+        if unknown:
+            raise ConfigError(f"{where}.highlight: {unknown[0]!r} is not a row of the table; "
+                              f"expected one of {sorted(names)}")
+        prefix = f"{model}/" if len(models) > 1 else ""
+        blocks += _model_blocks(spec, config, model, by_name, entries, prefix, dagger_rows)
+    headers = [spec["column_labels"].get(c) or config["benchmarks"][c].get("label") or c for c in spec["columns"]]
+    return Layout(name, spec.get("caption", name), "Method", tuple(headers + ([AVG] if spec["average"] else [])),
+                  tuple(blocks), spec["mark_best"])

@@ -1,0 +1,33 @@
+"""``fpa cost``: the cost-by-stage table of a config's runs, from the jobs' Snakemake benchmark
+records under ``logs/benchmarks/`` (``fpa.aggregation.cost``)."""
+
+from __future__ import annotations
+
+from fpa.cli.common import add_common, setup
+from fpa.io import write_text
+from fpa.provenance.record import Job
+
+
+def cost(args) -> None:
+    from fpa.aggregation.cost import BENCHMARK_ROOT, cost_by_stage, read_job_cost, select_costs, to_markdown
+
+    setup(args)
+    cfg = args.config_json
+    costs = select_costs((read_job_cost(path) for path in sorted(BENCHMARK_ROOT.rglob("*.tsv"))),
+                         models=cfg["models"], methods=cfg["methods"], seeds=cfg["seeds"])
+    if not costs:
+        raise ValueError(f"{BENCHMARK_ROOT}: no benchmark record of the config's runs")
+    table = cost_by_stage(costs)
+    job = Job("cost", cfg, {f"benchmark:{cost.path}": cost.path for cost in costs}, args.code)
+    for path, text in ((args.out_csv, table.to_csv(index=False)), (args.out_md, to_markdown(table, "Cost by stage"))):
+        with job.output(path) as tmp:
+            write_text(tmp, text)
+    print(to_markdown(table, "Cost by stage"))
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("cost", help="cost by stage (wall s, CPU s, max RSS) of the config's runs")
+    add_common(parser)
+    parser.add_argument("--out-csv", required=True)
+    parser.add_argument("--out-md", required=True)
+    parser.set_defaults(handler=cost)

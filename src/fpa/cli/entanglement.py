@@ -1,0 +1,46 @@
+"""``fpa entanglement``: the gradient-entanglement pilot at a model on its offline dataset
+(``fpa.analysis.entanglement``); a CSV with one row per (variant, pair)."""
+
+from __future__ import annotations
+
+import csv
+
+from fpa.cli.common import add_common, setup
+from fpa.provenance.record import Job
+
+FIELDS = ("variant", "problem_id", "cosine", "norm_correct", "norm_incorrect", "tokens_correct", "tokens_incorrect")
+
+
+def entanglement(args) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from fpa.analysis.entanglement import measure, select_pairs
+    from fpa.io import read_jsonl
+
+    setup(args)
+    settings = args.config_json
+    pairs = select_pairs(read_jsonl(args.train), max_pairs=settings["pairs"], seed=args.seed)
+    if not pairs:
+        raise ValueError(f"{args.train}: no problem with both a correct and an incorrect sample")
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
+    rows = measure(model, AutoTokenizer.from_pretrained(args.model), pairs, max_length=settings["max_length"])
+    for variant in dict.fromkeys(row["variant"] for row in rows):
+        cosines = [row["cosine"] for row in rows if row["variant"] == variant]
+        print(f"{variant}: {len(cosines)} pairs, mean cosine {sum(cosines) / len(cosines):.4f}")
+    inputs = {"model": args.model, "train": args.train}
+    with Job("entanglement", {**settings, "seed": args.seed}, inputs, args.code).output(args.out) as tmp:
+        with open(tmp, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("entanglement", help="cosine and norms of correct/incorrect score functions")
+    add_common(parser, threads=True)
+    parser.add_argument("--model", required=True, help="the model (HF directory), the base in the paper's pilot")
+    parser.add_argument("--train", required=True, help="the offline dataset (JSONL samples with `correct`)")
+    parser.add_argument("--seed", type=int, required=True, help="seed drawing the pairs")
+    parser.add_argument("--out", required=True, help="CSV: " + ", ".join(FIELDS))
+    parser.set_defaults(handler=entanglement)

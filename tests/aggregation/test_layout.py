@@ -1,0 +1,94 @@
+"""Table layouts from config: rows, sweeps as blocks, marks, seeds as rows, the models × runs
+shape, and one-line errors naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpa.aggregation.layout import build_layout
+from fpa.config import ConfigError, expand_runs, validate_config
+
+
+def _config(tables, methods=None, models=("toy",)):
+    config = validate_config({
+        "models": {m: {"source": "toy", "prompt_template": "Q: {problem}\nA:"} for m in models},
+        "benchmarks": {"toy6": {"source": "toy", "n_problems": 4, "label": "Toy-6"},
+                       "toy8": {"source": "toy", "n_problems": 4}},
+        "methods": methods or {
+            "offrl": {"objective": "offrl", "label": "Off-RL"},
+            "fpa": {"objective": "fpa", "label": "w/ FPA", "params": {"lam": 2}},
+            "fpa_sweep": {"objective": "fpa", "label": "FPA", "sweep": {"lam": [0.5, 2]}},
+            "dpo": {"objective": "dpo", "label": "DPO", "sweep": {"lr": [1e-6, 5e-6]}},
+        },
+        "tables": tables,
+        "seeds": [42, 43],
+    })
+    return config, expand_runs(config)
+
+
+def _rows(layout):
+    return [(block.title, [(row.key, row.label, row.indent, row.highlight, row.dagger) for row in block.rows])
+            for block in layout.blocks]
+
+
+def test_a_list_is_the_columns_with_every_run_as_a_row():
+    config, runs = _config({"main": ["toy6", "toy8"]})
+    layout = build_layout("main", config["tables"]["main"], config, runs)
+    assert layout.columns == ("Toy-6", "toy8", "Avg.")
+    keys = [row.key for row in layout.blocks[0].rows]
+    assert keys == ["base", "offrl", "fpa", "fpa_sweep_lam0.5", "fpa_sweep_lam2", "dpo_lr1e-06", "dpo_lr5e-06"]
+    assert len(layout.cell_keys()) == 7 * 2
+
+
+def test_rows_labels_highlight_and_indent_as_the_ablation_table():
+    config, runs = _config({"ablation": {"columns": ["toy6"], "caption": "Ablations",
+                                         "rows": ["base", "offrl", {"run": "fpa", "indent": True}],
+                                         "highlight": ["fpa"]}})
+    layout = build_layout("ablation", config["tables"]["ablation"], config, runs)
+    assert _rows(layout) == [(None, [("base", "Base", False, False, False), ("offrl", "Off-RL", False, False, False),
+                                     ("fpa", "w/ FPA", True, True, False)])]
+    assert layout.caption == "Ablations"
+
+
+def test_sweeps_become_blocks_with_dagger_on_the_main_tables_member():
+    tables = {"main": {"columns": ["toy6"], "rows": ["offrl", "fpa_sweep_lam2", "dpo_lr5e-06"]},
+              "tuning": {"columns": ["toy6", "toy8"], "rows": ["dpo", "fpa_sweep"], "group_by": "sweep",
+                         "dagger_from": ["main"]}}
+    config, runs = _config(tables)
+    layout = build_layout("tuning", config["tables"]["tuning"], config, runs)
+    assert _rows(layout) == [
+        ("DPO — η", [("dpo_lr1e-06", "η = 1e-06", True, False, False), ("dpo_lr5e-06", "η = 5e-06", True, False, True)]),
+        ("FPA — λ", [("fpa_sweep_lam0.5", "λ = 0.5", True, False, False), ("fpa_sweep_lam2", "λ = 2", True, False, True)]),
+    ]
+    assert runs[("toy", "dpo_lr5e-06")].training["lr"] == 5e-6  # a learning-rate sweep sets the run's lr
+
+
+def test_seeds_each_adds_a_row_per_seed_and_models_make_blocks():
+    config, runs = _config({"seeds": {"columns": ["toy6"], "rows": ["offrl"], "seeds": "each"}}, models=("a", "b"))
+    layout = build_layout("seeds", config["tables"]["seeds"], config, runs)
+    assert [(b.title, [(r.key, r.label, r.seed) for r in b.rows]) for b in layout.blocks] == [
+        ("a", [("a/offrl", "Off-RL", None), ("a/offrl@42", "Seed 42", 42), ("a/offrl@43", "Seed 43", 43)]),
+        ("b", [("b/offrl", "Off-RL", None), ("b/offrl@42", "Seed 42", 42), ("b/offrl@43", "Seed 43", 43)]),
+    ]
+
+
+def test_models_by_run_puts_models_in_rows_and_runs_in_columns():
+    config, runs = _config({"lambda_val": {"layout": "models_by_run", "benchmark": "toy8",
+                                           "columns": ["fpa_sweep_lam0.5", "fpa_sweep_lam2"]}}, models=("a", "b"))
+    layout = build_layout("lambda_val", config["tables"]["lambda_val"], config, runs)
+    assert layout.corner == "Model" and layout.columns == ("λ = 0.5", "λ = 2")
+    assert [row.key for row in layout.blocks[0].rows] == ["a", "b"]
+    assert layout.blocks[0].rows[1].cells[1][0].method == "fpa_sweep_lam2"
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"columns": ["toy6"], "rows": ["nope"]}, "tables.t.rows: 'nope' names no run"),
+    ({"columns": ["toy7"]}, "tables.t.columns: unknown benchmark 'toy7'"),
+    ({"columns": ["toy6"], "highlight": ["dpo"], "rows": ["offrl"]}, "tables.t.highlight: 'dpo' is not a row"),
+    ({"columns": ["toy6"], "dagger_from": ["main"]}, "tables.t.dagger_from: expected other tables"),
+    ({"layout": "models_by_run", "columns": ["offrl"]}, "tables.t.benchmark: expected one of"),
+    ({"layout": "models_by_run", "benchmark": "toy6", "columns": ["x"]}, "tables.t.columns: 'x' names no run"),
+])
+def test_errors_name_the_table_key(table, message):
+    with pytest.raises(ConfigError, match=message):
+        _config({"t": table})

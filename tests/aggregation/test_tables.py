@@ -1,0 +1,117 @@
+"""Filled tables: mean ± sample std over seeds, Avg. per run then over seeds, headers from labels,
+and best / second-best marks as printed (ties share a mark) in Markdown, LaTeX and HTML."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from fpa.aggregation.layout import Block, CellKey, Layout, Row
+from fpa.aggregation.tables import (BEST, SECOND, EvalResult, cells_record, fill, format_cell, to_csv, to_html,
+                                    to_latex, to_markdown)
+
+
+def _layout(methods, benches, *, seeds=(1, 2), average=True, headers=None, blocks=None, **row_options):
+    def row(method):
+        cells = tuple((CellKey("m", method, b, tuple(seeds)),) for b in benches)
+        if average:
+            cells += (tuple(CellKey("m", method, b, tuple(seeds)) for b in benches),)
+        return Row(method, method, cells, **row_options.get(method, {}))
+
+    columns = tuple(headers or benches) + (("Avg.",) if average else ())
+    blocks = blocks or [(None, methods)]
+    return Layout("t", "Toy results", "Method", columns,
+                  tuple(Block(title, tuple(map(row, names))) for title, names in blocks), True)
+
+
+def _results(values):
+    return [EvalResult("m", method, seed, bench, value, f"{method}/{seed}/{bench}", "0" * 64)
+            for (method, seed, bench), value in values.items()]
+
+
+def test_format_cell_uses_sample_std_in_percent():
+    assert format_cell([0.5, 0.7]) == f"60.00 ± {100 * statistics.stdev([0.5, 0.7]):.2f}"
+    assert format_cell([0.5]) == "50.00"
+
+
+def test_avg_is_per_run_then_over_seeds_and_cells_keep_their_sources():
+    values = {("a", 1, "x"): 0.2, ("a", 1, "y"): 0.4, ("a", 2, "x"): 0.3, ("a", 2, "y"): 0.5,
+              ("b", 1, "x"): 0.6, ("b", 1, "y"): 0.6, ("b", 2, "x"): 0.8, ("b", 2, "y"): 0.8}
+    layout = _layout(["a", "b"], ["x", "y"])
+    cells = cells_record(layout, fill(layout, _results(values)))
+    assert list(cells) == ["a", "b"] and list(cells["a"]) == ["x", "y", "Avg."]
+    assert cells["a"]["Avg."]["mean"] == pytest.approx(statistics.fmean([0.3, 0.4]))
+    assert cells["a"]["Avg."]["std"] == pytest.approx(statistics.stdev([0.3, 0.4]))
+    assert cells["b"]["x"]["sources"][1]["files"] == ["b/2/x"]
+    assert len(cells["a"]["Avg."]["sources"][0]["files"]) == 2
+
+
+def test_headers_come_from_labels_and_key_the_cells():
+    values = {("fpa", 1, "mbppplus"): 0.5, ("fpa", 1, "lcb"): 0.1, ("fpa", 2, "mbppplus"): 0.6, ("fpa", 2, "lcb"): 0.2}
+    layout = _layout(["fpa"], ["mbppplus", "lcb"], headers=["MBPP+", "lcb"])
+    filled = fill(layout, _results(values))
+    assert set(cells_record(layout, filled)["fpa"]) == {"MBPP+", "lcb", "Avg."}
+    assert "| Method | MBPP+ | lcb | Avg. |" in to_markdown(layout, filled)
+    assert r"\textbf{MBPP+}" in to_latex(layout, filled)
+
+
+def test_a_missing_evaluation_is_named():
+    layout = _layout(["a"], ["x", "y"], seeds=(1,))
+    with pytest.raises(ValueError, match="method 'a', seed 1, benchmark 'y'"):
+        fill(layout, _results({("a", 1, "x"): 0.2}))
+
+
+# one seed, so each printed cell is the value: per column, who is best and second is known
+RANKED = {("a", "x"): 0.50, ("b", "x"): 0.70, ("c", "x"): 0.60, ("d", "x"): 0.70,  # x: b = d best, c second
+          ("a", "y"): 0.10, ("b", "y"): 0.20, ("c", "y"): 0.30, ("d", "y"): 0.123449}  # y: c best, b second
+EXPECTED = {"x": {"b": BEST, "d": BEST, "c": SECOND}, "y": {"c": BEST, "b": SECOND}}
+
+
+def _ranked():
+    layout = _layout(["a", "b", "c", "d"], ["x", "y"], seeds=(1,), average=False)
+    return layout, fill(layout, _results({(m, 1, b): v for (m, b), v in RANKED.items()}))
+
+
+def test_marks_follow_the_printed_ranking_with_ties_sharing():
+    _, filled = _ranked()
+    marks = {(r.row.key, column): c.mark for r in filled[0][1] for column, c in zip("xy", r.cells)}
+    for column, expected in EXPECTED.items():
+        assert {method: marks[(method, column)] for method in "abcd" if marks[(method, column)]} == expected
+
+
+def test_markdown_latex_and_html_show_the_marks():
+    layout, filled = _ranked()
+    markdown = to_markdown(layout, filled)
+    assert "| b | **70.00** | <u>20.00</u> |" in markdown
+    assert "| d | **70.00** | 12.34 |" in markdown
+    assert "| c | <u>60.00</u> | **30.00** |" in markdown
+    assert "| a | 50.00 | 10.00 |" in markdown
+    latex = to_latex(layout, filled)
+    assert r"b & \textbf{70.00} & \underline{20.00} \\" in latex
+    html = to_html(layout, filled)
+    assert "<td>b</td><td><b>70.00</b></td><td><u>20.00</u></td>" in html
+
+
+def test_marks_are_per_block_and_skip_per_seed_rows():
+    values = {(m, 1, "x"): v for m, v in (("a", 0.1), ("b", 0.2), ("c", 0.9), ("d", 0.8))}
+    layout = _layout(["a"], ["x"], seeds=(1,), average=False, blocks=[("one", ["a", "b"]), ("two", ["c", "d"])])
+    filled = fill(layout, _results(values))
+    marks = [[c.mark for r in rows for c in r.cells] for _, rows in filled]
+    assert marks == [[SECOND, BEST], [BEST, SECOND]]
+    markdown = to_markdown(layout, filled)
+    assert "| *one* | |" in markdown and "| *two* | |" in markdown
+
+
+def test_highlight_dagger_and_indent_render():
+    values = {(m, 1, "x"): v for m, v in (("a", 0.1), ("b", 0.2))}
+    layout = _layout(["a", "b"], ["x"], seeds=(1,), average=False,
+                     b={"highlight": True, "indent": True}, a={"dagger": True})
+    filled = fill(layout, _results(values))
+    assert "| a † | <u>10.00</u> |" in to_markdown(layout, filled)
+    assert "| &emsp;**b** | **20.00** |" in to_markdown(layout, filled)
+    latex = to_latex(layout, filled)
+    assert r"\rowcolor[gray]{0.92} \hspace{0.5em}\textbf{b} & \textbf{20.00} \\" in latex
+    assert r"a $^{\dagger}$ &" in latex
+    assert 'class="hl indent"' in to_html(layout, filled)
+    assert to_csv(layout, filled).splitlines()[1] == ",a,a †,10.00"
