@@ -7,6 +7,7 @@ job leaves either the complete old state or nothing that looks like an output.
 from __future__ import annotations
 
 import contextlib
+import csv
 import gzip
 import hashlib
 import json
@@ -14,7 +15,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 
 def _current_umask() -> int:
@@ -65,6 +66,14 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> None:
     with atomic_path(path) as tmp, open(tmp, "w") as handle:
         for record in records:
             handle.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def write_csv(path: str | os.PathLike, fields: Sequence[str], rows: Iterable[dict]) -> None:
+    """Rows as CSV with a header of ``fields`` (in that order)."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def read_json(path: str | os.PathLike) -> Any:

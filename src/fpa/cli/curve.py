@@ -11,12 +11,12 @@ after a snapshot or a benchmark is added generates only the new (snapshot, bench
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 from fpa.cli.common import add_common, add_work, sample_benchmarks
 from fpa.evaluation.evaluate import score_completions
 from fpa.grading import get_grader
+from fpa.io import write_csv
 from fpa.provenance.record import Job
 from fpa.training.checkpoints import snapshot_name, snapshot_steps
 
@@ -51,10 +51,7 @@ def curve(args) -> None:
     rows = curve_rows(args)
     inputs = {"snapshots": args.snapshots, **dict(args.benchmark)}
     with Job("curve", {**args.config_json, "seed": args.seed}, inputs, args.code).output(args.out) as tmp:
-        with open(tmp, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=CURVE_FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(tmp, CURVE_FIELDS, rows)
 
 
 def register(commands) -> None:

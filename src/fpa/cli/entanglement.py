@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import csv
 
 from fpa.cli.common import add_common, setup
+from fpa.io import write_csv
 from fpa.provenance.record import Job
 
 FIELDS = ("variant", "problem_id", "cosine", "norm_correct", "norm_incorrect", "tokens_correct", "tokens_incorrect")
@@ -30,10 +30,7 @@ def entanglement(args) -> None:
         print(f"{variant}: {len(cosines)} pairs, mean cosine {sum(cosines) / len(cosines):.4f}")
     inputs = {"model": args.model, "train": args.train}
     with Job("entanglement", {**settings, "seed": args.seed}, inputs, args.code).output(args.out) as tmp:
-        with open(tmp, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(tmp, FIELDS, rows)
 
 
 def register(commands) -> None:

@@ -9,10 +9,10 @@ samples (the config slice's ``benchmarks``: n and temperature); their shards sta
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 from fpa.cli.common import add_common, add_work, sample_benchmarks
+from fpa.io import write_csv
 from fpa.provenance.record import Job
 from fpa.training.checkpoints import snapshot_name, snapshot_steps
 
@@ -65,10 +65,7 @@ def future_policy(args) -> None:
     rows = future_policy_rows(args)
     inputs = {"reference": args.reference, "snapshots": args.snapshots, args.benchmark[0]: args.benchmark[1]}
     with Job("future_policy", {**args.config_json, "seed": args.seed}, inputs, args.code).output(args.out) as tmp:
-        with open(tmp, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(tmp, FIELDS, rows)
 
 
 def register(commands) -> None:
