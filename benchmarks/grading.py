@@ -18,12 +18,14 @@ Methods, each in a fresh process (no cache carries over), timed around the gradi
   ours            ``get_grader("math")(pairs)`` as ``fpa evaluate`` calls it (2 workers)
   ours, all cores ``grade_many(pairs, workers=os.cpu_count())``; only where that is not 2
   baseline        ``get_grader("math")`` of the ``--baseline`` source tree
+  floor           the distinct (gold, answer) pairs graded once each, serially in one warm
+                  process: the Math-Verify work that no pool or cache layout removes
   MV loop         ``verify(parse("\\boxed{" + gold + "}"), parse(completion))`` per pair,
                   Math-Verify's defaults (its signal timeouts), gold parsed per call
   MV pool         the same function in ``multiprocessing.Pool()`` (one process per core)
 
-Math-Verify is warmed up (parser built) before its clock starts; ours starts its worker
-processes inside the timed call, as the evaluate CLI does. CPU s is user + sys of the
+Math-Verify and the floor are warmed up (parser built) before the clock starts; ours starts
+its worker processes inside the timed call, as the evaluate CLI does. CPU s is user + sys of the
 process and all its children (workers, forkserver), which other jobs on shared cores do
 not inflate; wall s is what a user waits. The 1-min load average is printed at start and end.
 Every verdict where ours and Math-Verify disagree is listed with both extractions.
@@ -143,7 +145,8 @@ def completion(kind: str, answer: str, reasoning: str, rng: random.Random) -> st
     if kind == "no_box":
         return f"{reasoning}\n\nSo the answer is {answer}."
     if kind == "truncated":  # an intermediate box, then the output stops inside the last one
-        return f"First guess: $\\boxed{{{answer}}}$.\n{reasoning}\n\nThe final answer is $\\boxed{{{answer[:len(answer) // 2]}"
+        cut = answer[: len(answer) // 2]
+        return f"First guess: $\\boxed{{{answer}}}$.\n{reasoning}\n\nThe final answer is $\\boxed{{{cut}"
     return f"{reasoning}\n\nThe final answer is {rng.choice(BOX_FORMATS) % answer}."
 
 
@@ -196,6 +199,8 @@ def grade(method: str, pairs: list[tuple[str, str]]) -> list:
         from fpa.grading.math import grade_many
 
         return [[result.correct, result.rule] for result in grade_many(pairs, workers=os.cpu_count())]
+    if method == "floor":
+        return distinct_work(pairs)
     if method == "mv_loop":
         return [mv_verdict(pair) for pair in pairs]
     if method == "mv_pool":
@@ -206,7 +211,23 @@ def grade(method: str, pairs: list[tuple[str, str]]) -> list:
         pool.close()
         pool.join()  # reaps the workers, so their CPU time is in RUSAGE_CHILDREN
         return verdicts
-    raise ValueError(f"--worker: expected one of ours, ours_all_cores, baseline, mv_loop, mv_pool, got {method!r}")
+    raise ValueError(f"--worker: expected one of {sorted(LABELS)}, got {method!r}")
+
+
+def distinct_work(pairs: list[tuple[str, str]]) -> list:
+    """The floor: each distinct (gold, answer) graded once, in this one warm process, no pool."""
+    from fpa.grading.answers import last_boxed
+    from fpa.grading.math import grade_answers
+
+    extracted = [last_boxed(completion) for completion, _ in pairs]
+    answers_of: dict[str, dict[str, None]] = {}
+    for (_, gold), answer in zip(pairs, extracted):
+        if answer is not None:
+            answers_of.setdefault(gold, {})[answer] = None
+    graded = {(gold, result.extracted): result for gold, answers in answers_of.items()
+              for result in grade_answers(gold, list(answers))}
+    return [[False, "no_boxed"] if answer is None else [graded[gold, answer].correct, graded[gold, answer].rule]
+            for (_, gold), answer in zip(pairs, extracted)]
 
 
 def cpu_s() -> float:
@@ -217,7 +238,7 @@ def cpu_s() -> float:
 
 def time_worker(method: str, corpus_path: str) -> dict:
     pairs = [tuple(pair) for pair in json.loads(Path(corpus_path).read_text())]
-    if method.startswith("mv"):
+    if method.startswith("mv") or method == "floor":
         mv_verdict(("\\boxed{\\frac{1}{2}}", "0.5"))  # build Math-Verify's parser before the clock starts
     cpu, wall = cpu_s(), time.perf_counter()
     verdicts = grade(method, pairs)
@@ -277,7 +298,8 @@ def cause(case: dict) -> str | None:
 
 # ---------------------------------------------------------------- report
 LABELS = {"ours": 'ours: get_grader("math"), 2 workers', "ours_all_cores": "ours: grade_many, all cores",
-          "baseline": "baseline: get_grader(\"math\")", "mv_loop": "Math-Verify loop", "mv_pool": "Math-Verify pool"}
+          "baseline": 'baseline: get_grader("math")', "floor": "floor: distinct answers, 1 process",
+          "mv_loop": "Math-Verify loop", "mv_pool": "Math-Verify pool"}
 
 
 def table(times: dict, n: int) -> str:
@@ -293,7 +315,7 @@ def table(times: dict, n: int) -> str:
 def run_methods(args, corpus: list[dict]) -> dict:
     """Wall time, CPU time and verdicts of every method, each in a fresh process."""
     methods = ["ours"] + (["ours_all_cores"] if os.cpu_count() != 2 else [])
-    methods += (["baseline"] if args.baseline else []) + ["mv_loop", "mv_pool"]
+    methods += (["baseline"] if args.baseline else []) + ["floor", "mv_loop", "mv_pool"]
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
         corpus_path = str(Path(workdir) / "pairs.json")
@@ -310,7 +332,7 @@ def summary(args, corpus: list[dict], results: dict, load: list[float]) -> dict:
 
     ours, mv = results["ours"]["verdicts"], results["mv_loop"]["verdicts"]
     cases = disagreements(corpus, ours, mv)
-    # Same verdicts as the reference: ours for ours/baseline, the Math-Verify loop for its pool.
+    # Same verdicts as the reference: ours for baseline and floor, the Math-Verify loop for its pool.
     checks = {method: sum(a != b for a, b in zip(result["verdicts"], mv if method == "mv_pool" else ours))
               for method, result in results.items() if method not in ("ours", "mv_loop")}
     times = {method: {k: v for k, v in result.items() if k != "verdicts"} for method, result in results.items()}
@@ -327,9 +349,10 @@ def summary(args, corpus: list[dict], results: dict, load: list[float]) -> dict:
         f"{len({key for key in distinct if key[1] is not None})} distinct (gold, boxed answer) pairs",
         table(times, args.n),
         f"our rules: {dict(Counter(rule for _, rule in ours))}",
-        f"verdicts unlike the reference (ours for baseline, MV loop for MV pool): {checks}",
+        f"verdicts unlike the reference (ours for baseline and floor, MV loop for MV pool): {checks}",
         f"disagreements ours vs Math-Verify: {sum(case['count'] for case in cases)} completions in {len(cases)} "
-        f"cases; cases by cause {dict(Counter(case['cause'] for case in cases))}; unexplained completions {unexplained}",
+        f"cases; cases by cause {dict(Counter(case['cause'] for case in cases))}; "
+        f"unexplained completions {unexplained}",
         *[f"[{'PASS' if ok else 'FAIL'}] {name}" for name, ok in targets.items()],
         f"1-min load average at start/end: {load[0]:.1f} / {load[1]:.1f} on {os.cpu_count()} cores",
     ])
