@@ -32,8 +32,9 @@ import logging
 import multiprocessing
 import re
 import time
-from multiprocessing import connection as mp_connection
 from dataclasses import dataclass
+from multiprocessing import connection as mp_connection
+from typing import Iterator, Sequence
 
 from fpa.grading.answers import last_boxed
 
@@ -48,6 +49,9 @@ class GradeResult:
     correct: bool
     rule: str  # one of RULES
     extracted: str | None  # content of the last \boxed{}, None if there is none
+
+
+NO_BOXED = GradeResult(False, "no_boxed", None)
 
 
 def same_string(extracted: str, gold: str) -> bool:
@@ -68,39 +72,68 @@ def _parse(answer: str) -> list:
     return [item for item in parsed if not isinstance(item, str)]
 
 
-def grade_math(completion: str, gold: str) -> GradeResult:
-    """Grade one completion against a gold answer string (no time limit: see ``grade_many``)."""
+def grade_answers(gold: str, answers: Sequence[str]) -> Iterator[GradeResult]:
+    """Grade extracted answers against one gold, in order, parsing the gold once.
+
+    Each verdict is the one ``grade_math`` gives a completion boxing that answer: the
+    rules depend on the answer and gold strings only. An answer equal to the gold
+    string reuses the gold's parse (``parse`` is a function of its input).
+    Results are produced lazily, so a worker can send each one as it is done.
+    """
     from math_verify import verify
 
+    gold_parsed = _parse(gold)
+    for extracted in answers:
+        pred_parsed = gold_parsed if extracted == gold else _parse(extracted)
+        if gold_parsed and pred_parsed and verify(gold_parsed, pred_parsed, timeout_seconds=None):
+            yield GradeResult(True, "math_verify", extracted)
+        elif same_string(extracted, gold):
+            yield GradeResult(True, "exact_string", extracted)
+        elif not gold_parsed or not pred_parsed:
+            yield GradeResult(False, "parse_error", extracted)
+        else:
+            yield GradeResult(False, "math_verify", extracted)
+
+
+def grade_math(completion: str, gold: str) -> GradeResult:
+    """Grade one completion against a gold answer string (no time limit: see ``grade_many``)."""
     extracted = last_boxed(completion)
     if extracted is None:
-        return GradeResult(False, "no_boxed", None)
-    gold_parsed, pred_parsed = _parse(gold), _parse(extracted)
-    if gold_parsed and pred_parsed and verify(gold_parsed, pred_parsed, timeout_seconds=None):
-        return GradeResult(True, "math_verify", extracted)
-    if same_string(extracted, gold):
-        return GradeResult(True, "exact_string", extracted)
-    if not gold_parsed or not pred_parsed:
-        return GradeResult(False, "parse_error", extracted)
-    return GradeResult(False, "math_verify", extracted)
+        return NO_BOXED
+    return next(grade_answers(gold, [extracted]))
 
 
 def grade_many(pairs, workers: int = 2, timeout_s: float = 10.0) -> list[GradeResult]:
     """Grade ``(completion, gold)`` pairs in ``workers`` processes, at most ``timeout_s`` each.
 
-    A pair that runs over its time is graded ``timeout`` (``exact_string`` if the
-    strings match) and its worker is killed; a fresh one takes over while pairs
-    remain. The clock of a pair starts when a warmed-up worker receives it.
-    Order is preserved.
+    Verdicts are those of ``grade_math`` pair by pair; the work is not. The answers
+    are extracted here, each distinct ``(gold, answer)`` is graded once (the samples
+    of a problem repeat a handful of answers), and each worker task is one gold with
+    its distinct answers, so a gold is parsed once per task. An answer that runs over
+    its time is graded ``timeout`` (``exact_string`` if the strings match) and its
+    worker is killed; a fresh one takes over the task's remaining answers. The clock
+    of an answer starts when its task is sent to a warmed-up worker or when the result
+    of the task's previous answer arrives. Order is preserved.
     """
     pairs = list(pairs)
     if workers < 1:
         raise ValueError(f"workers: expected an integer >= 1, got {workers!r}")
     if not timeout_s > 0:
         raise ValueError(f"timeout_s: expected a number > 0, got {timeout_s!r}")
-    results: list[GradeResult | None] = [None] * len(pairs)
-    todo = collections.deque(range(len(pairs)))
-    pool = [_Worker() for _ in range(min(workers, len(pairs)))]
+    extracted = [last_boxed(completion) for completion, _ in pairs]
+    answers_of: dict[str, dict[str, None]] = {}  # gold -> its distinct answers, first seen first
+    for (_, gold), answer in zip(pairs, extracted):
+        if answer is not None:
+            answers_of.setdefault(gold, {})[answer] = None
+    graded = _grade_in_pool([(gold, list(answers)) for gold, answers in answers_of.items()], workers, timeout_s)
+    return [NO_BOXED if answer is None else graded[gold, answer] for (_, gold), answer in zip(pairs, extracted)]
+
+
+def _grade_in_pool(tasks: list[tuple[str, list[str]]], workers: int, timeout_s: float) -> dict:
+    """``{(gold, answer): GradeResult}`` for every answer of every ``(gold, answers)`` task."""
+    graded: dict[tuple[str, str], GradeResult] = {}
+    todo = collections.deque(tasks)
+    pool = [_Worker() for _ in range(min(workers, len(tasks)))]
     try:
         while active := [worker for worker in pool if worker.state in ("starting", "busy")]:
             wait_s = max(0.0, min(worker.deadline for worker in active) - time.monotonic())
@@ -111,24 +144,28 @@ def grade_many(pairs, workers: int = 2, timeout_s: float = 10.0) -> list[GradeRe
                 if worker.state == "starting":
                     worker.await_ready()
                 else:
-                    index = worker.task
-                    results[index] = worker.collect(*pairs[index], ready=worker.conn in ready)
+                    worker.collect(graded, todo, timeout_s, ready=worker.conn in ready)
                     if worker.state == "dead" and todo:
                         worker.start()
                 if worker.state == "idle" and todo:
-                    worker.submit(todo.popleft(), pairs, timeout_s)
+                    worker.submit(todo.popleft(), timeout_s)
     finally:
         for worker in pool:
             worker.close()
-    return results
+    return graded
+
+
+def _answer_lost(extracted: str, gold: str, rule: str) -> GradeResult:
+    """Result for an answer whose worker was lost: only the (linear-time) string rule applies."""
+    if same_string(extracted, gold):
+        return GradeResult(True, "exact_string", extracted)
+    return GradeResult(False, rule, extracted)
 
 
 def _without_worker(completion: str, gold: str, rule: str) -> GradeResult:
-    """Result for a pair whose worker was lost: only the (linear-time) string rule applies."""
+    """``_answer_lost`` for a whole completion (no box: ``no_boxed``)."""
     extracted = last_boxed(completion)
-    if extracted is not None and same_string(extracted, gold):
-        return GradeResult(True, "exact_string", extracted)
-    return GradeResult(False, rule if extracted is not None else "no_boxed", extracted)
+    return NO_BOXED if extracted is None else _answer_lost(extracted, gold, rule)
 
 
 def _serve(conn) -> None:
@@ -137,7 +174,8 @@ def _serve(conn) -> None:
     grade_math("\\boxed{\\frac{1}{2}}", "0.5")  # first call builds the parser (~1 s)
     conn.send("ready")
     while (task := conn.recv()) is not None:
-        conn.send(grade_math(*task))
+        for result in grade_answers(*task):
+            conn.send(result)
 
 
 def _context():
@@ -149,7 +187,10 @@ def _context():
 
 
 class _Worker:
-    """One grading process. ``state``: starting -> idle <-> busy; busy -> dead on timeout."""
+    """One grading process. ``state``: starting -> idle <-> busy; busy -> dead on timeout.
+
+    A busy worker holds ``task`` = (gold, answers) and has sent ``done`` of its results.
+    """
 
     def __init__(self) -> None:
         self.start()
@@ -172,22 +213,31 @@ class _Worker:
             raise RuntimeError(f"grading worker failed to start within {STARTUP_S:.0f} s")
         self.state = "idle"
 
-    def submit(self, task: int, pairs: list, timeout_s: float) -> None:
-        self.state, self.task, self.deadline = "busy", task, time.monotonic() + timeout_s
-        self.conn.send(pairs[task])
+    def submit(self, task: tuple[str, list[str]], timeout_s: float) -> None:
+        self.state, self.task, self.done = "busy", task, 0
+        self.deadline = time.monotonic() + timeout_s
+        self.conn.send(task)
 
-    def collect(self, completion: str, gold: str, ready: bool) -> GradeResult:
-        """The result of the current task; on timeout or a dead worker, kill it."""
+    def collect(self, graded: dict, todo: collections.deque, timeout_s: float, ready: bool) -> None:
+        """Store the next result of the task; on timeout or a dead worker, kill it and
+        grade the current answer without it, putting the task's other answers back first."""
+        gold, answers = self.task
+        extracted = answers[self.done]
         try:
             if ready:
-                result = self.conn.recv()
-                self.state, self.task = "idle", None
-                return result
+                graded[gold, extracted] = self.conn.recv()
+                self.done += 1
+                self.deadline = time.monotonic() + timeout_s
+                if self.done == len(answers):
+                    self.state, self.task = "idle", None
+                return
             rule = "timeout"
         except (EOFError, OSError):
             rule = "worker_died"
+        graded[gold, extracted] = _answer_lost(extracted, gold, rule)
+        if self.done + 1 < len(answers):
+            todo.appendleft((gold, answers[self.done + 1 :]))
         self.close()
-        return _without_worker(completion, gold, rule)
 
     def close(self) -> None:
         if self.state == "idle":
