@@ -143,7 +143,7 @@ def test_ablation_table_marks_and_explains_its_cells(run):
     markdown = (workdir / "results" / "tables" / "toy_ablation.md").read_text()
     assert "**Ablation (CI)**" in markdown and "| &emsp;**w/ FPA** |" in markdown
     assert markdown.count("**", markdown.index("| offrl")) >= 2  # one of the two rows is the column's best
-    assert r"owcolor[gray]{0.92}" in (workdir / "results" / "tables" / "toy_ablation.tex").read_text()
+    assert r"\rowcolor[gray]{0.92}" in (workdir / "results" / "tables" / "toy_ablation.tex").read_text()
     result = subprocess.run([sys.executable, "-m", "fpa", "explain", "results/tables/toy_ablation.csv", "--row", "fpa",
                              "--col", "toy6"], cwd=workdir, env={**os.environ, "PYTHONPATH": str(project / "src")},
                             capture_output=True, text=True, timeout=120)

@@ -215,5 +215,6 @@ def to_html(layout: Layout, filled) -> str:
              "tr.hl{background:#ebebeb}tr.indent td:first-child{padding-left:1.6em}tr.head td{text-align:left}")
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(layout.caption)}</title>"
             f"<style>{style}</style></head><body><table><caption><b>{escape(layout.caption)}</b> "
-            f"({escape(_unit(layout))}, mean ± sample std over seeds)</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"({escape(_unit(layout))}, mean ± sample std over seeds)</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
             "</body></html>\n")

@@ -57,7 +57,8 @@ def future_policy_rows(args) -> list[dict]:
             rows.append({"anchor_step": settings["anchor_step"], "target_step": step, "lam": lam,
                          "kl_per_token": result["kl_per_token"][i], "kl_per_sequence": result["kl_per_sequence"][i],
                          "tokens": result["tokens"], "sequences": result["sequences"]})
-            print(f"anchor {settings['anchor_step']} -> {step}, λ = {lam:g}: KL/token = {result['kl_per_token'][i]:.5f}")
+            print(f"anchor {settings['anchor_step']} -> {step}, λ = {lam:g}: "
+                  f"KL/token = {result['kl_per_token'][i]:.5f}")
     return rows
 
 

@@ -29,7 +29,7 @@ def draw(inputs: FigureInputs):
             ax.plot([best], [values.mean(0).min()], marker="o", color=color(index))
     for ax, unit in zip(axes, ("token", "completion")):
         ax.set(title=f"anchor: step {anchor} of {inputs.labels[ROLE]}", xlabel="λ (0: the anchor itself)",
-               ylabel=f"KL(later ‖ extrapolated) per {unit}")
+               ylabel=f"KL(later ‖ extrapolated) per {unit}", yscale="log")  # KLs span decades
         ax.legend(title="later snapshot", frameon=False)
     return fig
 

@@ -21,7 +21,7 @@ def draw(inputs: FigureInputs):
     rows = pd.concat([pd.read_csv(path) for path in inputs.analyses[BASE_ROLE]], ignore_index=True)
     fig, (cosines, norms) = panels(2)
     bins = np.linspace(-1, 1, 41)
-    largest = 0.0
+    smallest, largest = float("inf"), 0.0
     for index, (variant, label) in enumerate(VARIANT_LABELS.items()):
         part = rows[rows["variant"] == variant]
         if part.empty:
@@ -31,10 +31,11 @@ def draw(inputs: FigureInputs):
                      label=f"{label} (median {tokens:.0f} tokens; mean cos {part['cosine'].mean():.2f})")
         norms.scatter(part["norm_correct"], part["norm_incorrect"], s=10, color=color(index), alpha=0.6, label=label)
         largest = max(largest, part["norm_correct"].max(), part["norm_incorrect"].max())
-    norms.plot([0, largest], [0, largest], color="grey", linewidth=1, linestyle=":")
+        smallest = min(smallest, part["norm_correct"].min(), part["norm_incorrect"].min())
+    norms.plot([smallest, largest], [smallest, largest], color="grey", linewidth=1, linestyle=":")
     cosines.set(title="cos(∇log π(y_w|x), ∇log π(y_l|x))", xlabel="cosine", ylabel="pairs")
     norms.set(title="score-function norms", xlabel="‖∇log π(y_w|x)‖ (correct)",
-              ylabel="‖∇log π(y_l|x)‖ (incorrect)")
+              ylabel="‖∇log π(y_l|x)‖ (incorrect)", xscale="log", yscale="log")
     for ax in (cosines, norms):
         ax.legend(frameon=False, fontsize=8)
     return fig
