@@ -165,7 +165,8 @@ class Trl:
     def __init__(self, args, workdir, kind):
         self.trainer = trainer = _trl_trainer(kind, args, workdir)
         # as ``Trainer._inner_training_loop`` fetches an optimizer step's batches (one, here)
-        batches, self.num_items = trainer.get_batch_samples(iter(trainer.get_train_dataloader()), 1, trainer.args.device)
+        loader = iter(trainer.get_train_dataloader())
+        batches, self.num_items = trainer.get_batch_samples(loader, 1, trainer.args.device)
         (self.batch,) = batches
         trainer.current_gradient_accumulation_steps = 1
 

@@ -40,4 +40,5 @@ def test_check_same_work_refuses_different_work():
         trl_step.check_same_work("dpo", {"ours": 0.69, "trl": 0.70}, {"ours": ids, "trl": ids})
     with pytest.raises(AssertionError, match="batches differ"):
         trl_step.check_same_work("dpo", {"ours": 0.69, "trl": 0.69}, {"ours": ids, "trl": ids[:1]})
-    trl_step.check_same_work("offrl", {"ours": -1.0, "trl": 0.69}, {"ours": ids, "trl": ids})  # scale row: no loss check
+    # a scale row (Off-RL against TRL's DPO) compares no loss
+    trl_step.check_same_work("offrl", {"ours": -1.0, "trl": 0.69}, {"ours": ids, "trl": ids})
