@@ -24,13 +24,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
+from harness import add_model_args, build_model, interleaved, peak_memory, spawn
 
 from fpa.io import write_json
 from fpa.objectives import SequenceStats, get_objective
@@ -45,16 +43,12 @@ LAM = 2.0
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add = parser.add_argument
-    add("--vocab", type=int, default=151_936, help="vocabulary size V")
-    add("--hidden", type=int, default=256, help="model width d")
-    add("--layers", type=int, default=32, help="transformer layers")
-    add("--ffn", type=int, default=4096, help="MLP width")
+    add_model_args(parser)
     add("--batch", type=int, default=2, help="sequences per step (DPO: 1 pair)")
     add("--seq", type=int, default=1024, help="tokens per sequence")
     add("--prompt", type=int, default=32, help="prompt tokens per sequence")
     add("--chunk-size", type=int, default=128, help="rows per chunk of the loss head")
     add("--reps", type=int, default=3, help="timed rounds (median)")
-    add("--threads", type=int, default=2, help="torch.set_num_threads")
     add("--out", default=str(Path(__file__).parent / "results" / "engine.json"))
     add("--worker", choices=("prepare", "time", *HEADS, *STEPS), help=argparse.SUPPRESS)
     add("--workdir", help=argparse.SUPPRESS)
@@ -62,16 +56,6 @@ def parse_args(argv=None):
 
 
 # ---------------------------------------------------------------- setup
-def build_model(args, seed=0):
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(seed)
-    config = Qwen2Config(vocab_size=args.vocab, hidden_size=args.hidden, num_hidden_layers=args.layers,
-                         num_attention_heads=args.hidden // 64, num_key_value_heads=max(1, args.hidden // 192),
-                         head_dim=64, intermediate_size=args.ffn, tie_word_embeddings=True)
-    return Qwen2ForCausalLM(config)
-
-
 def build_batch(args):
     gen = torch.Generator().manual_seed(1)
     input_ids = torch.randint(0, args.vocab, (args.batch, args.seq), generator=gen)
@@ -168,13 +152,6 @@ def head_step(fn, x, chunk):
 
 
 # ---------------------------------------------------------------- workers
-def _status_kb(field):
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
 def memory_worker(args, workdir):
     if args.worker in HEADS:
         x = head_inputs(args)
@@ -183,18 +160,7 @@ def memory_worker(args, workdir):
     else:
         setup = Setup(args, workdir, args.worker)
         run = lambda: setup.step(args.worker)  # noqa: E731
-    baseline = _status_kb("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
-    run()
-    peak = _status_kb("VmHWM")
-    return {"peak_mb": peak / 1024, "extra_mb": (peak - baseline) / 1024, "baseline_mb": baseline / 1024}
-
-
-def timed(fn):
-    """(wall s, process CPU s): CPU time = user + sys of all threads, blind to other jobs' load."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    return peak_memory(run)[0]
 
 
 def time_worker(args, workdir):
@@ -203,30 +169,10 @@ def time_worker(args, workdir):
     jobs = {name: (lambda m=name: setup.step(m)) for name in STEPS}
     jobs["head_naive"] = lambda: head_step(token_statistics_naive, x, args.chunk_size)
     jobs["head_chunked"] = lambda: head_step(token_statistics, x, args.chunk_size)
+    jobs["floor"] = lambda: token_statistics(z, w_ref, targets, chunk_size=args.chunk_size)
+    jobs["floor_matmul"] = lambda: [c.float() @ w_ref.T for c in z.split(args.chunk_size)]
     with torch.no_grad():
-        jobs["floor"] = lambda: token_statistics(z, w_ref, targets, chunk_size=args.chunk_size)
-        jobs["floor_matmul"] = lambda: [c.float() @ w_ref.T for c in z.split(args.chunk_size)]
-        times = {name: [] for name in jobs}
-        for name, job in jobs.items():
-            torch.set_grad_enabled(name in STEPS or name in HEADS)
-            timed(job)  # warm-up
-        for round_ in range(args.reps):
-            names = list(jobs)
-            for name in names[round_ % len(names):] + names[: round_ % len(names)]:
-                torch.set_grad_enabled(name in STEPS or name in HEADS)
-                times[name].append(timed(jobs[name]))
-    return {name: {"wall_s": statistics.median(w for w, _ in t), "cpu_s": statistics.median(c for _, c in t),
-                   "all_wall_cpu_s": t} for name, t in times.items()}
-
-
-def spawn(args, worker, workdir):
-    cmd = [sys.executable, __file__, "--worker", worker, "--workdir", str(workdir)]
-    for key, value in vars(args).items():
-        if key not in ("worker", "workdir") and value is not None:
-            cmd += [f"--{key.replace('_', '-')}", str(value)]
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # idle OpenMP threads sleep: CPU time = work done
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out.strip().splitlines()[-1])
+        return interleaved(jobs, args.reps, before=lambda name: torch.set_grad_enabled(name in STEPS or name in HEADS))
 
 
 # ---------------------------------------------------------------- report
@@ -284,9 +230,9 @@ def main(argv=None):
           f"chunk {args.chunk_size}; {args.threads} threads; CPU fp32", flush=True)
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as workdir:
-        spawn(args, "prepare", workdir)
-        memory = {case: spawn(args, case, workdir) for case in (*HEADS, *STEPS)}
-        times = spawn(args, "time", workdir)
+        spawn(__file__, args, "prepare", workdir)
+        memory = {case: spawn(__file__, args, case, workdir) for case in (*HEADS, *STEPS)}
+        times = spawn(__file__, args, "time", workdir)
     load.append(os.getloadavg()[0])
     table, targets = report(args, memory, times, sizes)
     table += f"\n1-min load average at start/end: {load[0]:.1f} / {load[1]:.1f} on {os.cpu_count()} cores"
