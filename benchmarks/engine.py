@@ -35,8 +35,8 @@ from fpa.objectives import SequenceStats, get_objective
 from fpa.reference.cache import online_reference_hidden
 from fpa.training.head import token_statistics, token_statistics_naive
 
-# offrl: the bare step (training.diagnostics: false); offrl_diag: Off-RL reading the reference
-# cache for its logged log-ratios, as every run does by default
+# offrl: the bare step (training.diagnostics: false); offrl_diag: Off-RL reading the cached
+# per-sequence log pi_ref for its logged log-ratios, as every run does by default
 STEPS = ("offrl", "offrl_diag", "fpa_cached", "fpa_online", "dpo")
 HEADS = ("head_naive", "head_chunked")
 LAM = 2.0
@@ -94,7 +94,7 @@ class Setup:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-6)
         self.batch = build_batch(args)
         self.cache = load_file(str(workdir / "cache.safetensors"))
-        if method in ("fpa_cached", "offrl_diag", "time"):
+        if method in ("fpa_cached", "time"):
             self.w_ref = self.model.lm_head.weight.detach().clone()  # the only reference tensor kept
         if method in ("fpa_online", "time"):
             self.ref_model = build_model(args).eval().requires_grad_(False)
@@ -119,9 +119,6 @@ class Setup:
             tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=self.cache["z_ref"],
                                       ref_weight=self.w_ref, ref_logsumexp=self.cache["ref_lse"], lam=LAM,
                                       chunk_size=chunk)
-        elif method == "offrl_diag":
-            tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=self.cache["z_ref"],
-                                      ref_weight=self.w_ref, ref_logsumexp=self.cache["ref_lse"], chunk_size=chunk)
         elif method == "fpa_online":
             z = online_reference_hidden(self.ref_model, b["input_ids"], b["attention_mask"], b["predict_mask"])
             tokens = token_statistics(hidden, weight, b["targets"], ref_hidden=z,
@@ -131,6 +128,8 @@ class Setup:
         if method == "dpo":
             pairs = {"chosen": torch.tensor([0]), "rejected": torch.tensor([1])}
             stats = self.sequence_stats(tokens, ref_logp=self.cache["ref_seq_logp"], **pairs)
+        elif method == "offrl_diag":
+            stats = self.sequence_stats(tokens, ref_logp=self.cache["ref_seq_logp"])
         else:
             stats = self.sequence_stats(tokens)
         objective = get_objective({"fpa_cached": "fpa", "fpa_online": "fpa", "offrl_diag": "offrl"}.get(method,
@@ -212,7 +211,7 @@ def report(args, memory, times, sizes):
                  f"{extra / t['floor']:.2f} x floor; "
                  f"{mem['fpa_cached'] - mem['offrl']:.0f} MB peak, of which W_ref = {sizes['w_ref_mb']:.0f} MB; "
                  f"head extra memory chunked/naive = {head_mem:.3f}")
-    lines.append(f"diagnostics (Off-RL reading the reference cache for its log-ratios) cost "
+    lines.append(f"diagnostics (Off-RL reading the cached log pi_ref(y|x) for its log-ratios) cost "
                  f"{t['offrl_diag'] / t['offrl'] - 1:+.1%} CPU time and "
                  f"{mem['offrl_diag'] - mem['offrl']:+.0f} MB peak over the bare step (training.diagnostics: false)")
     lines += [f"[{'PASS' if ok else 'FAIL'}] {name}" for name, ok in targets.items()]
