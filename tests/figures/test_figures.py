@@ -186,4 +186,4 @@ def test_planning_figures_imports_no_plotting_or_table_packages():
     result = subprocess.run([sys.executable, "-c", PLAN_FIGURES, str(root / "config" / "config.yaml")],
                             capture_output=True, text=True, timeout=300, cwd=root, check=True)
     report = json.loads(result.stdout)
-    assert report["heavy"] == [] and report["figures"] == 3 and report["inputs"] > 0, report
+    assert report["heavy"] == [] and report["figures"] == 4 and report["inputs"] > 0, report

@@ -32,5 +32,6 @@ def test_default_dag_plans_every_stage(tmp_path):
                   "--configfile", str(ROOT / "config" / "config.yaml"))
     assert result.returncode == 0, result.stderr
     for rule, count in {"toy_base_model": 1, "sample_offline": 1, "build_dataset": 1, "cache_reference": 1,
-                        "train": 6, "evaluate": 9, "curve": 9, "figure": 3, "aggregate": 1}.items():
+                        "train": 6, "evaluate": 9, "curve": 9, "entanglement": 3, "figure": 4, "aggregate": 1,
+                        "cost": 1}.items():
         assert any(line.split() == [rule, str(count)] for line in result.stdout.splitlines()), (rule, result.stdout)
