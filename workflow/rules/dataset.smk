@@ -8,7 +8,7 @@ rule sample_offline:
         "logs/sample_offline/{model}.log",
     conda:
         "../../envs/train.yaml"
-    threads: 2
+    threads: get_threads("sample_offline")
     resources:
         **get_resources("sample_offline"),
     params:
@@ -33,7 +33,7 @@ rule build_dataset:
     conda:
         "../../envs/train.yaml"
     # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
-    threads: get_threads("build_dataset", 1)
+    threads: get_threads("build_dataset")
     resources:
         **get_resources("build_dataset"),
     params:

@@ -16,7 +16,7 @@ if EVAL_BENCHES:
             "logs/evaluate/{model}/{method}/{seed}.log",
         conda:
             "../../envs/train.yaml"
-        threads: 1
+        threads: get_threads("evaluate")
         resources:
             **get_resources("evaluate"),
         params:
@@ -43,7 +43,7 @@ rule curve:
         "logs/curve/{model}/{method}/{seed}.log",
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: get_threads("evaluate")
     resources:
         **get_resources("evaluate"),
     params:

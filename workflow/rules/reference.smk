@@ -9,7 +9,7 @@ rule cache_reference:
         "logs/cache_reference/{model}.log",
     conda:
         "../../envs/train.yaml"
-    threads: 2
+    threads: get_threads("cache_reference")
     resources:
         **get_resources("cache_reference"),
     params:

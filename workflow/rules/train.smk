@@ -8,7 +8,7 @@ rule train:
         "logs/train/{model}/{method}/{seed}.log",
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: get_threads("train")
     resources:
         **get_resources("train"),
     params:
