@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import tomllib
 import uuid
 from pathlib import Path
 
@@ -50,12 +51,15 @@ def test_python_installation_is_read_only(sandbox):
 def test_secrets_are_not_readable(sandbox, monkeypatch):
     canary = f"fpa-canary-{uuid.uuid4().hex}"
     monkeypatch.setenv("FPA_SANDBOX_CANARY", canary)
+    checkout_file = REPO / "pyproject.toml"
+    # a line of the file's content: its path (printed with DENIED) may name the project too
+    checkout_marker = tomllib.loads(checkout_file.read_text())["project"]["description"]
     source = f"""
 import glob, os
 print(dict(os.environ))
 for path in ["/etc/shadow", "/etc/gshadow", "/proc/1/environ", "/proc/self/environ",
              "/proc/{os.getpid()}/environ", "/proc/{os.getppid()}/environ", "/root/.bash_history",
-             {str(REPO / "pyproject.toml")!r}] + glob.glob("/proc/*/environ"):
+             {str(checkout_file)!r}] + glob.glob("/proc/*/environ"):
     try:
         print(path, open(path, "rb").read())
     except OSError as err:
@@ -66,7 +70,8 @@ for path in ["/etc/shadow", "/etc/gshadow", "/proc/1/environ", "/proc/self/envir
     assert canary not in result.stdout + result.stderr
     assert "root:" not in result.stdout  # /etc/shadow content
     assert "/etc/shadow DENIED" in result.stdout
-    assert "fpa-bench" not in result.stdout  # the repo is not mounted
+    assert f"{checkout_file} DENIED" in result.stdout  # the checkout is not mounted
+    assert checkout_marker not in result.stdout
 
 
 def test_only_the_minimal_tree_is_visible(sandbox):

@@ -81,6 +81,8 @@ def _base() -> dict:
         (lambda c: c["methods"]["fpa"]["params"].update(lamda=1), "methods.fpa.params.lamda: unknown parameter"),
         (lambda c: c["methods"]["fpa"].update(training={"lr": -1}), "methods.fpa.training: lr: expected number > 0"),
         (lambda c: c["tables"].update(t=["nope"]), "tables.t.columns: unknown benchmark 'nope'"),
+        (lambda c: c.update(resources={"train": {"gpus": 2}}), "resources.train.gpus: unknown key; expected one of"),
+        (lambda c: c.update(resources={"trian": {}}), "resources.trian: unknown key; expected one of"),
     ],
 )
 def test_malformed_config_fails_with_one_line(mutate, expected):
@@ -111,6 +113,16 @@ def test_model_overrides_take_precedence():
     assert runs[("toy", "fpa")].params["lam"] == 7.0
     assert runs[("toy", "fpa")].training["lr"] == 0.5
     assert runs[("toy", "offrl")].training["lr"] == 0.25
+
+
+def test_a_rules_resources_override_its_defaults_key_by_key():
+    defaults = validate_config(_base(), where="cfg.yaml")["resources"]
+    config = _base()
+    config["resources"] = {"train": {"mem_mb": 64000, "gpu": 1}}
+    resources = validate_config(config, where="cfg.yaml")["resources"]
+    assert resources["train"] == {**defaults["train"], "mem_mb": 64000, "gpu": 1}
+    assert resources["evaluate"] == defaults["evaluate"]
+    assert set(defaults["train"]) == {"mem_mb", "runtime", "cpus_per_task", "gpu"}
 
 
 def test_snakemake_rejects_bad_config_before_any_job(tmp_path):

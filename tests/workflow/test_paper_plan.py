@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts
+from workflow_helpers import job_counts, planned_resources, rule_resource_groups
+
+from fpa.config import load_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
@@ -66,6 +68,36 @@ def test_paper_gridjob_counts(tmp_path):
     assert job_counts(result.stdout + result.stderr) == expected
     planned = set(re.findall(r"results/tables/([a-z_]+)\.csv", result.stdout + result.stderr))
     assert planned == PAPER_TABLES | {"cost_by_stage"}
+
+
+SLURM_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
+SITE_SETTINGS = {"slurm_partition", "slurm_account"}
+
+
+def test_slurm_profile_holds_only_site_settings():
+    profile = yaml.safe_load((SLURM_PROFILE / "config.yaml").read_text())
+    assert profile["executor"] == "slurm"
+    assert set(profile["default-resources"]) == SITE_SETTINGS
+    assert "set-resources" not in profile and "set-threads" not in profile
+
+
+def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
+    """Each job planned with the SLURM profile requests its rule's ``resources`` of the config
+    (schema defaults filled) and the profile's site settings, nothing else of its own."""
+    result = _plan(tmp_path, "--workflow-profile", str(SLURM_PROFILE))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    config = load_config_file(ROOT / "config" / "paper.yaml")
+    site = yaml.safe_load((SLURM_PROFILE / "config.yaml").read_text())["default-resources"]
+    groups = rule_resource_groups()
+    jobs = [(rule, resources) for rule, resources in planned_resources(result.stdout + result.stderr)
+            if rule != "all"]
+    assert {rule for rule, _ in jobs} == set(job_counts(result.stdout + result.stderr)) - {"all", "total"}
+    for rule, resources in jobs:
+        expected = {**site, **config["resources"][groups[rule]]}
+        assert {key: resources.get(key) for key in expected} == {k: str(v) for k, v in expected.items()}, rule
+        assert "gres" not in resources, rule
+    train = next(resources for rule, resources in jobs if rule == "train")
+    assert (train["gpu"], train["mem_mb"], train["runtime"]) == ("1", "256000", "2880")
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason=f"data mirror not found at {MIRROR}")

@@ -1,4 +1,5 @@
-"""What the workflow tests share: a copy of the project, a Snakemake call, the dry-run job counts."""
+"""What the workflow tests share: a copy of the project, a Snakemake call, the dry-run job counts,
+the rules' resource groups and the resources a dry run plans."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,12 +26,15 @@ def copy_project(base: Path) -> Path:
 
 
 def snakemake(project: Path, workdir: Path, config: Path, *args: str, check: bool = True,
-              background: bool = False, timeout: int = 1200):
-    """``snakemake -s project/Snakefile -d workdir ... --configfile config`` with the project's package."""
+              background: bool = False, timeout: int = 1200, env: dict[str, str] | None = None):
+    """``snakemake -s project/Snakefile -d workdir ... --configfile config`` with the project's
+    package, in this environment plus ``env``."""
     # --configfile takes several values: it goes last, so that a target is not read as a config file
     command = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(workdir), *args,
                "--configfile", str(config)]
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    # jobs' `python -m fpa` is this interpreter (the test's venv, activated or not)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(project / "src"), "PATH": path}
     if background:
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
@@ -48,3 +54,38 @@ def job_counts(text: str) -> dict[str, int]:
             break
         counts[match.group(1)] = int(match.group(2))
     return counts
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def skip_or_fail(problem: str | None, what: str) -> None:
+    """Skip (locally) or fail (under CI, which must exercise ``what``) when ``problem`` is set."""
+    if problem is None:
+        return
+    if in_ci():
+        pytest.fail(f"{what} unavailable under CI: {problem}", pytrace=False)
+    pytest.skip(f"{what} unavailable: {problem}")
+
+
+def rule_resource_groups(rules_dir: Path = ROOT / "workflow" / "rules") -> dict[str, str]:
+    """Rule name -> the config ``resources`` group its jobs request (``get_resources("<group>")``)."""
+    groups = {}
+    for path in sorted(rules_dir.glob("*.smk")):
+        for block in re.split(r"^\s*rule (?=\w+:)", path.read_text(), flags=re.M)[1:]:
+            match = re.search(r'get_resources\("(\w+)"\)', block)
+            if match:
+                groups[block.split(":", 1)[0]] = match.group(1)
+    return groups
+
+
+def planned_resources(text: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, resources) of each job a dry run lists, values as Snakemake prints them."""
+    jobs = []
+    for block in re.split(r"^(?:local)?rule (?=\w+:)", text, flags=re.M)[1:]:
+        match = re.search(r"^\s+resources: (.*)$", block, flags=re.M)
+        if match:
+            pairs = (item.split("=", 1) for item in match.group(1).split(", "))
+            jobs.append((block.split(":", 1)[0], dict(pairs)))
+    return jobs

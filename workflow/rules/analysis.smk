@@ -17,7 +17,7 @@ rule future_policy:
         "logs/benchmarks/future_policy/{model}/{method}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: get_threads("evaluate")
     resources:
         **get_resources("evaluate"),
     params:
@@ -45,7 +45,7 @@ rule entanglement:
         "logs/benchmarks/entanglement/{model}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: get_threads("evaluate")
     resources:
         **get_resources("evaluate"),
     params:

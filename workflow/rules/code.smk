@@ -19,7 +19,7 @@ if CODE_BENCHES:
             "logs/benchmarks/generate_code/{model}/{method}/{seed}.tsv"
         conda:
             "../../envs/train.yaml"
-        threads: 1
+        threads: get_threads("generate_code")
         resources:
             **get_resources("generate_code"),
         params:
@@ -47,7 +47,7 @@ if CODE_BENCHES:
             bench=get_code_bench_pattern(),
         conda:
             "../../envs/eval_code.yaml"
-        threads: get_threads("evaluate_code", 8)
+        threads: get_threads("evaluate_code")
         resources:
             **get_resources("evaluate_code"),
         params:

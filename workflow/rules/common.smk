@@ -50,18 +50,6 @@ CATALOG = (
     or any(b["source"] == "catalog" for b in config["benchmarks"].values())
     else {}
 )
-DEFAULT_RESOURCES = {
-    "fetch": {"mem_mb": 1000, "runtime": 30},
-    "toy_base_model": {"mem_mb": 4000, "runtime": 30},
-    "sample_offline": {"mem_mb": 8000, "runtime": 600},
-    "cache_reference": {"mem_mb": 16000, "runtime": 240},
-    "train": {"mem_mb": 8000, "runtime": 1440},
-    "evaluate": {"mem_mb": 8000, "runtime": 240},
-    "build_dataset": {"mem_mb": 1000, "runtime": 10},
-    "generate_code": {"mem_mb": 8000, "runtime": 240},
-    "evaluate_code": {"mem_mb": 16000, "runtime": 480},
-    "light": {"mem_mb": 1000, "runtime": 10},
-}
 
 
 wildcard_constraints:
@@ -163,9 +151,11 @@ def get_curves():
     ]
 
 
-def get_resources(rule):
-    """Rule resources: the defaults above, overridden by config ``resources.<rule>``."""
-    return {**DEFAULT_RESOURCES[rule], **config["resources"].get(rule, {})}
+def get_resources(group):
+    """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
+    defaults filled from the schema (the SLURM plugin's names: mem_mb, runtime,
+    cpus_per_task, gpu, slurm_partition, slurm_extra)."""
+    return config["resources"][group]
 
 
 def get_model_config(wildcards):
@@ -473,6 +463,6 @@ def get_code_train_files(wildcards):
     return {name: get_catalog_file(name) for name in CODE_TRAIN_FILES}
 
 
-def get_threads(rule, default):
-    """Threads of a rule's job: config ``resources.<rule>.cpus``, else ``default``."""
-    return config["resources"].get(rule, {}).get("cpus", default)
+def get_threads(group):
+    """Threads of a job of the rules of ``group``: the CPUs it requests."""
+    return config["resources"][group]["cpus_per_task"]

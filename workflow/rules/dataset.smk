@@ -10,7 +10,7 @@ rule sample_offline:
         "logs/benchmarks/sample_offline/{model}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 2
+    threads: get_threads("sample_offline")
     resources:
         **get_resources("sample_offline"),
     params:
@@ -37,7 +37,7 @@ rule build_dataset:
     conda:
         "../../envs/train.yaml"
     # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
-    threads: get_threads("build_dataset", 1)
+    threads: get_threads("build_dataset")
     resources:
         **get_resources("build_dataset"),
     params:

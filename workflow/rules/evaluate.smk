@@ -18,7 +18,7 @@ if EVAL_BENCHES:
             "logs/benchmarks/evaluate/{model}/{method}/{seed}.tsv"
         conda:
             "../../envs/train.yaml"
-        threads: 1
+        threads: get_threads("evaluate")
         resources:
             **get_resources("evaluate"),
         params:
@@ -47,7 +47,7 @@ rule curve:
         "logs/benchmarks/curve/{model}/{method}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: get_threads("evaluate")
     resources:
         **get_resources("evaluate"),
     params:

@@ -11,7 +11,7 @@ rule cache_reference:
         "logs/benchmarks/cache_reference/{model}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 2
+    threads: get_threads("cache_reference")
     resources:
         **get_resources("cache_reference"),
     params:

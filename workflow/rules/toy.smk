@@ -7,7 +7,7 @@ rule toy_base_model:
         "logs/benchmarks/toy_base_model/{model}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 2
+    threads: get_threads("toy_base_model")
     resources:
         **get_resources("toy_base_model"),
     params:

@@ -10,7 +10,7 @@ rule train:
         "logs/benchmarks/train/{model}/{method}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: get_threads("train")
     resources:
         **get_resources("train"),
     params:

@@ -1,0 +1,168 @@
+"""The CI config on a real SLURM cluster, through the SLURM profile and executor plugin.
+
+A single node brought up by ``.ci/slurm/up.sh`` (munge, MariaDB, slurmdbd, slurmctld,
+slurmd) runs every job of the CI DAG; ``sacct`` shows each COMPLETED with the memory,
+time and CPUs the config's ``resources`` request; the table equals a local run's; and a
+training job cancelled mid-run is retried (profile ``retries``) and resumes from its
+checkpoint. Needs root and the Debian packages (``.ci/run`` installs them): elsewhere the
+tests skip with the reason, and under ``CI=true`` they fail.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from workflow_helpers import ROOT, copy_project, job_counts, rule_resource_groups, skip_or_fail, snakemake
+
+from fpa.config import load_config_file
+
+pytestmark = pytest.mark.slow
+
+DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
+CLIENTS = ("sbatch", "srun", "sacct", "squeue", "scancel")
+# the test cluster's partition and the account root gets in it (.ci/slurm/up.sh)
+SITE = {"slurm_partition": "ci", "slurm_account": "root"}
+# the plugin's first status check after a submission (default 40 s): the CI jobs take seconds
+FAST_STATUS = ("--slurm-init-seconds-before-status-checks", "2")
+
+
+def _slurm_problem() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (the cluster's daemons run as root)"
+    missing = [tool for tool in DAEMONS + CLIENTS if shutil.which(tool) is None]
+    if missing:
+        return f"{', '.join(missing)} not found (apt-get install slurm-wlm slurmdbd munge mariadb-server)"
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return "snakemake-executor-plugin-slurm is not installed (the test extra pins it)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """Environment for the SLURM commands of a single-node cluster, torn down after the module."""
+    skip_or_fail(_slurm_problem(), "SLURM")
+    state = tmp_path_factory.mktemp("slurm")
+    started = time.perf_counter()
+    up = subprocess.run([str(ROOT / ".ci" / "slurm" / "up.sh"), str(state)], capture_output=True, text=True,
+                        timeout=300)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        print(f"SLURM cluster up in {time.perf_counter() - started:.1f} s")
+        yield {"SLURM_CONF": str(state / "slurm.conf")}
+    finally:
+        subprocess.run([str(ROOT / ".ci" / "slurm" / "down.sh"), str(state)], timeout=120)
+
+
+def _site_profile(base: Path) -> Path:
+    """The shipped SLURM profile with its site settings edited, as a user does."""
+    profile = yaml.safe_load((ROOT / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+    assert set(profile["default-resources"]) == set(SITE)
+    profile["default-resources"] = SITE
+    directory = base / "profile"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(yaml.safe_dump(profile))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, tmp_path_factory):
+    """The CI config run on SLURM and locally, each in its own directory."""
+    base = tmp_path_factory.mktemp("slurm-e2e")
+    project = copy_project(base)
+    config = project / ".test" / "config_ci" / "config.yaml"
+    profile = _site_profile(base)
+    started = time.perf_counter()
+    slurm = snakemake(project, base / "slurm", config, "--workflow-profile", str(profile), *FAST_STATUS,
+                      env=cluster)
+    print(f"CI DAG on SLURM in {time.perf_counter() - started:.0f} s")
+    started = time.perf_counter()
+    snakemake(project, base / "local", config, "--cores", "2")
+    print(f"CI DAG locally in {time.perf_counter() - started:.0f} s")
+    return {"project": project, "base": base, "profile": profile, "slurm": slurm.stdout + slurm.stderr}
+
+
+def _sacct(env: dict[str, str], run_output: str) -> list[dict[str, str]]:
+    """The SLURM jobs (allocations) of one Snakemake run, found by its run ID (the job name)."""
+    run_id = re.search(r"SLURM run ID: (\S+)", run_output).group(1)
+    fields = ["JobID", "State", "Comment", "ReqMem", "ReqCPUS", "Timelimit", "AllocTRES"]
+    result = subprocess.run(["sacct", "-X", "--parsable2", "--noheader", "--units=M", "--starttime", "2000-01-01",
+                             "--name", run_id, "--format", ",".join(fields)],
+                            env={**os.environ, **env}, capture_output=True, text=True, timeout=60, check=True)
+    return [dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines()]
+
+
+def _rule(job: dict[str, str]) -> str:
+    """The rule of a job, from the comment the executor gives it: ``rule_<rule>[_wildcards_...]``."""
+    return re.fullmatch(r"rule_(.+?)(?:_wildcards_.*)?", job["Comment"]).group(1)
+
+
+def _minutes(timelimit: str) -> int:
+    """``[D-]HH:MM:SS`` in minutes."""
+    days, _, clock = timelimit.rpartition("-")
+    hours, minutes, _ = map(int, clock.split(":"))
+    return (int(days or 0) * 24 + hours) * 60 + minutes
+
+
+def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, cluster):
+    jobs = _sacct(cluster, runs["slurm"])
+    planned = job_counts(runs["slurm"])
+    planned.pop("total")
+    planned.pop("all")  # no command: Snakemake finishes it itself
+    assert collections.Counter(map(_rule, jobs)) == planned
+    resources = load_config_file(runs["project"] / ".test" / "config_ci" / "config.yaml")["resources"]
+    groups = rule_resource_groups(runs["project"] / "workflow" / "rules")
+    for job in jobs:
+        wanted = resources[groups[_rule(job)]]
+        assert job["State"] == "COMPLETED", job
+        assert job["ReqMem"] == f"{wanted['mem_mb']}M", job
+        assert int(job["ReqCPUS"]) == wanted["cpus_per_task"], job
+        assert _minutes(job["Timelimit"]) == wanted["runtime"], job
+        assert "gres/gpu" not in job["AllocTRES"], job
+
+
+def test_slurm_table_equals_the_local_one(runs):
+    tables = [runs["base"] / where / "results" / "tables" / "toy.csv" for where in ("slurm", "local")]
+    slurm, local = (table.read_text() for table in tables)
+    assert slurm.count("\n") == 4  # header, base, offrl, fpa
+    assert slurm == local
+
+
+def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster, tmp_path):
+    project, workdir = runs["project"], runs["base"] / "slurm"
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    config["methods"]["fpa"]["training"] = {"epochs": 20, "checkpoint_every": 5}
+    longer = tmp_path / "config.yaml"
+    longer.write_text(yaml.safe_dump(config))
+    target = "results/train/toy/fpa/1/checkpoint"
+    work = workdir / "results" / "train" / "toy" / "fpa" / "1" / "work"
+    process = snakemake(project, workdir, longer, target, "--workflow-profile", str(runs["profile"]),
+                        *FAST_STATUS, env=cluster, background=True)
+    try:
+        deadline = time.time() + 600
+        while not (work / "latest").exists():
+            assert process.poll() is None, process.stdout.read()
+            assert time.time() < deadline, "no training checkpoint appeared"
+            time.sleep(0.1)
+        env = {**os.environ, **cluster}
+        running = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True,
+                                 check=True).stdout.split()
+        assert len(running) == 1, running  # the one training job
+        subprocess.run(["scancel", running[0]], env=env, check=True)
+        output = process.communicate(timeout=900)[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, output[-4000:]
+    assert [(_rule(job), job["State"].split()[0]) for job in _sacct(cluster, output)] == [
+        ("train", "CANCELLED"), ("train", "COMPLETED")]
+    assert (workdir / target / "model.safetensors").exists()
+    assert "resumed from" in (workdir / "logs" / "train" / "toy" / "fpa" / "1.log").read_text()
