@@ -113,7 +113,10 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         if bench["source"] == "validation":
             from fpa.data.offline import DATASET_GRADER
 
-            expected = DATASET_GRADER[config["dataset"]["source"]]
+            expected = DATASET_GRADER.get(config["dataset"]["source"])
+            if expected is None:
+                raise ConfigError(f"{where}: benchmarks.{name}.source: validation benchmarks are the held-out "
+                                  f"sampled problems; dataset.source {config['dataset']['source']!r} samples none")
             if is_code_grader(expected):
                 raise ConfigError(f"{where}: benchmarks.{name}.source: validation benchmarks of a code dataset "
                                   f"({config['dataset']['source']}) are not supported")
@@ -136,15 +139,9 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                                   f"(its task file), got {bench['parts']}")
             for part in bench["parts"]:
                 check_catalog_entry(catalog, section, part, config, f"{where}: benchmarks.{name}.parts")
-    if config["dataset"]["source"] == "math12k":
+    for section, part in DATASET_FILES.get(config["dataset"]["source"], ()):
         catalog = catalog or load_catalog(config, where)
-        for part in MATH12K_FILES:
-            section = "benchmarks" if part in catalog["benchmarks"] else "training"
-            check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
-    if config["dataset"]["source"] == "taco_apps":
-        catalog = catalog or load_catalog(config, where)
-        for part in CODE_TRAIN_FILES:
-            check_catalog_entry(catalog, "code", part, config, f"{where}: dataset.source")
+        check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
     for column in config["curve_benchmarks"]:
         if column not in config["benchmarks"]:
             raise ConfigError(f"{where}: curve_benchmarks: unknown benchmark {column!r}; "
@@ -186,10 +183,19 @@ def _check_figures(config: dict, where: str) -> None:
                                   f"expected one of {sorted(config['methods'])}")
 
 
-#: Catalog files the 12K MATH training split is built from (and MATH-P, which it must exclude).
-MATH12K_FILES = ("math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard")
-#: Catalog files (section ``code``) of the code training problems, in priority order (``dataset.source: taco_apps``).
-CODE_TRAIN_FILES = ("taco_train", "apps_train")
+#: (section, entry) of the catalog files each catalog-built ``dataset.source`` reads.
+DATASET_FILES = {
+    # the 12K MATH training split, and MATH-P, which it must exclude
+    "math12k": (("training", "math_train"), ("training", "math_test"), ("benchmarks", "math500"),
+                ("benchmarks", "math_perturb_simple"), ("benchmarks", "math_perturb_hard")),
+    # the code training problems, in priority order
+    "taco_apps": (("code", "taco_train"), ("code", "apps_train")),
+    # the Step-DPO preference pairs (fpa.data.step_dpo)
+    "step_dpo": (("preference", "math_step_dpo"),),
+}
+MATH12K_FILES = tuple(part for _, part in DATASET_FILES["math12k"])
+CODE_TRAIN_FILES = tuple(part for _, part in DATASET_FILES["taco_apps"])
+STEP_DPO_FILE = DATASET_FILES["step_dpo"][0][1]
 
 
 def is_code_grader(grader: str) -> bool:

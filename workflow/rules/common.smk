@@ -8,7 +8,9 @@ from types import SimpleNamespace
 from fpa.config import (
     BASE_METHOD,
     CODE_TRAIN_FILES,
+    DATASET_FILES,
     MATH12K_FILES,
+    STEP_DPO_FILE,
     ConfigError,
     expand_runs,
     is_code_grader,
@@ -46,7 +48,7 @@ SEEDS = [str(seed) for seed in config["seeds"]]
 METHODS = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(RUNS)
 CATALOG = (
     load_catalog(config, "config")
-    if config["dataset"]["source"] in ("math12k", "taco_apps")
+    if config["dataset"]["source"] in DATASET_FILES
     or any(b["source"] == "catalog" for b in config["benchmarks"].values())
     else {}
 )
@@ -325,6 +327,33 @@ def get_toy_train_problems_config():
 
 def get_dataset_config(wildcards):
     return sampling_config(wildcards.model, dataset=config["dataset"])
+
+
+def get_step_dpo_config(wildcards):
+    """What the Step-DPO dataset of a model depends on: its prompts and the split (no sampling)."""
+    model = config["models"][wildcards.model]
+    dataset = config["dataset"]
+    return as_json(
+        {
+            "dataset": {
+                key: dataset[key] for key in ("source", "seed", "validation_fraction")
+            },
+            "prompt_template": model["prompt_template"],
+            "chat_template": model["chat_template"],
+        }
+    )
+
+
+def get_step_dpo_inputs(wildcards):
+    """The pairs, and the base model when its chat template renders the prompts."""
+    inputs = {"pairs": get_catalog_file(STEP_DPO_FILE)}
+    if config["models"][wildcards.model]["chat_template"]:
+        inputs["model"] = get_base_model(wildcards)
+    return inputs
+
+
+def get_model_option(wildcards, input):
+    return f"--model {input.model}" if hasattr(input, "model") else ""
 
 
 def get_catalog_path():

@@ -1,52 +1,81 @@
-rule sample_offline:
-    input:
-        model=get_base_model,
-        problems="results/problems/train.jsonl",
-    output:
-        "results/datasets/{model}/samples.jsonl",
-    log:
-        "logs/sample_offline/{model}.log",
-    benchmark:
-        "logs/benchmarks/sample_offline/{model}.tsv"
-    conda:
-        "../../envs/train.yaml"
-    threads: get_threads("sample_offline")
-    resources:
-        **get_resources("sample_offline"),
-    params:
-        dataset=get_dataset_config,
-        code=get_code("fpa.cli.dataset"),
-        work="results/datasets/{model}/work/samples",
-        numerics=get_numerics(),
-    shell:
-        "{params.numerics}python -m fpa sample --model {input.model} --problems {input.problems} "
-        "--config-json {params.dataset:q} --code {params.code} --threads {threads} "
-        "--work {params.work} --out {output} > {log} 2>&1"
+# The offline dataset of each model: its own samples of the training problems, graded,
+# or (dataset.source step_dpo) the Math-Step-DPO-10K pairs, no generation.
+if config["dataset"]["source"] == "step_dpo":
 
+    rule step_dpo_dataset:
+        input:
+            unpack(get_step_dpo_inputs),
+        output:
+            train="results/datasets/{model}/train.jsonl",
+            val="results/datasets/{model}/val.jsonl",
+        log:
+            "logs/step_dpo_dataset/{model}.log",
+        benchmark:
+            "logs/benchmarks/step_dpo_dataset/{model}.tsv"
+        conda:
+            "../../envs/train.yaml"
+        threads: get_threads("build_dataset")
+        resources:
+            **get_resources("build_dataset"),
+        params:
+            dataset=get_step_dpo_config,
+            model=get_model_option,
+            code=get_code("fpa.cli.dataset"),
+        shell:
+            "python -m fpa step-dpo-dataset --pairs {input.pairs} {params.model} "
+            "--config-json {params.dataset:q} --code {params.code} "
+            "--out-train {output.train} --out-val {output.val} > {log} 2>&1"
 
-rule build_dataset:
-    input:
-        samples="results/datasets/{model}/samples.jsonl",
-    output:
-        train="results/datasets/{model}/train.jsonl",
-        val="results/datasets/{model}/val.jsonl",
-    log:
-        "logs/build_dataset/{model}.log",
-    benchmark:
-        "logs/benchmarks/build_dataset/{model}.tsv"
-    conda:
-        "../../envs/train.yaml"
-    # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
-    threads: get_threads("build_dataset")
-    resources:
-        **get_resources("build_dataset"),
-    params:
-        dataset=get_dataset_config,
-        code=get_code("fpa.cli.dataset"),
-    shell:
-        "python -m fpa build-dataset --samples {input.samples} "
-        "--config-json {params.dataset:q} --code {params.code} "
-        "--out-train {output.train} --out-val {output.val} > {log} 2>&1"
+else:
+
+    rule sample_offline:
+        input:
+            model=get_base_model,
+            problems="results/problems/train.jsonl",
+        output:
+            "results/datasets/{model}/samples.jsonl",
+        log:
+            "logs/sample_offline/{model}.log",
+        benchmark:
+            "logs/benchmarks/sample_offline/{model}.tsv"
+        conda:
+            "../../envs/train.yaml"
+        threads: get_threads("sample_offline")
+        resources:
+            **get_resources("sample_offline"),
+        params:
+            dataset=get_dataset_config,
+            code=get_code("fpa.cli.dataset"),
+            work="results/datasets/{model}/work/samples",
+            numerics=get_numerics(),
+        shell:
+            "{params.numerics}python -m fpa sample --model {input.model} --problems {input.problems} "
+            "--config-json {params.dataset:q} --code {params.code} --threads {threads} "
+            "--work {params.work} --out {output} > {log} 2>&1"
+
+    rule build_dataset:
+        input:
+            samples="results/datasets/{model}/samples.jsonl",
+        output:
+            train="results/datasets/{model}/train.jsonl",
+            val="results/datasets/{model}/val.jsonl",
+        log:
+            "logs/build_dataset/{model}.log",
+        benchmark:
+            "logs/benchmarks/build_dataset/{model}.tsv"
+        conda:
+            "../../envs/train.yaml"
+        # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
+        threads: get_threads("build_dataset")
+        resources:
+            **get_resources("build_dataset"),
+        params:
+            dataset=get_dataset_config,
+            code=get_code("fpa.cli.dataset"),
+        shell:
+            "python -m fpa build-dataset --samples {input.samples} "
+            "--config-json {params.dataset:q} --code {params.code} "
+            "--out-train {output.train} --out-val {output.val} > {log} 2>&1"
 
 
 # The held-out validation problems as a benchmark (source: validation), per model: the

@@ -18,10 +18,10 @@ from fpa.config import ConfigError
 COMMANDS = {
     "fetch-data": "data", "prepare-benchmark": "data", "math-train": "data", "fetch-model": "data",
     "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
-    "build-dataset": "dataset", "validation-benchmark": "dataset", "cache-reference": "reference",
-    "train": "train", "evaluate": "evaluate", "curve": "curve", "generate": "generate", "evaluate-code": "code",
-    "code-train": "code", "aggregate": "tables", "cost": "cost", "figure": "figure",
-    "future-policy": "future_policy", "entanglement": "entanglement",
+    "build-dataset": "dataset", "step-dpo-dataset": "dataset", "validation-benchmark": "dataset",
+    "cache-reference": "reference", "train": "train", "evaluate": "evaluate", "curve": "curve",
+    "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "cost": "cost",
+    "figure": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
     "explain": "info", "methods": "info", "check-config": "info",
 }
 

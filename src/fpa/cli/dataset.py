@@ -1,4 +1,5 @@
-"""``fpa sample`` (K samples per training problem) and ``fpa build-dataset`` (grade, drop, split)."""
+"""``fpa sample`` (K samples per training problem), ``fpa build-dataset`` (grade, drop, split) and
+``fpa step-dpo-dataset`` (the offline dataset from Math-Step-DPO-10K pairs, no sampling)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
 from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
+from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
@@ -50,6 +52,25 @@ def build_dataset(args) -> None:
     print(json.dumps(built.summary, indent=2))
 
 
+def step_dpo_dataset(args) -> None:
+    setup(args)
+    dataset = args.config_json["dataset"]
+    if args.config_json.get("chat_template") and args.model is None:
+        raise ValueError("step-dpo-dataset: --model is required with chat_template (its tokenizer renders the prompts)")
+    records = read_step_dpo(args.pairs)
+    problem_prompts = make_prompts(args.config_json, [record["prompt"] for record in records], args.model)
+    built = build_step_dpo_dataset(records, problem_prompts, validation_fraction=dataset["validation_fraction"],
+                                   seed=dataset["seed"])
+    inputs = {"pairs": args.pairs, **({"model": args.model} if args.model else {})}
+    job = Job("step_dpo_dataset", args.config_json, inputs, args.code)
+    job.extra["summary"] = built.summary
+    with job.output(args.out_train) as train_tmp:
+        write_jsonl(train_tmp, built.train)
+    with job.output(args.out_val) as val_tmp:
+        write_jsonl(val_tmp, built.val)
+    print(json.dumps(built.summary, indent=2))
+
+
 def validation_benchmark(args) -> None:
     setup(args)
     records = validation_problems(read_jsonl(args.problems), read_jsonl(args.val))
@@ -74,6 +95,14 @@ def register(commands) -> None:
     parser.add_argument("--out-train", required=True)
     parser.add_argument("--out-val", required=True)
     parser.set_defaults(handler=build_dataset)
+
+    parser = commands.add_parser("step-dpo-dataset", help="the offline dataset from Math-Step-DPO-10K pairs")
+    add_common(parser)
+    parser.add_argument("--pairs", required=True, help="Math-Step-DPO-10K records (JSONL, the dataset's fields)")
+    parser.add_argument("--model", default=None, help="base model directory, for its chat template (chat_template)")
+    parser.add_argument("--out-train", required=True)
+    parser.add_argument("--out-val", required=True)
+    parser.set_defaults(handler=step_dpo_dataset)
 
     parser = commands.add_parser("validation-benchmark", help="the held-out validation problems as a benchmark")
     add_common(parser, config=False)

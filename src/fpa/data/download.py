@@ -5,8 +5,8 @@
 The copy is checked against ``sha256`` before it is renamed onto ``dest``, so a
 bad or partial file never appears under its final name.
 
-Code files (section ``code``) may come from the Hugging Face hub only (``hub:``
-names the dataset). Where their sha256 is not known (no copy was available to
+Code files (section ``code``) and preference data (section ``preference``) may come
+from the Hugging Face hub only (``hub:`` names the dataset). Where their sha256 is not known (no copy was available to
 hash), the catalog says ``sha256: null``: the file is then accepted as fetched and
 its sha256 is printed and recorded in the provenance sidecar, never silently.
 A ``parquet`` upstream is a set of shards (``url`` with a ``{shard}`` field,
@@ -35,7 +35,9 @@ UPSTREAM_FORMATS = ("jsonl", "jsonl.gz", "json_tree", "parquet")
 SECTIONS = ("benchmarks", "training")
 #: Code benchmark and training files (fpa.grading.code, fpa.data.code).
 CODE_SECTION = "code"
-ALL_SECTIONS = (*SECTIONS, CODE_SECTION)
+#: Preference-pair training data (fpa.data.step_dpo).
+PREFERENCE_SECTION = "preference"
+ALL_SECTIONS = (*SECTIONS, CODE_SECTION, PREFERENCE_SECTION)
 
 
 def read_benchmarks_config(path: str | os.PathLike) -> dict:

@@ -40,6 +40,17 @@ def group_by_problem(samples: Iterable[dict]) -> dict[str, list[dict]]:
     return dict(groups)
 
 
+def hold_out(ids: Iterable[str], validation_fraction: float, seed: int) -> set[str]:
+    """The ids held out for validation: ``validation_fraction`` of them (at least one when there
+    are two or more), drawn by a ``seed``-ed shuffle of the sorted ids (the input order does not matter)."""
+    ordered = sorted(set(ids))
+    random.Random(seed).shuffle(ordered)
+    n_val = round(validation_fraction * len(ordered))
+    if validation_fraction > 0 and len(ordered) > 1:
+        n_val = max(n_val, 1)
+    return set(ordered[:n_val])
+
+
 def build_offline_dataset(samples: list[dict], *, k: int, validation_fraction: float, seed: int) -> OfflineDataset:
     """Drop all-agree problems, then hold out ``validation_fraction`` of the kept problems."""
     groups = group_by_problem(samples)
@@ -48,12 +59,9 @@ def build_offline_dataset(samples: list[dict], *, k: int, validation_fraction: f
         first = next(iter(short.items()))
         raise ValueError(f"samples: expected {k} samples per problem, problem {first[0]} has {first[1]} "
                          f"({len(short)} problems affected)")
-    kept = sorted(pid for pid, group in groups.items() if len({s["correct"] for s in group}) == 2)
-    random.Random(seed).shuffle(kept)
-    n_val = round(validation_fraction * len(kept))
-    if validation_fraction > 0 and len(kept) > 1:
-        n_val = max(n_val, 1)
-    val_ids, train_ids = set(kept[:n_val]), kept[n_val:]
+    kept = [pid for pid, group in groups.items() if len({s["correct"] for s in group}) == 2]
+    val_ids = hold_out(kept, validation_fraction, seed)
+    train_ids = [pid for pid in kept if pid not in val_ids]
     if not train_ids:
         raise ValueError(f"offline dataset is empty: {len(groups)} problems, none with mixed outcomes among K={k}")
     train = [s for pid in sorted(train_ids) for s in groups[pid]]

@@ -1,0 +1,88 @@
+"""``config/paper-stepdpo.yaml`` plans the Step-DPO table: the dataset is built from the
+Math-Step-DPO-10K file (no sampling), everything downstream as in the main grid. The pairs are
+not in the shared mirror: planning with it fails naming the file; a mirror that has them plans."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from workflow_helpers import job_counts
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config" / "paper-stepdpo.yaml"
+MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
+FIXTURE = ROOT / "tests" / "fixtures" / "step_dpo" / "train.jsonl"
+
+
+def _plan(workdir, *extra):
+    (workdir / "config").mkdir(exist_ok=True)  # as from the repository root (see test_paper_plan.py)
+    shutil.copy(ROOT / "config" / "config.yaml", workdir / "config" / "config.yaml")
+    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(CONFIG),
+                           "-d", str(workdir), *extra], capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+def test_stepdpo_job_counts(tmp_path):
+    config = yaml.safe_load(CONFIG.read_text())
+    methods, seeds = len(config["methods"]), len(config["seeds"])
+    parts = {part for bench in config["benchmarks"].values() for part in bench["parts"]}
+    assert config["tables"]["stepdpo"]["rows"][:3] == ["base", "dpo", "offrl"]
+    result = _plan(tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    expected = {
+        "fetch_data": len(parts) + 1,  # + math_step_dpo
+        "fetch_model": 1,
+        "prepare_benchmark": len(config["benchmarks"]),
+        "step_dpo_dataset": 1,  # instead of math_train_problems, sample_offline and build_dataset
+        "cache_reference": 1,
+        "train": methods * seeds,
+        "evaluate": (methods + 1) * seeds,
+        "aggregate": 1,
+        "cost": 1,
+        "all": 1,
+    }
+    expected["total"] = sum(expected.values())
+    assert job_counts(result.stdout + result.stderr) == expected
+
+
+def test_stepdpo_rule_reads_the_catalog_file_with_the_models_prompt(tmp_path):
+    result = _plan(tmp_path, "-p", "results/datasets/qwen3-4b-base/train.jsonl")
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, text[-3000:]
+    assert "python -m fpa step-dpo-dataset --pairs resources/data/step_dpo/train.jsonl  --config-json" in text
+    assert "Solve this math problem step by step." in text and "--model" not in text  # no chat template
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"data mirror not found at {MIRROR}")
+def test_stepdpo_plan_with_a_mirror_needs_the_pairs_there(tmp_path):
+    missing = _plan(tmp_path, "--config", f"data={{catalog: config/benchmarks.yaml, mirror: {MIRROR}}}")
+    assert missing.returncode != 0
+    assert (f"dataset.source: math_step_dpo: file not found in the mirror: {MIRROR}/step_dpo/train.jsonl"
+            in missing.stderr)
+    # the shared mirror's files plus the pairs (the fixture stands in for the real file)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for entry in MIRROR.iterdir():
+        (mirror / entry.name).symlink_to(entry)
+    (mirror / "step_dpo").mkdir()
+    shutil.copy(FIXTURE, mirror / "step_dpo" / "train.jsonl")
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    ok = _plan(workdir, "--config", f"data={{catalog: config/benchmarks.yaml, mirror: {mirror}}}")
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert job_counts(ok.stdout + ok.stderr)["step_dpo_dataset"] == 1
+
+
+def test_validation_benchmark_needs_a_sampled_dataset():
+    from fpa.config import ConfigError, validate_config
+
+    config = yaml.safe_load(CONFIG.read_text())
+    config["benchmarks"]["val"] = {"source": "validation", "n": 8, "grader": "math"}
+    with pytest.raises(ConfigError, match="cfg.yaml: benchmarks.val.source: validation benchmarks are the "
+                                          "held-out sampled problems; dataset.source 'step_dpo' samples none"):
+        validate_config(config, where="cfg.yaml")
