@@ -25,7 +25,7 @@ CARD_FIELDS = ["dataset", "prompt", "initial_reason_steps", "chosen", "rejected"
                "answer"]
 # The record of fpa.data.offline / `fpa build-dataset` (results/datasets/<model>/train.jsonl).
 SAMPLE_KEYS = {"id", "problem_id", "sample_index", "prompt", "completion", "answer", "correct", "reward",
-               "grade_rule"}
+               "grade_rule", "ends_answer"}
 
 
 def _build(records, fraction=0.05, seed=42):
@@ -68,6 +68,7 @@ def test_each_pair_is_a_group_of_chosen_plus_one_and_rejected_minus_one():
     for index, record in enumerate(records):
         chosen, rejected = groups[f"stepdpo-{index:05d}"]
         assert set(chosen) == set(rejected) == SAMPLE_KEYS
+        assert chosen["ends_answer"] is rejected["ends_answer"] is False  # one step: no EOS after it
         assert (chosen["completion"], chosen["reward"], chosen["correct"]) == (record["chosen"], 1.0, True)
         assert (rejected["completion"], rejected["reward"], rejected["correct"]) == (record["rejected"], -1.0, False)
         assert chosen["prompt"] == rejected["prompt"]

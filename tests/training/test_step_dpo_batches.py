@@ -63,3 +63,21 @@ def test_one_training_step_per_method_on_the_cached_reference(step_dpo_data, toy
     assert summary["train_problems"] == pairs and summary["train_samples"] == 2 * pairs
     assert summary["steps"] == 2  # ceil(pairs / batch_problems 4)
     assert torch.isfinite(torch.tensor(summary["best_val_loss"]))
+
+
+def test_step_samples_end_without_eos(toy_model_dir):
+    """A Step-DPO completion is one step, not the end of the answer: no EOS after it (as in
+    Step-DPO's own trainer). The trainer's batches and the reference cache both encode records
+    with ``encode_record``."""
+    from transformers import AutoTokenizer
+
+    from fpa.data.tokenize import encode_record
+    from fpa.training.batches import encode_dataset
+
+    tokenizer = AutoTokenizer.from_pretrained(toy_model_dir)
+    step = {"prompt": "Q: 1+2\nA: Step 1:", "completion": " 1+2=3.", "ends_answer": False}
+    answer = {"prompt": "Q: 1+2\nA:", "completion": " 1+2=3. \\boxed{3}"}
+    encoded_step, encoded_answer = encode_dataset(tokenizer, [step, answer], 256)
+    assert encoded_step.input_ids[-1] != tokenizer.eos_token_id
+    assert encoded_answer.input_ids[-1] == tokenizer.eos_token_id
+    assert encode_record(tokenizer, step, 256) == encoded_step

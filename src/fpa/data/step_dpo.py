@@ -33,9 +33,10 @@ samples of a group with R = ±1, and DPO's pairing (``fpa.data.pairs``) finds ex
 (``grade_rule`` says so). 5 % of the *problems* are held out, so a problem that appears in
 several pairs (different first wrong steps) is never on both sides of the split.
 
-One difference from Step-DPO remains downstream: ``fpa.data.tokenize.encode_sample`` ends
-every completion with EOS, so the chosen step is also rewarded for ending the answer there;
-Step-DPO's ``stepdpo_trainer.py`` comments that EOS out for its step completions.
+Each sample has ``ends_answer: false``: its completion is one step, not the end of the
+answer, so ``fpa.data.tokenize.encode_record`` puts no EOS after it (the trainer and the
+reference cache alike), as Step-DPO's ``stepdpo_trainer.py`` leaves EOS out of its step
+completions; with EOS, the chosen step would also be rewarded for ending the answer there.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def pair_samples(index: int, record: dict, problem_prompt: str) -> list[dict]:
     prompt = step_prompt(problem_prompt, record["initial_reason_steps"])
     return [{"id": f"{problem_id}/{sample_index}", "problem_id": problem_id, "sample_index": sample_index,
              "prompt": prompt, "completion": record[field], "answer": record["answer"], "correct": correct,
-             "reward": 1.0 if correct else -1.0, "grade_rule": GRADE_RULE}
+             "reward": 1.0 if correct else -1.0, "grade_rule": GRADE_RULE, "ends_answer": False}
             for sample_index, (field, correct) in enumerate((("chosen", True), ("rejected", False)))]
 
 

@@ -1,7 +1,8 @@
 """Turning (prompt, completion) into model inputs, identically everywhere.
 
 The reference cache, the trainer and the online reference all call
-``encode_sample``, so token positions line up by construction.
+``encode_sample`` (``encode_record`` for dataset records), so token positions line up by
+construction.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ class EncodedSample:
         return len(self.input_ids) - self.prompt_len
 
 
-def encode_sample(tokenizer, prompt: str, completion: str, max_length: int) -> EncodedSample:
+def encode_sample(tokenizer, prompt: str, completion: str, max_length: int, *,
+                  ends_answer: bool = True) -> EncodedSample:
+    """``ends_answer``: the completion ends the answer, so EOS follows it (a step-level sample,
+    e.g. Step-DPO's next step, does not: its EOS would teach stopping after that step)."""
     prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
     completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
-    if tokenizer.eos_token_id is not None:
+    if ends_answer and tokenizer.eos_token_id is not None:
         completion_ids = completion_ids + [tokenizer.eos_token_id]
     if not prompt_ids:
         raise ValueError(f"empty prompt after tokenisation: {prompt!r}")
@@ -36,3 +40,9 @@ def encode_sample(tokenizer, prompt: str, completion: str, max_length: int) -> E
     if len(ids) <= len(prompt_ids):
         raise ValueError(f"prompt of {len(prompt_ids)} tokens leaves no completion within max_length={max_length}")
     return EncodedSample(ids, len(prompt_ids))
+
+
+def encode_record(tokenizer, sample: dict, max_length: int) -> EncodedSample:
+    """An offline-dataset record; ``ends_answer: false`` (step-level samples) leaves out EOS."""
+    return encode_sample(tokenizer, sample["prompt"], sample["completion"], max_length,
+                         ends_answer=sample.get("ends_answer", True))

@@ -35,7 +35,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
-from fpa.data.tokenize import EncodedSample, encode_sample
+from fpa.data.tokenize import EncodedSample, encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
 
 FORMAT_VERSION = 1
@@ -167,7 +167,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
     if len(set(ids)) != len(ids):
         raise ValueError(f"samples: ids must be unique, got {len(ids) - len(set(ids))} duplicates")
     key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype)
-    encoded = [encode_sample(tokenizer, s["prompt"], s["completion"], max_length) for s in samples]
+    encoded = [encode_record(tokenizer, s, max_length) for s in samples]
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
     head = reference_head_weight(model).detach().float()
     pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)

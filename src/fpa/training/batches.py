@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from fpa.data.offline import group_by_problem
-from fpa.data.tokenize import EncodedSample, encode_sample
+from fpa.data.tokenize import EncodedSample, encode_record
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Batch:
 
 
 def encode_dataset(tokenizer, samples: list[dict], max_length: int) -> list[EncodedSample]:
-    return [encode_sample(tokenizer, s["prompt"], s["completion"], max_length) for s in samples]
+    return [encode_record(tokenizer, s, max_length) for s in samples]
 
 
 def make_groups(samples: list[dict]) -> list[Group]:
