@@ -175,7 +175,7 @@ def _check_figures(config: dict, where: str) -> None:
         if name not in FIGURES:
             raise ConfigError(f"{where}: figures: unknown figure {name!r}; expected one of {sorted(FIGURES)}")
         for role, method in roles.items():
-            if role not in FIGURES[name].roles:
+            if FIGURES[name].roles and role not in FIGURES[name].roles:
                 raise ConfigError(f"{where}: figures.{name}.{role}: unknown role; expected one of "
                                   f"{list(FIGURES[name].roles)}")
             if method not in config["methods"]:

@@ -165,6 +165,12 @@ def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
     assert slice_["roles"] == {"offrl": "offrl", "fpa_lam0.5": "fpa_lam0.5", "fpa_lam2": "fpa_lam2"}
     assert slice_["lam"] == {"offrl": 0.0, "fpa_lam0.5": 0.5, "fpa_lam2": 2.0}
     assert slice_["benchmarks"] == ["toy6"]
+    # a config naming methods draws only those (a swept method stands for its runs)
+    config["methods"]["offrl_long"] = {"objective": "offrl"}
+    config["figures"]["lambda_sensitivity"] = {"zero": "offrl", "sweep": "fpa"}
+    config = validate_config(config)
+    slice_ = figure_slice(FIGURES["lambda_sensitivity"], config, expand_runs(config), "toy")
+    assert set(slice_["roles"]) == {"offrl", "fpa_lam0.5", "fpa_lam2"}
 
 
 PLAN_FIGURES = """

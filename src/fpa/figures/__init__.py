@@ -3,7 +3,9 @@ built from the modules of this package, so adding a figure is adding a module.
 
 A figure draws *roles* (e.g. ``offrl`` and ``fpa``), each filled by one method of the
 config: the method named in ``figures.<figure>.<role>``, else the method named like the
-role, else the first method whose objective is the role. A config lists the figures it
+role, else the first method whose objective is the role. A figure without fixed roles draws
+every method (of its objectives) trained on all the config's seeds, or only the methods its
+config names, under any key. A config lists the figures it
 wants; one whose roles are not all filled is not planned (no error).
 
     from fpa.figures import FIGURES, figure_slice
@@ -98,9 +100,14 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     chosen = config["figures"].get(figure.name) or {}
     by_name = {name: run for (_, name), run in runs.items()}
     if not figure.roles:
+        # a config may name the methods drawn (a swept method stands for its runs), else every
+        # method trained on all the config's seeds (not one-seed tuning runs)
+        named = set(chosen.values())
         every = {name: name for name, run in by_name.items()
                  if (not figure.uses_curves or run.training["snapshot_every"])
-                 and (not figure.objectives or run.objective in figure.objectives)}
+                 and (not figure.objectives or run.objective in figure.objectives)
+                 and (name in named or run.method in named if named
+                      else set(config["seeds"]) <= set(run.seeds))}
         return every if every and (config["curve_benchmarks"] or not figure.uses_curves) else None
     roles = {}
     for role in figure.roles:
