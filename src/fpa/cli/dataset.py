@@ -43,7 +43,11 @@ def build_dataset(args) -> None:
     graded = grade_samples(read_jsonl(args.samples), get_grader(DATASET_GRADER[dataset["source"]]))
     built = build_offline_dataset(graded, k=dataset["k"], validation_fraction=dataset["validation_fraction"],
                                   seed=dataset["seed"])
-    job = Job("build_dataset", args.config_json, {"samples": args.samples}, args.code)
+    write_dataset(Job("build_dataset", args.config_json, {"samples": args.samples}, args.code), built, args)
+
+
+def write_dataset(job, built, args) -> None:
+    """The train and validation splits, each with its provenance and the dataset's summary."""
     job.extra["summary"] = built.summary
     with job.output(args.out_train) as train_tmp:
         write_jsonl(train_tmp, built.train)
@@ -62,13 +66,7 @@ def step_dpo_dataset(args) -> None:
     built = build_step_dpo_dataset(records, problem_prompts, validation_fraction=dataset["validation_fraction"],
                                    seed=dataset["seed"])
     inputs = {"pairs": args.pairs, **({"model": args.model} if args.model else {})}
-    job = Job("step_dpo_dataset", args.config_json, inputs, args.code)
-    job.extra["summary"] = built.summary
-    with job.output(args.out_train) as train_tmp:
-        write_jsonl(train_tmp, built.train)
-    with job.output(args.out_val) as val_tmp:
-        write_jsonl(val_tmp, built.val)
-    print(json.dumps(built.summary, indent=2))
+    write_dataset(Job("step_dpo_dataset", args.config_json, inputs, args.code), built, args)
 
 
 def validation_benchmark(args) -> None:
