@@ -74,9 +74,9 @@ def test_code_table_and_rules(run):
     _, _, workdir, _ = run
     with open(workdir / "results" / "tables" / "code.csv") as handle:
         rows = list(csv.DictReader(handle))
-    assert [row["method"] for row in rows] == ["base"]
+    assert [row["row"] for row in rows] == ["base"]
     for row in rows:
-        assert list(row)[1:] == ["MBPP+", "LCB", "Avg."]  # benchmarks.<b>.label
+        assert list(row)[3:] == ["MBPP+", "LCB", "Avg."]  # after block, row, Method: benchmarks.<b>.label
         for column in ("MBPP+", "LCB", "Avg."):
             assert re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", row[column]), row
     evaluation = json.loads((workdir / "results" / "eval" / "toy" / "base" / "1" / "lcb.json").read_text())

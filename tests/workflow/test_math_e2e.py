@@ -53,7 +53,7 @@ def test_table_has_the_benchmark_columns(run):
     _, workdir, _ = run
     with open(workdir / "results" / "tables" / "math.csv") as handle:
         rows = list(csv.DictReader(handle))
-    assert [row["method"] for row in rows] == ["base", "fpa"]
+    assert [row["row"] for row in rows] == ["base", "fpa"]
     for row in rows:
         for column in (*COLUMNS, "Avg."):
             assert re.fullmatch(r"\d+\.\d\d", row[column]), row  # one seed: mean only
