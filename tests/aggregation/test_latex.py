@@ -52,7 +52,7 @@ def _filled_tables(config_path: Path) -> list[str]:
     return rendered
 
 
-@pytest.mark.parametrize("config", ["toy-paper.yaml", "paper.yaml", "paper-code.yaml"])
+@pytest.mark.parametrize("config", ["toy-paper.yaml", "paper.yaml", "paper-code.yaml", "paper-stepdpo.yaml"])
 def test_every_table_compiles(tmp_path, config):
     pdflatex = _pdflatex()
     tables = _filled_tables(ROOT / "config" / config)
