@@ -47,10 +47,6 @@ def parse_args(argv=None):
     add = parser.add_argument
     add_model_args(parser)
     add("--batch", type=int, default=2, help="sequences per step (DPO: 1 pair)")
-    add("--seq", type=int, default=1024, help="tokens per sequence")
-    add("--prompt", type=int, default=32, help="prompt tokens per sequence")
-    add("--chunk-size", type=int, default=128, help="rows per chunk of the loss head")
-    add("--reps", type=int, default=3, help="timed rounds (median)")
     add("--out", default=str(Path(__file__).parent / "results" / "engine.json"))
     add("--worker", choices=("prepare", "time", *HEADS, *STEPS), help=argparse.SUPPRESS)
     add("--workdir", help=argparse.SUPPRESS)

@@ -25,13 +25,17 @@ import torch
 
 
 def add_model_args(parser) -> None:
-    """The model and thread flags every step benchmark takes (defaults: the engine benchmark's model)."""
+    """The model, thread and step flags every step benchmark takes (defaults: the engine benchmark's)."""
     add = parser.add_argument
     add("--vocab", type=int, default=151_936, help="vocabulary size V")
     add("--hidden", type=int, default=256, help="model width d")
     add("--layers", type=int, default=32, help="transformer layers")
     add("--ffn", type=int, default=4096, help="MLP width")
     add("--threads", type=int, default=2, help="torch.set_num_threads")
+    add("--seq", type=int, default=1024, help="tokens per sequence (prompt + completion + eos)")
+    add("--prompt", type=int, default=32, help="prompt tokens per sequence")
+    add("--chunk-size", type=int, default=128, help="rows per chunk of our loss head")
+    add("--reps", type=int, default=3, help="timed rounds (median)")
 
 
 def build_model(args, seed=0):

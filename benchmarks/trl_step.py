@@ -58,10 +58,6 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add = parser.add_argument
     add_model_args(parser)
-    add("--seq", type=int, default=1024, help="tokens per sequence (prompt + completion + eos)")
-    add("--prompt", type=int, default=32, help="prompt tokens")
-    add("--chunk-size", type=int, default=128, help="rows per chunk of our loss head (engine benchmark's)")
-    add("--reps", type=int, default=3, help="timed rounds (median)")
     add("--cases", default=",".join(CASES), help="comma-separated subset of " + ",".join(CASES))
     add("--out", default=str(Path(__file__).parent / "results" / "trl_step.json"))
     add("--worker", help=argparse.SUPPRESS)

@@ -289,9 +289,15 @@ def get_table_pattern():
     return "|".join(map(re.escape, config["tables"])) or "(?!)"
 
 
+# each table's layout, built once (input, params and the cost table all read it)
+TABLE_LAYOUTS = {
+    name: build_layout(name, spec, config, RUNS)
+    for name, spec in config["tables"].items()
+}
+
+
 def get_table_layout(wildcards):
-    table = wildcards.table
-    return build_layout(table, config["tables"][table], config, RUNS)
+    return TABLE_LAYOUTS[wildcards.table]
 
 
 def get_table_evals(wildcards):
