@@ -1,26 +1,28 @@
-"""Portable CPU numerics: the same floating-point results on any x86-64 CPU.
+"""Portable CPU numerics: the same floating-point results on any x86-64 CPU with AVX2.
 
-On CPU, torch's matmuls go through MKL, which picks its kernels by instruction set
-(AVX-512 here, AVX2 elsewhere), and torch's own vectorised kernels are dispatched
-the same way (``ATEN_CPU_CAPABILITY``). Different kernels round differently, and the
-toy experiment amplifies last-bit differences: one flipped sample in the offline data
-changes every run downstream. ``docs/toy.md`` has the measurement (a base model SFT'd
-with the AVX2 kernels differs from the AVX-512 one after 150 steps).
+On CPU, torch's matmuls go through MKL (and some ops through oneDNN), which pick their
+kernels by instruction set (AVX-512 here, AVX2 elsewhere), and torch's own vectorised
+kernels are dispatched the same way (``ATEN_CPU_CAPABILITY``). Different kernels round
+differently, and the toy experiment amplifies last-bit differences: one flipped sample in
+the offline data changes every run downstream. ``docs/toy.md`` has the measurement (a
+base model SFT'd with the AVX2 kernels differs from the AVX-512 one after 150 steps).
 
-Pinning both to their portable code paths (MKL's Conditional Numerical Reproducibility
-``MKL_CBWR=COMPATIBLE,STRICT`` and ATen's ``default`` kernels) at a fixed thread count
-makes the results a function of the inputs only. It costs about 2x in CPU time, so the
-workflow pins the jobs whose results everything downstream inherits, the toy base model
-and the offline samples; training and evaluation then differ across machines only as
-seeds do. The variables are read when torch loads, so the rules export them in the job's
-shell, and each output's provenance records them.
+Pinning all three to their AVX2 code paths (MKL's Conditional Numerical Reproducibility
+``MKL_CBWR=AVX2,STRICT``, ATen's ``avx2`` kernels, oneDNN capped at AVX2) at a fixed
+thread count makes the results a function of the inputs only, on every x86-64 CPU made
+since 2015 (Intel Haswell, AMD Excavator / Zen and later). It costs nothing measurable
+on an AVX-512 machine (docs/toy.md), where MKL's fully portable branch
+(``COMPATIBLE``) cost 2x, so the workflow pins every job of the toy experiment. A CPU
+without AVX2 falls back to its own kernels (ATen and MKL ignore a branch the CPU lacks).
+The variables are read when torch loads, so the rules export them in the job's shell,
+and each output's provenance records them.
 """
 
 from __future__ import annotations
 
 import os
 
-PORTABLE_ENV = {"MKL_CBWR": "COMPATIBLE,STRICT", "ATEN_CPU_CAPABILITY": "default"}
+PORTABLE_ENV = {"MKL_CBWR": "AVX2,STRICT", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
 def portable_env_prefix() -> str:

@@ -21,12 +21,13 @@ rule future_policy:
     resources:
         **get_resources("evaluate"),
     params:
+        numerics=get_numerics(),
         analysis=get_future_policy_config,
         bench=get_future_policy_bench,
         code=get_code("fpa.cli.future_policy", "fpa.analysis.future_policy"),
         work="results/analysis/future_policy/{model}/{method}/{seed}/work",
     shell:
-        "python -m fpa future-policy --reference {input.reference} --snapshots {input.snapshots} "
+        "{params.numerics}python -m fpa future-policy --reference {input.reference} --snapshots {input.snapshots} "
         "--benchmark {params.bench} {input.benchmark} --config-json {params.analysis:q} "
         "--seed {wildcards.seed} --code {params.code} --threads {threads} --work {params.work} "
         "--out {output} > {log} 2>&1"
@@ -49,9 +50,10 @@ rule entanglement:
     resources:
         **get_resources("evaluate"),
     params:
+        numerics=get_numerics(),
         analysis=get_entanglement_config,
         code=get_code("fpa.cli.entanglement", "fpa.analysis.entanglement"),
     shell:
-        "python -m fpa entanglement --model {input.model} --train {input.train} "
+        "{params.numerics}python -m fpa entanglement --model {input.model} --train {input.train} "
         "--config-json {params.analysis:q} --seed {wildcards.seed} --code {params.code} "
         "--threads {threads} --out {output} > {log} 2>&1"

@@ -23,12 +23,13 @@ if CODE_BENCHES:
         resources:
             **get_resources("generate_code"),
         params:
+            numerics=get_numerics(),
             benchmarks=get_sampling_args,
             eval=get_generate_code_config,
             code=get_code("fpa.cli.generate"),
             work="results/completions/{model}/{method}/{seed}/work",
         shell:
-            "python -m fpa generate --model {input.model} {params.benchmarks} "
+            "{params.numerics}python -m fpa generate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
             "--threads {threads} --work {params.work} > {log} 2>&1"
 

@@ -375,7 +375,7 @@ def get_mirror_option():
 
 
 def get_numerics():
-    """Shell exports pinning CPU kernels for the jobs that make the base model and the offline data."""
+    """Shell exports pinning the CPU kernels of a model job (fpa.numerics)."""
     return portable_env_prefix() if config["portable_cpu_numerics"] else ""
 
 

@@ -22,12 +22,13 @@ if EVAL_BENCHES:
         resources:
             **get_resources("evaluate"),
         params:
+            numerics=get_numerics(),
             benchmarks=get_sampling_args,
             eval=get_evaluate_config,
             code=graders_code("fpa.cli.evaluate", EVAL_BENCHES),
             work="results/eval/{model}/{method}/{seed}/work",
         shell:
-            "python -m fpa evaluate --model {input.model} {params.benchmarks} "
+            "{params.numerics}python -m fpa evaluate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
             "--threads {threads} --work {params.work} > {log} 2>&1"
 
@@ -51,11 +52,12 @@ rule curve:
     resources:
         **get_resources("evaluate"),
     params:
+        numerics=get_numerics(),
         benchmarks=get_curve_args,
         eval=get_curve_config,
         code=graders_code("fpa.cli.curve", config["curve_benchmarks"]),
         work="results/curves/{model}/{method}/{seed}/work",
     shell:
-        "python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
+        "{params.numerics}python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
         "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
         "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"

@@ -15,9 +15,10 @@ rule cache_reference:
     resources:
         **get_resources("cache_reference"),
     params:
+        numerics=get_numerics(),
         max_length=config["training"]["max_length"],
         code=get_code("fpa.cli.reference"),
     shell:
-        "python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
+        "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
         "--max-length {params.max_length} --code {params.code} --threads {threads} "
         "--out {output} > {log} 2>&1"

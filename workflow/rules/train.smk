@@ -14,11 +14,12 @@ rule train:
     resources:
         **get_resources("train"),
     params:
+        numerics=get_numerics(),
         run=get_run_json,
         code=get_train_code,
         work="results/train/{model}/{method}/{seed}/work",
         reference=get_reference_option,
     shell:
-        "python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
+        "{params.numerics}python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
         "{params.reference} --run-json {params.run:q} --method {wildcards.method} "
         "--seed {wildcards.seed} --code {params.code} --work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"
