@@ -71,10 +71,12 @@ def test_cli_writes_the_table_with_provenance_of_every_record(tmp_path):
     _records(tmp_path)
     config = '{"models": ["toy"], "methods": ["base", "fpa"], "seeds": ["42"]}'
     subprocess.run([sys.executable, "-m", "fpa", "cost", "--config-json", config, "--out-csv", "cost.csv",
-                    "--out-md", "cost.md"], cwd=tmp_path, check=True, capture_output=True)
+                    "--out-md", "cost.md", "--out-html", "cost.html"], cwd=tmp_path, check=True, capture_output=True)
     table = pd.read_csv(tmp_path / "cost.csv")
     assert set(table["stage"]) == {"base model", "data generation", "reference cache", "training", "evaluation"}
     inputs = read_json(tmp_path / "cost.csv.prov.json")["inputs"]
     assert "benchmark:logs/benchmarks/train/toy/fpa/42.tsv" in inputs
     assert not any("fpa_long" in name or "figure" in name for name in inputs)
     assert "| toy | fpa | 42 | training | 1 | 120.0 | 118.0 | 1200 |" in (tmp_path / "cost.md").read_text()
+    html = (tmp_path / "cost.html").read_text()
+    assert "<td>training</td>" in html and "<td>118.0</td>" in html

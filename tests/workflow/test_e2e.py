@@ -162,7 +162,8 @@ def test_run_ends_with_figures_and_a_report_holding_them(run):
     _snakemake(project, workdir, "--report", "report.html")
     report = (workdir / "report.html").read_text()
     for name in ("training_dynamics.png", "prolonged_training.png", "accuracy_curves.png",
-                 "future_policy_validation.png", "gradient_entanglement.png", "toy.html", "toy_ablation.html"):
+                 "future_policy_validation.png", "gradient_entanglement.png", "toy.html", "toy_ablation.html",
+                 "cost_by_stage.html"):
         assert name in report, name
     assert "Training dynamics of Off-RL and FPA" in report
 

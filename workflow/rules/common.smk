@@ -97,7 +97,7 @@ def get_cost_inputs():
     return sorted(set(tables + figures + get_curves()))
 
 
-COST_TABLE = ["results/tables/cost_by_stage.csv", "results/tables/cost_by_stage.md"]
+COST_TABLE = [f"results/tables/cost_by_stage.{ext}" for ext in ("csv", "md", "html")]
 
 
 def get_cost_config():

@@ -38,6 +38,11 @@ rule cost:
     output:
         csv=COST_TABLE[0],
         md=COST_TABLE[1],
+        html=report(
+            COST_TABLE[2],
+            caption="../report/cost.rst",
+            category="Cost",
+        ),
     log:
         "logs/cost.log",
     benchmark:
@@ -51,4 +56,4 @@ rule cost:
         code=get_code("fpa.cli.cost", "fpa.aggregation.cost"),
     shell:
         "python -m fpa cost --config-json {params.runs:q} --code {params.code} "
-        "--out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+        "--out-csv {output.csv} --out-md {output.md} --out-html {output.html} > {log} 2>&1"

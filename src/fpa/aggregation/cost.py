@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 from typing import Iterable
 
@@ -106,6 +107,14 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
         lines.append("| " + " | ".join([row.model, row.method, str(row.seed), row.stage, str(row.jobs),
                                          f"{row.wall_s:.1f}", f"{row.cpu_s:.1f}", f"{row.max_rss_mb:.0f}"]) + " |")
     return "\n".join(lines) + "\n"
+
+
+def to_html(table: pd.DataFrame, title: str) -> str:
+    """The table as a standalone HTML page, for the Snakemake report."""
+    body = table.to_html(index=False, float_format=lambda value: f"{value:.1f}", border=0)
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(title)}</title></head>"
+            f"<body><p><b>{escape(title)}</b> (wall and CPU seconds summed over the stage's jobs, largest "
+            f"max RSS in MB; Snakemake <code>benchmark:</code> records)</p>{body}</body></html>\n")
 
 
 def stage_totals(table: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from fpa.provenance.record import Job
 
 
 def cost(args) -> None:
-    from fpa.aggregation.cost import BENCHMARK_ROOT, cost_by_stage, read_job_cost, select_costs, to_markdown
+    from fpa.aggregation.cost import BENCHMARK_ROOT, cost_by_stage, read_job_cost, select_costs, to_html, to_markdown
 
     setup(args)
     cfg = args.config_json
@@ -19,10 +19,13 @@ def cost(args) -> None:
         raise ValueError(f"{BENCHMARK_ROOT}: no benchmark record of the config's runs")
     table = cost_by_stage(costs)
     job = Job("cost", cfg, {f"benchmark:{cost.path}": cost.path for cost in costs}, args.code)
-    for path, text in ((args.out_csv, table.to_csv(index=False)), (args.out_md, to_markdown(table, "Cost by stage"))):
+    title = "Cost by stage"
+    outputs = {args.out_csv: table.to_csv(index=False), args.out_md: to_markdown(table, title),
+               args.out_html: to_html(table, title)}
+    for path, text in outputs.items():
         with job.output(path) as tmp:
             write_text(tmp, text)
-    print(to_markdown(table, "Cost by stage"))
+    print(outputs[args.out_md])
 
 
 def register(commands) -> None:
@@ -30,4 +33,5 @@ def register(commands) -> None:
     add_common(parser)
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
+    parser.add_argument("--out-html", required=True)
     parser.set_defaults(handler=cost)
