@@ -2,7 +2,9 @@
 
 import pytest
 
-from fpa.evaluation.metrics import majority_vote, pass_at_1, pass_at_k
+import math
+
+from fpa.evaluation.metrics import majority_vote, pass_at_1, pass_at_1_stderr, pass_at_k
 
 # 3 problems x 4 samples; per-problem rates 3/4, 0, 1/2.
 Z = [[1, 0, 1, 1], [0, 0, 0, 0], [1, 1, 0, 0]]
@@ -13,6 +15,16 @@ def test_pass_at_1_is_mean_over_samples_then_problems():
     # Same as the mean of per-sample accuracies a_j = (2/3, 1/3, 1/3, 1/3).
     assert pass_at_1(Z) == pytest.approx((2 / 3 + 1 / 3 + 1 / 3 + 1 / 3) / 4)
     assert pass_at_1([[1]]) == 1.0
+
+
+def test_pass_at_1_stderr_is_taken_over_problems():
+    # per-problem rates 0.75, 0, 0.5: mean 5/12, sample variance ((1/3)^2 + (5/12)^2 + (1/12)^2) / 2
+    variance = ((0.75 - 5 / 12) ** 2 + (5 / 12) ** 2 + (0.5 - 5 / 12) ** 2) / 2
+    assert pass_at_1_stderr(Z) == pytest.approx(math.sqrt(variance / 3))
+    # one sample per problem: the binomial error with N - 1 in the denominator
+    assert pass_at_1_stderr([[1], [0], [1], [1]]) == pytest.approx(math.sqrt(0.75 * 0.25 * 4 / 3 / 4))
+    assert pass_at_1_stderr([[1, 0] * 4, [1, 0] * 4]) == 0.0  # problems agree: no error from them
+    assert math.isnan(pass_at_1_stderr([[1, 0]]))
 
 
 def test_pass_at_k_unbiased_estimator():

@@ -15,7 +15,8 @@ def evaluate(args) -> None:
                                    grader=get_grader(bench["grader"]))
         with sample.job.output(sample.out) as tmp:
             write_json(tmp, {"seed": args.seed, **result})
-        print(f"{sample.name}: Pass@1 = {result['pass_at_1']:.4f} over {result['n_problems']} problems "
+        print(f"{sample.name}: Pass@1 = {result['pass_at_1']:.4f} ± {result['pass_at_1_stderr']:.4f} (SE over "
+              f"problems) over {result['n_problems']} problems "
               f"x {bench['n']} samples")
 
 

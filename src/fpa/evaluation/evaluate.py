@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from fpa.evaluation.metrics import pass_at_1
+from fpa.evaluation.metrics import pass_at_1, pass_at_1_stderr
 
 
 def score_completions(records: Sequence[dict], completions: Sequence[Sequence[str]], *, n: int,
@@ -27,6 +27,7 @@ def score_completions(records: Sequence[dict], completions: Sequence[Sequence[st
     correct = [[int(ok) for ok, _ in row] for row in graded]
     return {
         "pass_at_1": pass_at_1(correct),
+        "pass_at_1_stderr": pass_at_1_stderr(correct),
         "n": n,
         "n_problems": len(records),
         "problem_ids": [record["id"] for record in records],

@@ -9,6 +9,7 @@ Pass@1 of sample index j across the benchmark,
     Pass@1 = (1/n) sum_j a_j = (1/N) sum_i (1/n) sum_j z_ij,
 
 the mean over samples, then over problems (the two orders agree for a full matrix).
+Its standard error is taken over problems (``pass_at_1_stderr``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,19 @@ def pass_at_1(correct_matrix: Sequence[Sequence[int]]) -> float:
     """Mean over samples, then over problems, of ``correct_matrix`` [N][n] (0/1)."""
     z = _check_matrix(correct_matrix)
     return float(z.mean(axis=1).mean())
+
+
+def pass_at_1_stderr(correct_matrix: Sequence[Sequence[int]]) -> float:
+    """Standard error of ``pass_at_1`` over problems: std(per-problem rate, ddof=1) / sqrt(N).
+
+    The problems are the sampling unit (a benchmark is a draw of problems; the n samples of
+    one problem are correlated), so this is the problem-clustered error, not the binomial
+    error over all N*n samples, which understates it. NaN for a single problem.
+    """
+    z = _check_matrix(correct_matrix)
+    if z.shape[0] < 2:
+        return float("nan")
+    return float(z.mean(axis=1).std(ddof=1) / np.sqrt(z.shape[0]))
 
 
 def pass_at_k(correct_matrix: Sequence[Sequence[int]], k: int) -> float:
