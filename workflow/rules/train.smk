@@ -18,7 +18,9 @@ rule train:
         code=get_train_code,
         work="results/train/{model}/{method}/{seed}/work",
         reference=get_reference_option,
+        processes=get_processes("train"),
     shell:
         "python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
         "{params.reference} --run-json {params.run:q} --method {wildcards.method} "
-        "--seed {wildcards.seed} --code {params.code} --work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"
+        "--seed {wildcards.seed} --code {params.code} --processes {params.processes} --threads {threads} "
+        "--work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"

@@ -62,7 +62,6 @@ class TrainConfig:
     checkpoint_every: int = 50
     snapshot_every: int = 0
     diagnostics: bool = True
-    threads: int = 1
 
     @classmethod
     def from_dict(cls, raw: dict) -> "TrainConfig":
@@ -141,7 +140,6 @@ def _load_split(name: str, path: str, objective, tokenizer, max_length: int) -> 
 def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
                   params: dict, cfg: TrainConfig, seed: int) -> tuple[Session, int]:
     """Model, data, reference, optimizer and schedule, prepared by accelerate; returns (session, total steps)."""
-    torch.set_num_threads(cfg.threads)
     torch.manual_seed(seed)
     objective = get_objective(objective_name)
     hyper = objective.parse_params(params, "params")
