@@ -29,7 +29,7 @@ if EVAL_BENCHES:
         shell:
             "python -m fpa evaluate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-            "--threads {threads} --work {params.work} > {log} 2>&1"
+            "--threads {threads} --gpus {resources.gpu} --work {params.work} > {log} 2>&1"
 
 
 # Accuracy through training: one job per run evaluates each of its snapshots on the curve
@@ -58,4 +58,4 @@ rule curve:
     shell:
         "python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
         "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"
+        "--threads {threads} --gpus {resources.gpu} --work {params.work} --out {output} > {log} 2>&1"
