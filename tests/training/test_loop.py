@@ -60,8 +60,11 @@ def test_resume_after_kill_is_bit_identical(tmp_path, toy_model_dir, tiny_datase
 def test_two_gloo_processes_equal_one_process(tmp_path, toy_model_dir, tiny_dataset):
     import json
 
-    _train(tmp_path, toy_model_dir, tiny_dataset, "single")
-    run = json.dumps({"objective": "offrl", "params": {}, "training": TRAINING})
+    # 8 problems in batches of 7: ranks take 4 and 3 problems, then 0 and 1 (the epoch's short
+    # last batch), and the weights still match one process's
+    training = {**TRAINING, "batch_problems": 7, "micro_batch_problems": 1}
+    _train(tmp_path, toy_model_dir, tiny_dataset, "single", training=training)
+    run = json.dumps({"objective": "offrl", "params": {}, "training": training})
     # `fpa train --processes 2` starts its two gloo ranks itself (torchrun, rendezvous on a free port)
     result = subprocess.run(
         [sys.executable, "-m", "fpa", "train", "--processes", "2", "--threads", "2", "--model", str(toy_model_dir),
