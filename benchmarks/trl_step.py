@@ -106,7 +106,7 @@ class Ours:
         from fpa.training import loop
 
         training = {"lr": LR, "batch_problems": 1, "micro_batch_problems": 1, "max_length": args.seq,
-                    "chunk_size": args.chunk_size, "threads": args.threads}
+                    "chunk_size": args.chunk_size}
         train = str(workdir / "train.jsonl")
         self.run, _ = loop._open_session(str(workdir / "policy"), train, train, str(workdir / "cache"), objective,
                                          {}, loop.TrainConfig.from_dict(training), seed=0)

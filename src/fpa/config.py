@@ -161,6 +161,9 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                           "name at least one method or set evaluate_base: true")
     if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
+    from fpa.resources import check_resources
+
+    check_resources(config, where)
     runs = expand_runs(config, where, schema)
     from fpa.aggregation.layout import build_layout
 

@@ -60,16 +60,21 @@ def test_resume_after_kill_is_bit_identical(tmp_path, toy_model_dir, tiny_datase
 def test_two_gloo_processes_equal_one_process(tmp_path, toy_model_dir, tiny_dataset):
     import json
 
-    _train(tmp_path, toy_model_dir, tiny_dataset, "single")
-    run = json.dumps({"objective": "offrl", "params": {}, "training": TRAINING})
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-         "-m", "fpa", "train", "--model", str(toy_model_dir), "--train", str(tiny_dataset / "train.jsonl"),
-         "--val", str(tiny_dataset / "val.jsonl"), "--run-json", run, "--method", "offrl", "--seed", "3",
-         "--work", str(tmp_path / "ddp" / "work"), "--out", str(tmp_path / "ddp" / "out")],
-        check=True, env=env, timeout=300, capture_output=True,
+    # 8 problems in batches of 7: ranks take 4 and 3 problems, then 0 and 1 (the epoch's short
+    # last batch), and the weights still match one process's
+    training = {**TRAINING, "batch_problems": 7, "micro_batch_problems": 1}
+    _train(tmp_path, toy_model_dir, tiny_dataset, "single", training=training)
+    run = json.dumps({"objective": "offrl", "params": {}, "training": training})
+    # `fpa train --processes 2` starts its two gloo ranks itself (torchrun, rendezvous on a free port)
+    result = subprocess.run(
+        [sys.executable, "-m", "fpa", "train", "--processes", "2", "--threads", "2", "--model", str(toy_model_dir),
+         "--train", str(tiny_dataset / "train.jsonl"), "--val", str(tiny_dataset / "val.jsonl"), "--run-json", run,
+         "--method", "offrl", "--seed", "3", "--work", str(tmp_path / "ddp" / "work"),
+         "--out", str(tmp_path / "ddp" / "out")],
+        env=os.environ, timeout=300, capture_output=True, text=True,
     )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((tmp_path / "ddp" / "out" / "training_state.json").read_text())["world"] == 2
     single, ddp = _weights(tmp_path / "single" / "out"), _weights(tmp_path / "ddp" / "out")
     for name in single:
         torch.testing.assert_close(ddp[name], single[name], rtol=1e-5, atol=1e-6)

@@ -83,6 +83,16 @@ def _base() -> dict:
         (lambda c: c["tables"].update(t=["nope"]), "tables.t.columns: unknown benchmark 'nope'"),
         (lambda c: c.update(resources={"train": {"gpus": 2}}), "resources.train.gpus: unknown key; expected one of"),
         (lambda c: c.update(resources={"trian": {}}), "resources.trian: unknown key; expected one of"),
+        (lambda c: c.update(resources={"train": {"gpu": 2, "processes": 2, "cpus_per_task": 2}}),
+         "resources.train.processes: a GPU job runs one process per GPU (gpu: 2); set processes only with gpu: 0"),
+        (lambda c: c.update(resources={"train": {"processes": 4, "cpus_per_task": 2}}),
+         "resources.train.cpus_per_task: expected >= the job's 4 processes (a CPU each), got 2"),
+        (lambda c: c.update(resources={"evaluate": {"processes": 2}}),
+         "resources.evaluate.processes: only rule train runs several processes"),
+        (lambda c: c.update(resources={"train": {"processes": 0}}), "resources.train.processes: expected number >= 1"),
+        (lambda c: c.update(generation={"backend": "vllm", "tensor_parallel_size": 2}, resources={"evaluate": {"gpu": 3}}),
+         "resources.evaluate.gpu: expected a multiple of generation.tensor_parallel_size (2), got 3"),
+        (lambda c: c["training"].update(threads=4), "training.threads: unknown key"),
     ],
 )
 def test_malformed_config_fails_with_one_line(mutate, expected):
@@ -139,3 +149,11 @@ def test_snakemake_rejects_bad_config_before_any_job(tmp_path):
     lines = [line for line in result.stderr.splitlines() if "config error" in line]
     assert lines and "methods.fpa.params.lam: expected number >= 0.0, got -1" in lines[0], result.stderr
     assert not (tmp_path / "work" / "results").exists()
+
+
+def test_a_training_jobs_processes_are_its_gpus_or_its_cpu_processes():
+    from fpa.resources import job_processes
+
+    assert job_processes({"gpu": 2, "cpus_per_task": 8}) == 2
+    assert job_processes({"gpu": 0, "processes": 2}) == 2
+    assert job_processes({"gpu": 0}) == 1

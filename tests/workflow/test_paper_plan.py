@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -97,7 +98,27 @@ def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
         assert {key: resources.get(key) for key in expected} == {k: str(v) for k, v in expected.items()}, rule
         assert "gres" not in resources, rule
     train = next(resources for rule, resources in jobs if rule == "train")
-    assert (train["gpu"], train["mem_mb"], train["runtime"]) == ("1", "256000", "2880")
+    assert (train["gpu"], train["cpus_per_task"], train["mem_mb"], train["runtime"]) == ("2", "8", "256000", "2880")
+
+
+def test_paper_training_job_launches_a_process_per_gpu(tmp_path):
+    """The paper trains on 2 GPUs: one SLURM job asks for 2 GPUs and its one command starts 2 DDP
+    ranks (torchrun, rendezvous on a free port), the job's 8 CPUs split 4 per rank."""
+    from fpa.cli import build_parser
+    from fpa.training.launch import launch_command, threads_per_process
+
+    target = "results/train/qwen3-4b-base/fpa/42/checkpoint"
+    # --cores 8: the job's own view (inside its allocation Snakemake has its cpus_per_task)
+    result = _plan(tmp_path, "-p", "--workflow-profile", str(SLURM_PROFILE), "--cores", "8", target)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    text = result.stdout + result.stderr
+    [(_, resources)] = [job for job in planned_resources(text) if job[0] == "train"]
+    assert resources["gpu"] == "2"
+    [command] = re.findall(r"^Shell command: python -m fpa (train .*?) > \S+ 2>&1$", text, flags=re.M)
+    argv = shlex.split(command)
+    args = build_parser("train").parse_args(argv)
+    assert (args.processes, threads_per_process(args.threads, args.processes)) == (2, 4)
+    assert "--nproc-per-node=2" in launch_command(argv, args.processes)
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason=f"data mirror not found at {MIRROR}")

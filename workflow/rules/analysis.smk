@@ -29,7 +29,7 @@ rule future_policy:
     shell:
         "{params.numerics}python -m fpa future-policy --reference {input.reference} --snapshots {input.snapshots} "
         "--benchmark {params.bench} {input.benchmark} --config-json {params.analysis:q} "
-        "--seed {wildcards.seed} --code {params.code} --threads {threads} --work {params.work} "
+        "--seed {wildcards.seed} --code {params.code} --threads {threads} --gpus {resources.gpu} --work {params.work} "
         "--out {output} > {log} 2>&1"
 
 

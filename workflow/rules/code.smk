@@ -31,7 +31,7 @@ if CODE_BENCHES:
         shell:
             "{params.numerics}python -m fpa generate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-            "--threads {threads} --work {params.work} > {log} 2>&1"
+            "--threads {threads} --gpus {resources.gpu} --work {params.work} > {log} 2>&1"
 
     rule evaluate_code:
         input:

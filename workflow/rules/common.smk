@@ -31,6 +31,7 @@ from fpa.figures import (
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance.fingerprint import code_fingerprint
+from fpa.resources import job_processes
 
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(
@@ -501,3 +502,8 @@ def get_code_train_files(wildcards):
 def get_threads(group):
     """Threads of a job of the rules of ``group``: the CPUs it requests."""
     return config["resources"][group]["cpus_per_task"]
+
+
+def get_processes(group):
+    """Processes of a job of the rules of ``group``: one per GPU, or its CPU ``processes``."""
+    return job_processes(config["resources"][group])

@@ -50,7 +50,7 @@ else:
             numerics=get_numerics(),
         shell:
             "{params.numerics}python -m fpa sample --model {input.model} --problems {input.problems} "
-            "--config-json {params.dataset:q} --code {params.code} --threads {threads} "
+            "--config-json {params.dataset:q} --code {params.code} --threads {threads} --gpus {resources.gpu} "
             "--work {params.work} --out {output} > {log} 2>&1"
 
     rule build_dataset:

@@ -30,7 +30,7 @@ if EVAL_BENCHES:
         shell:
             "{params.numerics}python -m fpa evaluate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-            "--threads {threads} --work {params.work} > {log} 2>&1"
+            "--threads {threads} --gpus {resources.gpu} --work {params.work} > {log} 2>&1"
 
 
 # Accuracy through training: one job per run evaluates each of its snapshots on the curve
@@ -60,4 +60,4 @@ rule curve:
     shell:
         "{params.numerics}python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
         "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
-        "--threads {threads} --work {params.work} --out {output} > {log} 2>&1"
+        "--threads {threads} --gpus {resources.gpu} --work {params.work} --out {output} > {log} 2>&1"

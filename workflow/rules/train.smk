@@ -19,7 +19,9 @@ rule train:
         code=get_train_code,
         work="results/train/{model}/{method}/{seed}/work",
         reference=get_reference_option,
+        processes=get_processes("train"),
     shell:
         "{params.numerics}python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
         "{params.reference} --run-json {params.run:q} --method {wildcards.method} "
-        "--seed {wildcards.seed} --code {params.code} --work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"
+        "--seed {wildcards.seed} --code {params.code} --processes {params.processes} --threads {threads} "
+        "--work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"

@@ -39,6 +39,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
+    args.argv = argv  # the command line, for a command that starts itself again (train's DDP ranks)
     try:
         args.handler(args)
     except (ConfigError, ValueError, FileNotFoundError) as error:

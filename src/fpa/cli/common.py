@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
 
-def add_common(parser: argparse.ArgumentParser, *, config: bool = True, threads: bool = False) -> None:
+def add_common(parser: argparse.ArgumentParser, *, config: bool = True, threads: bool = False,
+               gpus: bool = False) -> None:
     if config:
         parser.add_argument("--config-json", required=True, type=parse_json,
                             help="the rule's config slice as JSON (recorded in provenance)")
     parser.add_argument("--code", default=None, help="code fingerprint of the rule (recorded in provenance)")
     if threads:
         parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    if gpus:
+        parser.add_argument("--gpus", type=int, default=1,
+                            help="GPUs of the job: vLLM runs gpus / tensor_parallel_size engines, each on a share "
+                                 "of the prompts")
 
 
 def add_work(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +75,7 @@ def sample_benchmarks(args, rule: str) -> Iterator[BenchmarkSample]:
     if unknown:
         raise SystemExit(f"--benchmark {unknown[0]}: not in --config-json benchmarks ({', '.join(benchmarks)})")
     generation = shared["generation"]
-    backend = LazyBackend(lambda: make_backend(generation, args.model))
+    backend = LazyBackend(lambda: make_backend(generation, args.model, args.gpus))
     checkpoint = describe_inputs({"checkpoint": args.model})  # hashed once for all benchmarks
     for name, path, out in args.benchmark:
         bench = benchmarks[name]
@@ -116,14 +122,22 @@ def setup(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
 
 
-def make_backend(generation: dict, model_dir: str):
-    """The configured generation backend on ``model_dir``, with its own options."""
+def make_backend(generation: dict, model_dir: str, gpus: int = 1):
+    """The configured generation backend on ``model_dir``, with its own options; vLLM on a job of
+    more GPUs than one engine's ``tensor_parallel_size`` runs an engine per group of them."""
     from fpa.generation.backend import get_backend
 
     logging.getLogger(__name__).info("loading %s with the %s backend", model_dir, generation["backend"])
-    if generation["backend"] == "vllm":
-        return get_backend("vllm", model_dir, tensor_parallel_size=generation["tensor_parallel_size"])
-    return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"])
+    if generation["backend"] != "vllm":
+        return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"])
+    tensor_parallel = generation["tensor_parallel_size"]
+    if gpus <= tensor_parallel:
+        return get_backend("vllm", model_dir, tensor_parallel_size=tensor_parallel)
+    from fpa.generation.parallel import DataParallelBackend, replica_devices
+
+    devices = replica_devices(gpus, tensor_parallel, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    logging.getLogger(__name__).info("%d vLLM engines (data parallel) on GPUs %s", len(devices), devices)
+    return DataParallelBackend("vllm", model_dir, devices, tensor_parallel_size=tensor_parallel)
 
 
 def make_prompts(config: dict, problems: list[str], model_dir: str) -> list[str]:

@@ -56,7 +56,7 @@ def curve(args) -> None:
 
 def register(commands) -> None:
     parser = commands.add_parser("curve", help="Pass@1 of each snapshot of a run on the curve benchmarks")
-    add_common(parser, threads=True)
+    add_common(parser, threads=True, gpus=True)
     parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/ in HF format)")
     parser.add_argument("--benchmark", nargs=2, action="append", required=True, metavar=("NAME", "FILE"),
                         help="a curve benchmark of the config slice's `benchmarks` and its JSONL records; repeat it")

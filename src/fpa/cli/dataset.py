@@ -21,7 +21,7 @@ def sample(args) -> None:
     problems = read_jsonl(args.problems)
     prompts = make_prompts(args.config_json, [p["problem"] for p in problems], args.model)
     completions = generate_sharded(
-        make_backend(generation, args.model), prompts, n=dataset["k"], temperature=dataset["temperature"],
+        make_backend(generation, args.model, args.gpus), prompts, n=dataset["k"], temperature=dataset["temperature"],
         max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"], work_dir=args.work,
         key_parts=generation_key(job), shard_rows=args.shard_rows,
     )
@@ -80,7 +80,7 @@ def validation_benchmark(args) -> None:
 
 def register(commands) -> None:
     parser = commands.add_parser("sample", help="sample K completions per training problem")
-    add_common(parser, threads=True)
+    add_common(parser, threads=True, gpus=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--problems", required=True)
     add_work(parser)

@@ -22,6 +22,6 @@ def evaluate(args) -> None:
 
 def register(commands) -> None:
     parser = commands.add_parser("evaluate", help="Pass@1 of a checkpoint on its benchmarks")
-    add_common(parser, threads=True)
+    add_common(parser, threads=True, gpus=True)
     add_benchmark_sampling(parser)
     parser.set_defaults(handler=evaluate)

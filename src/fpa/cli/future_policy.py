@@ -71,7 +71,7 @@ def future_policy(args) -> None:
 
 def register(commands) -> None:
     parser = commands.add_parser("future-policy", help="KL between FPA's extrapolated policy and later snapshots")
-    add_common(parser, threads=True)
+    add_common(parser, threads=True, gpus=True)
     parser.add_argument("--reference", required=True, help="the reference (base) model directory")
     parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/)")
     parser.add_argument("--benchmark", nargs=2, required=True, metavar=("NAME", "FILE"),

@@ -19,6 +19,6 @@ def generate(args) -> None:
 
 def register(commands) -> None:
     parser = commands.add_parser("generate", help="n completions per problem of benchmarks (code columns)")
-    add_common(parser, threads=True)
+    add_common(parser, threads=True, gpus=True)
     add_benchmark_sampling(parser)
     parser.set_defaults(handler=generate)

@@ -1,4 +1,4 @@
-"""``fpa train``: one method, one seed."""
+"""``fpa train``: one method, one seed, in ``--processes`` DDP ranks (``fpa.training.launch``)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,18 @@ import os
 import shutil
 
 from fpa.cli.common import parse_json, setup
-from fpa.provenance.record import Job
-from fpa.training.checkpoints import move_snapshots
-from fpa.training.loop import train
+from fpa.training import launch
 
 
 def run_training(args) -> None:
+    threads = launch.threads_per_process(args.threads, args.processes)
+    if args.processes > 1 and not launch.is_worker():
+        launch.exec_launch(args.argv, args.processes, args.threads)
+    from fpa.provenance.record import Job  # after the launch: its process needs no torch
+    from fpa.training.checkpoints import move_snapshots
+    from fpa.training.loop import train
+
+    args.threads = threads
     setup(args)
     run = args.run_json
     inputs = {"model": args.model, "train": args.train, "val": args.val}
@@ -51,6 +57,10 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--snapshots", default=None,
                         help="directory for the HF-format snapshots taken every training.snapshot_every steps")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="DDP ranks of the job (one per GPU, or CPU ranks on gloo); > 1 starts them with torchrun")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="the job's CPUs, split evenly over its processes (torch threads of each)")
     parser.add_argument("--stop-after", type=int, default=None,
                         help="stop after N optimizer steps without writing the output (resume tests)")
     parser.set_defaults(handler=run_training)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from accelerate import Accelerator
+from accelerate import Accelerator, DistributedDataParallelKwargs
 from tqdm import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -62,7 +62,6 @@ class TrainConfig:
     checkpoint_every: int = 50
     snapshot_every: int = 0
     diagnostics: bool = True
-    threads: int = 1
 
     @classmethod
     def from_dict(cls, raw: dict) -> "TrainConfig":
@@ -141,12 +140,14 @@ def _load_split(name: str, path: str, objective, tokenizer, max_length: int) -> 
 def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
                   params: dict, cfg: TrainConfig, seed: int) -> tuple[Session, int]:
     """Model, data, reference, optimizer and schedule, prepared by accelerate; returns (session, total steps)."""
-    torch.set_num_threads(cfg.threads)
     torch.manual_seed(seed)
     objective = get_objective(objective_name)
     hyper = objective.parse_params(params, "params")
+    # No buffer broadcast in DDP's forward: the buffers (rotary frequencies) are the same on every
+    # rank, and ranks with different numbers of forwards (uneven shards, validation) would deadlock.
     accelerator = Accelerator(cpu=not torch.cuda.is_available(),
-                              mixed_precision="bf16" if cfg.precision == "bf16" else "no")
+                              mixed_precision="bf16" if cfg.precision == "bf16" else "no",
+                              kwargs_handlers=[DistributedDataParallelKwargs(broadcast_buffers=False)])
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     if cfg.gradient_checkpointing:
@@ -170,11 +171,11 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     return session, total
 
 
-def _forward_stats(run: Session, micro: list[B.Group], split: Split):
+def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch.nn.Module):
     batch = B.collate(micro, split.encoded, split.samples, run.tokenizer.pad_token_id)
     device = run.accelerator.device
     with run.accelerator.autocast():
-        hidden = run.body(batch.input_ids.to(device), batch.attention_mask.to(device))
+        hidden = body(batch.input_ids.to(device), batch.attention_mask.to(device))
     ref = run.reference.inputs(batch, split.name) if run.reference else None
     batch = _to(batch, device)
     stats = sequence_stats(hidden, run.accelerator.unwrap_model(run.body).head_weight, batch, run.objective,
@@ -186,9 +187,10 @@ def _validate(run: Session) -> float:
     """Mean objective loss over the validation split (all ranks)."""
     run.body.eval()
     losses = []
+    body = run.accelerator.unwrap_model(run.body)  # no gradients: no DDP, whose hooks would sync the ranks
     with torch.no_grad():
         for micro in B.micro_batches(B.shard(run.val.groups, run.rank, run.world), run.cfg.micro_batch_problems):
-            stats, _ = _forward_stats(run, micro, run.val)
+            stats, _ = _forward_stats(run, micro, run.val, body)
             losses.append(run.objective.loss(stats, run.hyper)[0])
     run.body.train()
     local = torch.stack(losses).mean() if losses else torch.tensor(0.0)
@@ -199,22 +201,30 @@ def _optimizer_step(run: Session, step: int) -> dict:
     """One optimizer step over this rank's shard of global batch ``step``; returns its metrics row."""
     started = time.perf_counter()
     cfg = run.cfg
-    local = B.shard(B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed),
-                    run.rank, run.world)
-    micros = B.micro_batches(local, cfg.micro_batch_problems)
+    batch = B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed)
+    shards = [B.micro_batches(B.shard(batch, rank, run.world), cfg.micro_batch_problems) for rank in range(run.world)]
+    # Every micro-batch of every rank weighs 1 / (all ranks' micro-batches) once DDP averages the
+    # ranks' gradients, as in one process. Ranks with fewer (uneven shards, an epoch's short last
+    # batch) add zero-weighted copies of the batch's first one: every rank runs the same forwards and syncs.
+    own = shards[run.rank]
+    padding = max(map(len, shards)) - len(own)
+    micros = own + [next(shard for shard in shards if shard)[0]] * padding
+    weights = [run.world] * len(own) + [0] * padding
+    count = sum(map(len, shards))
     row, n_tokens, n_examples = {}, 0, 0
-    for index, micro in enumerate(micros):
+    for index, (micro, weight) in enumerate(zip(micros, weights)):
         last = index == len(micros) - 1
         with run.accelerator.no_sync(run.body) if not last and run.world > 1 else contextlib.nullcontext():
-            stats, tokens = _forward_stats(run, micro, run.train)
+            stats, tokens = _forward_stats(run, micro, run.train, run.body)
             loss, aux = run.objective.loss(stats, run.hyper)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}")
-            run.accelerator.backward(loss / len(micros))
-        n_tokens += tokens
-        n_examples += sum(len(group.samples) for group in micro)
-        row = accumulate(row, {"loss": loss.item(), **{k: v.item() for k, v in aux.items()},
-                                **diagnostics(stats)}, len(micros))
+            run.accelerator.backward(loss * weight / count)
+        if weight or not own:  # a rank without problems logs its copy's metrics
+            n_tokens += tokens
+            n_examples += sum(len(group.samples) for group in micro)
+            row = accumulate(row, {"loss": loss.item(), **{k: v.item() for k, v in aux.items()},
+                                    **diagnostics(stats)}, len(own) or padding)
     grad_norm = run.accelerator.clip_grad_norm_(run.body.parameters(), cfg.max_grad_norm)
     row.update(step=step + 1, lr=run.scheduler.get_last_lr()[0], grad_norm=float(grad_norm),
                tokens_per_s=n_tokens / (time.perf_counter() - started),

@@ -1,0 +1,57 @@
+"""One training job, several processes: ``fpa train --processes P`` starts its own DDP ranks.
+
+A job of rule ``train`` runs P processes inside its one allocation (one per GPU, or P CPU
+ranks on gloo). With P > 1 the command replaces itself with ``torch.distributed.run``
+(torchrun), which starts the same command line P times; each worker finds torchrun's
+``LOCAL_RANK`` in its environment and trains its rank's share of every global batch
+(``fpa.training.loop``). ``--standalone`` makes torchrun's rendezvous bind a free port on
+localhost, so two jobs on one node never collide on a fixed port.
+
+The job's CPUs are split evenly over its processes (``threads_per_process``): the rule's
+``threads`` (= ``resources.train.cpus_per_task``) is the one source of the trainer's threads.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Mapping, Sequence
+
+# torchrun sets it in every worker it starts (with RANK, WORLD_SIZE, MASTER_ADDR/PORT)
+WORKER_VARIABLE = "LOCAL_RANK"
+
+
+def is_worker(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether this process is a rank that a launcher (torchrun, accelerate launch) started."""
+    return WORKER_VARIABLE in environ
+
+
+def threads_per_process(threads: int, processes: int) -> int:
+    """Torch threads of each of a job's ``processes``: its ``threads`` (CPUs) split evenly, at least 1."""
+    if processes < 1:
+        raise ValueError(f"--processes: expected >= 1, got {processes}")
+    if threads < 1:
+        raise ValueError(f"--threads: expected >= 1, got {threads}")
+    return max(1, threads // processes)
+
+
+def launch_command(argv: Sequence[str], processes: int, python: str = sys.executable) -> list[str]:
+    """torchrun starting ``python -m fpa <argv>`` ``processes`` times on this node, rendezvous on a free port."""
+    if processes < 2:
+        raise ValueError(f"--processes: a launch needs >= 2 processes, got {processes}")
+    return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={processes}",
+            "-m", "fpa", *argv]
+
+
+def launch_env(environ: Mapping[str, str], threads: int, processes: int) -> dict[str, str]:
+    """The workers' environment: OpenMP threads per process (torchrun would force 1)."""
+    return {**environ, "OMP_NUM_THREADS": str(threads_per_process(threads, processes))}
+
+
+def exec_launch(argv: Sequence[str], processes: int, threads: int) -> None:
+    """Replace this process with the launcher: signals (SLURM's cancel, Ctrl-C) reach torchrun,
+    which stops every rank; its exit status is the job's."""
+    command = launch_command(argv, processes)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(command[0], command, launch_env(os.environ, threads, processes))
