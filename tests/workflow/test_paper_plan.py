@@ -114,7 +114,7 @@ def test_paper_training_job_launches_a_process_per_gpu(tmp_path):
     text = result.stdout + result.stderr
     [(_, resources)] = [job for job in planned_resources(text) if job[0] == "train"]
     assert resources["gpu"] == "2"
-    [command] = re.findall(r"^Shell command: python -m fpa (train .*?) > \S+ 2>&1$", text, flags=re.M)
+    [command] = re.findall(r"^Shell command: (?:export \S+; )*python -m fpa (train .*?) > \S+ 2>&1$", text, flags=re.M)
     argv = shlex.split(command)
     args = build_parser("train").parse_args(argv)
     assert (args.processes, threads_per_process(args.threads, args.processes)) == (2, 4)
