@@ -149,6 +149,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         if is_code_grader(config["benchmarks"][column]["grader"]):
             raise ConfigError(f"{where}: curve_benchmarks: {column!r} is a code benchmark; "
                               "curves are sampled and graded in one job (math and toy graders only)")
+    _check_model_selection(config, where)
     _check_figures(config, where)
     future = config["future_policy"]
     if future["anchor_step"] is not None and any(step <= future["anchor_step"] for step in future["target_steps"]):
@@ -169,6 +170,22 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
 
     for name, spec in config["tables"].items():
         build_layout(name, spec, config, runs, where)
+
+
+def _check_model_selection(config: dict, where: str) -> None:
+    selection = config["model_selection"]
+    if selection is None:
+        return
+    bench = selection["benchmark"]
+    if bench not in config["benchmarks"]:
+        raise ConfigError(f"{where}: model_selection.benchmark: unknown benchmark {bench!r}; "
+                          f"expected one of {sorted(config['benchmarks'])}")
+    if is_code_grader(config["benchmarks"][bench]["grader"]):
+        raise ConfigError(f"{where}: model_selection.benchmark: {bench!r} is a code benchmark; "
+                          "candidates are sampled and graded in one job (math and toy graders only)")
+    if not config["training"]["snapshot_every"]:
+        raise ConfigError(f"{where}: training.snapshot_every: model_selection chooses among a run's snapshots; "
+                          "expected > 0, got 0")
 
 
 def _check_figures(config: dict, where: str) -> None:

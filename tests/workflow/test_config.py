@@ -93,6 +93,11 @@ def _base() -> dict:
         (lambda c: c.update(generation={"backend": "vllm", "tensor_parallel_size": 2}, resources={"evaluate": {"gpu": 3}}),
          "resources.evaluate.gpu: expected a multiple of generation.tensor_parallel_size (2), got 3"),
         (lambda c: c["training"].update(threads=4), "training.threads: unknown key"),
+        (lambda c: c.update(model_selection={"benchmark": "val"}),
+         "model_selection.benchmark: unknown benchmark 'val'; expected one of ['toy6', 'toy8']"),
+        (lambda c: c.update(model_selection={"bench": "toy6"}), "model_selection: 'benchmark' is a required property"),
+        (lambda c: (c.update(model_selection={"benchmark": "toy6"}), c["training"].update(snapshot_every=0)),
+         "training.snapshot_every: model_selection chooses among a run's snapshots; expected > 0, got 0"),
     ],
 )
 def test_malformed_config_fails_with_one_line(mutate, expected):

@@ -35,3 +35,14 @@ def test_default_dag_plans_every_stage(tmp_path):
                         "train": 6, "evaluate": 9, "curve": 9, "entanglement": 3, "figure": 4, "aggregate": 1,
                         "cost": 1}.items():
         assert any(line.split() == [rule, str(count)] for line in result.stdout.splitlines()), (rule, result.stdout)
+
+
+def test_model_selection_adds_one_selection_job_per_run(tmp_path):
+    result = _run(sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "-d", str(tmp_path),
+                  "--configfile", str(ROOT / "config" / "config.yaml"),
+                  "--config", 'model_selection={"benchmark": "toy8"}')
+    assert result.returncode == 0, result.stderr
+    for rule, count in {"select_checkpoint": 6, "train": 6, "evaluate": 9}.items():
+        assert any(line.split() == [rule, str(count)] for line in result.stdout.splitlines()), (rule, result.stdout)
+    evaluations = [line for line in result.stdout.splitlines() if "python -m fpa evaluate --model results/train" in line]
+    assert len(evaluations) == 6 and all("/selected " in line for line in evaluations), evaluations

@@ -60,6 +60,7 @@ def test_paper_gridjob_counts(tmp_path):
         "cache_reference": models,
         "validation_benchmark": models,
         "train": trained,
+        "select_checkpoint": trained,  # model_selection: best validation Pass@1 of each run
         "evaluate": trained + models * seeds,  # every checkpoint and the base, one model load each
         "aggregate": len(PAPER_TABLES),
         "cost": 1,

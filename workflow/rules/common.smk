@@ -230,9 +230,21 @@ def get_train_code(wildcards):
 
 
 def get_checkpoint(wildcards):
+    """The model a run's evaluation samples: its final checkpoint, or its selected one
+    (``model_selection``)."""
     if wildcards.method == BASE_METHOD:
         return get_base_model(wildcards)
-    return f"results/train/{wildcards.model}/{wildcards.method}/{wildcards.seed}/checkpoint"
+    run = f"results/train/{wildcards.model}/{wildcards.method}/{wildcards.seed}"
+    return f"{run}/selected" if config["model_selection"] else f"{run}/checkpoint"
+
+
+def get_selection_records(wildcards):
+    return benchmark_file(config["model_selection"]["benchmark"], wildcards.model)
+
+
+def get_selection_config(wildcards):
+    bench = config["model_selection"]["benchmark"]
+    return sampling_config(wildcards.model, benchmarks={bench: get_bench_slice(bench)})
 
 
 def benchmark_file(name, model=None):

@@ -61,3 +61,39 @@ rule curve:
         "{params.numerics}python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
         "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
         "--threads {threads} --gpus {resources.gpu} --work {params.work} --out {output} > {log} 2>&1"
+
+
+# Model selection (config model_selection): one job per run scores its snapshots and final
+# checkpoint on the selection benchmark and links the best into selected/, which the run's
+# evaluation then samples; finished shards are kept per candidate, as for the curves.
+if config["model_selection"]:
+
+    rule select_checkpoint:
+        input:
+            snapshots="results/train/{model}/{method}/{seed}/snapshots",
+            checkpoint="results/train/{model}/{method}/{seed}/checkpoint",
+            benchmark=get_selection_records,
+        output:
+            directory("results/train/{model}/{method}/{seed}/selected"),
+        log:
+            "logs/select_checkpoint/{model}/{method}/{seed}.log",
+        benchmark:
+            "logs/benchmarks/select_checkpoint/{model}/{method}/{seed}.tsv"
+        conda:
+            "../../envs/train.yaml"
+        threads: get_threads("evaluate")
+        resources:
+            **get_resources("evaluate"),
+        params:
+            numerics=get_numerics(),
+            bench=config["model_selection"]["benchmark"],
+            eval=get_selection_config,
+            code=graders_code(
+                "fpa.cli.select", [config["model_selection"]["benchmark"]]
+            ),
+            work="results/train/{model}/{method}/{seed}/select_work",
+        shell:
+            "{params.numerics}python -m fpa select-checkpoint --snapshots {input.snapshots} "
+            "--checkpoint {input.checkpoint} --benchmark {params.bench} {input.benchmark} "
+            "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
+            "--threads {threads} --gpus {resources.gpu} --work {params.work} --out {output} > {log} 2>&1"

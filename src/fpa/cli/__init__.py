@@ -20,6 +20,7 @@ COMMANDS = {
     "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
     "build-dataset": "dataset", "step-dpo-dataset": "dataset", "validation-benchmark": "dataset",
     "cache-reference": "reference", "train": "train", "evaluate": "evaluate", "curve": "curve",
+    "select-checkpoint": "select",
     "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "cost": "cost",
     "figure": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
     "explain": "info", "methods": "info", "check-config": "info",

@@ -30,11 +30,11 @@ def curve_models(snapshots: str) -> list[tuple[int, str]]:
     return [(step, str(Path(snapshots) / snapshot_name(step))) for step in snapshot_steps(snapshots)]
 
 
-def curve_rows(args) -> list[dict]:
-    """One row per (snapshot step, benchmark), steps ascending."""
+def curve_rows(args, models: list[tuple[int, str]]) -> list[dict]:
+    """One row per (step, benchmark) of the (step, model directory) ``models``, in their order."""
     rows = []
     benchmarks = [(name, path, None) for name, path in args.benchmark]
-    for step, model in curve_models(args.snapshots):
+    for step, model in models:
         per_snapshot = argparse.Namespace(**{**vars(args), "model": model, "benchmark": benchmarks,
                                              "work": str(Path(args.work) / snapshot_name(step))})
         for sample in sample_benchmarks(per_snapshot, "curve"):
@@ -48,7 +48,7 @@ def curve_rows(args) -> list[dict]:
 
 
 def curve(args) -> None:
-    rows = curve_rows(args)
+    rows = curve_rows(args, curve_models(args.snapshots))
     inputs = {"snapshots": args.snapshots, **dict(args.benchmark)}
     with Job("curve", {**args.config_json, "seed": args.seed}, inputs, args.code).output(args.out) as tmp:
         write_csv(tmp, CURVE_FIELDS, rows)

@@ -1,0 +1,46 @@
+"""``fpa select-checkpoint``: the run's snapshot or final checkpoint with the best validation
+Pass@1 (``fpa.evaluation.selection``), linked into ``--out`` for the evaluation of the run.
+
+Every candidate is sampled like a point of the accuracy curve (``fpa curve``): its finished
+shards stay in ``--work/<step>/``, so a re-run after a new snapshot generates only that one.
+"""
+
+from __future__ import annotations
+
+from fpa.cli.common import add_common, add_work
+from fpa.cli.curve import CURVE_FIELDS, curve_models, curve_rows
+from fpa.io import read_json
+from fpa.provenance.record import Job
+
+
+def select_checkpoint(args) -> None:
+    from fpa.evaluation.selection import link_tree, select_step
+
+    final_step = read_json(f"{args.checkpoint}/training_state.json")["summary"]["steps"]
+    candidates = dict(curve_models(args.snapshots))
+    candidates[final_step] = args.checkpoint  # a snapshot at the final step holds the same weights
+    rows = curve_rows(args, sorted(candidates.items()))
+    step = select_step([(row["step"], row["pass_at_1"]) for row in rows])
+    [best] = [row for row in rows if row["step"] == step]
+    inputs = {"snapshots": args.snapshots, "checkpoint": args.checkpoint, **dict(args.benchmark)}
+    job = Job("select_checkpoint", {**args.config_json, "seed": args.seed}, inputs, args.code)
+    selection = {"step": step, "final_step": final_step, "benchmark": best["benchmark"],
+                 "pass_at_1": best["pass_at_1"],
+                 "candidates": [{field: row[field] for field in CURVE_FIELDS} for row in rows]}
+    with job.output(args.out, directory=True, selection=selection) as tmp:
+        link_tree(candidates[step], tmp)
+    print(f"selected step {step} of {final_step}: {best['benchmark']} Pass@1 = {best['pass_at_1']:.4f}")
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("select-checkpoint",
+                                 help="the snapshot or final checkpoint with the best validation Pass@1")
+    add_common(parser, threads=True, gpus=True)
+    parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/ in HF format)")
+    parser.add_argument("--checkpoint", required=True, help="the run's final checkpoint (HF format)")
+    parser.add_argument("--benchmark", nargs=2, action="append", required=True, metavar=("NAME", "FILE"),
+                        help="the selection benchmark of the config slice's `benchmarks` and its JSONL records")
+    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    add_work(parser)
+    parser.add_argument("--out", required=True, help="the selected model directory (hard links)")
+    parser.set_defaults(handler=select_checkpoint)
