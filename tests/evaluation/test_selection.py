@@ -57,10 +57,12 @@ def test_select_checkpoint_links_the_best_candidate(tmp_path, toy_model_dir, tin
                           "--checkpoint", str(tmp_path / "ckpt"), "--benchmark", "val", str(tmp_path / "val.jsonl"),
                           "--config-json", json.dumps(config), "--seed", "3", "--work", str(tmp_path / "select-work"),
                           "--out", str(tmp_path / "selected")], check=True, capture_output=True)
-    selection = read_json(tmp_path / "selected.prov.json")["selection"]
+    record = read_json(tmp_path / "selected.prov.json")
+    selected = record["selected"]
     final_step = read_json(tmp_path / "ckpt" / "training_state.json")["summary"]["steps"]
-    scores = [(c["step"], c["pass_at_1"]) for c in selection["candidates"]]
+    scores = [(c["step"], c["pass_at_1"]) for c in record["candidates"]]
     assert [step for step, _ in scores] == [2, final_step] and final_step == 4
-    assert selection["step"] == select_step(scores) and selection["final_step"] == final_step
-    chosen = tmp_path / "ckpt" if selection["step"] == final_step else tmp_path / "snapshots" / snapshot_name(2)
+    assert selected["step"] == select_step(scores) and selected["final_step"] == final_step
+    assert selected["pass_at_1"] == dict(scores)[selected["step"]] and selected["benchmark"] == "val"
+    chosen = tmp_path / "ckpt" if selected["step"] == final_step else tmp_path / "snapshots" / snapshot_name(2)
     assert os.path.samefile(chosen / "model.safetensors", tmp_path / "selected" / "model.safetensors")

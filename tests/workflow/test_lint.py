@@ -44,5 +44,6 @@ def test_model_selection_adds_one_selection_job_per_run(tmp_path):
     assert result.returncode == 0, result.stderr
     for rule, count in {"select_checkpoint": 6, "train": 6, "evaluate": 9}.items():
         assert any(line.split() == [rule, str(count)] for line in result.stdout.splitlines()), (rule, result.stdout)
-    evaluations = [line for line in result.stdout.splitlines() if "python -m fpa evaluate --model results/train" in line]
+    evaluations = [line for line in result.stdout.splitlines()
+                   if "python -m fpa evaluate --model results/train" in line]
     assert len(evaluations) == 6 and all("/selected " in line for line in evaluations), evaluations

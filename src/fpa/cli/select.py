@@ -17,18 +17,17 @@ def select_checkpoint(args) -> None:
     from fpa.evaluation.selection import link_tree, select_step
 
     final_step = read_json(f"{args.checkpoint}/training_state.json")["summary"]["steps"]
-    candidates = dict(curve_models(args.snapshots))
-    candidates[final_step] = args.checkpoint  # a snapshot at the final step holds the same weights
-    rows = curve_rows(args, sorted(candidates.items()))
+    models = dict(curve_models(args.snapshots))
+    models[final_step] = args.checkpoint  # a snapshot at the final step holds the same weights
+    rows = curve_rows(args, sorted(models.items()))
     step = select_step([(row["step"], row["pass_at_1"]) for row in rows])
     [best] = [row for row in rows if row["step"] == step]
     inputs = {"snapshots": args.snapshots, "checkpoint": args.checkpoint, **dict(args.benchmark)}
     job = Job("select_checkpoint", {**args.config_json, "seed": args.seed}, inputs, args.code)
-    selection = {"step": step, "final_step": final_step, "benchmark": best["benchmark"],
-                 "pass_at_1": best["pass_at_1"],
-                 "candidates": [{field: row[field] for field in CURVE_FIELDS} for row in rows]}
-    with job.output(args.out, directory=True, selection=selection) as tmp:
-        link_tree(candidates[step], tmp)
+    selected = {"step": step, "final_step": final_step, "benchmark": best["benchmark"], "pass_at_1": best["pass_at_1"]}
+    candidates = [{field: row[field] for field in CURVE_FIELDS} for row in rows]
+    with job.output(args.out, directory=True, selected=selected, candidates=candidates) as tmp:
+        link_tree(models[step], tmp)
     print(f"selected step {step} of {final_step}: {best['benchmark']} Pass@1 = {best['pass_at_1']:.4f}")
 
 

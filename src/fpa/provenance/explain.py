@@ -23,6 +23,11 @@ class Explanation:
     verified: list[str] = field(default_factory=list)
 
 
+# the fields every provenance record has (fpa.provenance.record.Job.output)
+STANDARD_FIELDS = {"rule", "output", "config", "inputs", "code_fingerprint", "project", "packages", "numerics",
+                   "host", "command", "started", "finished"}
+
+
 def _short(config: object, limit: int = 160) -> str:
     text = json.dumps(config, sort_keys=True, separators=(",", ":"))
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -59,6 +64,8 @@ def _walk(path: str, expected_sha: str | None, depth: int, seen: set[str], out: 
         f"finished {record['finished']}]"
     )
     out.lines.append(f"{indent}  config: {_short(record['config'])}")
+    for key in sorted(set(record) - STANDARD_FIELDS):  # what the job itself recorded, e.g. a selection
+        out.lines.append(f"{indent}  {key}: {_short(record[key])}")
     for name, spec in record["inputs"].items():
         out.lines.append(f"{indent}  <- {name}:")
         _walk(spec["path"], spec["sha256"], depth + 2, seen, out)
