@@ -25,6 +25,8 @@ from fpa.objectives import get_objective
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# a sweep key "lam_w=lam_l" sets both settings to each value (the paper tunes KTO with λ_w = λ_l)
+TIED = "="
 BASE_METHOD = "base"
 
 
@@ -281,11 +283,12 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
             sweep = method.get("sweep") or {}
             grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
             for point in grid:
-                run_name = name + "".join(f"_{key}{value}" for key, value in point.items())
+                run_name = name + "".join(f"_{key.replace(TIED, '-')}{value}" for key, value in point.items())
                 if not RUN_NAME.match(run_name):
                     raise ConfigError(f"{where}: methods.{name}: run name {run_name!r} must match {RUN_NAME.pattern}")
-                swept_training = {key: value for key, value in point.items() if key in training_schema["properties"]}
-                swept_params = {key: value for key, value in point.items() if key not in swept_training}
+                settings = {part: value for key, value in point.items() for part in key.split(TIED)}
+                swept_training = {key: value for key, value in settings.items() if key in training_schema["properties"]}
+                swept_params = {key: value for key, value in settings.items() if key not in swept_training}
                 raw = {**method.get("params", {}), **model.get("params", {}).get(name, {}), **swept_params}
                 try:
                     params = objective.parse_params(raw, f"{where}: methods.{name}.params")

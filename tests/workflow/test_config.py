@@ -162,3 +162,19 @@ def test_a_training_jobs_processes_are_its_gpus_or_its_cpu_processes():
     assert job_processes({"gpu": 2, "cpus_per_task": 8}) == 2
     assert job_processes({"gpu": 0, "processes": 2}) == 2
     assert job_processes({"gpu": 0}) == 1
+
+
+def test_a_tied_sweep_key_sets_every_named_param_to_each_value():
+    from fpa.aggregation.layout import build_layout
+    from fpa.config import expand_runs
+
+    config = _base()
+    config["methods"]["kto_lam"] = {"objective": "kto", "label": "KTO", "sweep": {"lam_w=lam_l": [0.5, 2]}}
+    config["tables"]["tuning"] = {"columns": ["toy6"], "rows": ["kto_lam"], "group_by": "sweep"}
+    config = validate_config(config, where="cfg.yaml")
+    runs = expand_runs(config)
+    assert [(runs[("toy", name)].params["lam_w"], runs[("toy", name)].params["lam_l"])
+            for name in ("kto_lam_lam_w-lam_l0.5", "kto_lam_lam_w-lam_l2")] == [(0.5, 0.5), (2, 2)]
+    layout = build_layout("tuning", config["tables"]["tuning"], config, runs)
+    [block] = layout.blocks
+    assert block.title == "KTO — λ_w=λ_l" and [row.label for row in block.rows] == ["λ_w=λ_l = 0.5", "λ_w=λ_l = 2"]

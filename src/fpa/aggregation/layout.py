@@ -33,6 +33,11 @@ SYMBOLS = {"lam": "λ", "beta": "β", "alpha": "α", "tau": "τ", "lr": "η", "b
            "lam_dpop": "λ_DPOP", "lam_w": "λ_w", "lam_l": "λ_l", "reward_incorrect": "R_incorrect"}
 
 
+def _symbol(key: str) -> str:
+    """The display symbol of a swept setting; tied settings ("lam_w=lam_l") read "λ_w=λ_l"."""
+    return "=".join(SYMBOLS.get(part, part) for part in key.split("="))
+
+
 @dataclass(frozen=True)
 class CellKey:
     """One run's evaluations on one benchmark, over its seeds."""
@@ -120,8 +125,8 @@ def _run_label(config: Mapping, run) -> str:
     if run is None:
         return BASE_LABEL
     if run.point:
-        return ", ".join(f"{SYMBOLS.get(key, key)} = {value:g}" if isinstance(value, (int, float))
-                         else f"{SYMBOLS.get(key, key)} = {value}" for key, value in run.point.items())
+        return ", ".join(f"{_symbol(key)} = {value:g}" if isinstance(value, (int, float))
+                         else f"{_symbol(key)} = {value}" for key, value in run.point.items())
     return config["methods"][run.method].get("label", run.name)
 
 
@@ -177,7 +182,7 @@ def _entry_rows(spec: dict, config: Mapping, model: str, by_name: Mapping, entry
 
 def _sweep_title(config: Mapping, name: str, run) -> str:
     """'<method label> — <swept settings>', the head of a tuning-table block."""
-    swept = ", ".join(SYMBOLS.get(key, key) for key in run.point)
+    swept = ", ".join(_symbol(key) for key in run.point)
     return f"{config['methods'][name].get('label', name)} — {swept}"
 
 
