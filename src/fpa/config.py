@@ -145,12 +145,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         catalog = catalog or load_catalog(config, where)
         check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
     for column in config["curve_benchmarks"]:
-        if column not in config["benchmarks"]:
-            raise ConfigError(f"{where}: curve_benchmarks: unknown benchmark {column!r}; "
-                              f"expected one of {sorted(config['benchmarks'])}")
-        if is_code_grader(config["benchmarks"][column]["grader"]):
-            raise ConfigError(f"{where}: curve_benchmarks: {column!r} is a code benchmark; "
-                              "curves are sampled and graded in one job (math and toy graders only)")
+        _check_sampled_benchmark(config, column, "curve_benchmarks", where)
     _check_model_selection(config, where)
     _check_figures(config, where)
     future = config["future_policy"]
@@ -174,17 +169,20 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         build_layout(name, spec, config, runs, where)
 
 
+def _check_sampled_benchmark(config: dict, name: str, key: str, where: str) -> None:
+    """``name`` (at config ``key``) is a benchmark that a snapshot is sampled and graded on in one job."""
+    if name not in config["benchmarks"]:
+        raise ConfigError(f"{where}: {key}: unknown benchmark {name!r}; expected one of {sorted(config['benchmarks'])}")
+    if is_code_grader(config["benchmarks"][name]["grader"]):
+        raise ConfigError(f"{where}: {key}: {name!r} is a code benchmark; snapshots are sampled and graded in one "
+                          "job (math and toy graders only)")
+
+
 def _check_model_selection(config: dict, where: str) -> None:
     selection = config["model_selection"]
     if selection is None:
         return
-    bench = selection["benchmark"]
-    if bench not in config["benchmarks"]:
-        raise ConfigError(f"{where}: model_selection.benchmark: unknown benchmark {bench!r}; "
-                          f"expected one of {sorted(config['benchmarks'])}")
-    if is_code_grader(config["benchmarks"][bench]["grader"]):
-        raise ConfigError(f"{where}: model_selection.benchmark: {bench!r} is a code benchmark; "
-                          "candidates are sampled and graded in one job (math and toy graders only)")
+    _check_sampled_benchmark(config, selection["benchmark"], "model_selection.benchmark", where)
     if not config["training"]["snapshot_every"]:
         raise ConfigError(f"{where}: training.snapshot_every: model_selection chooses among a run's snapshots; "
                           "expected > 0, got 0")

@@ -54,13 +54,19 @@ def curve(args) -> None:
         write_csv(tmp, CURVE_FIELDS, rows)
 
 
-def register(commands) -> None:
-    parser = commands.add_parser("curve", help="Pass@1 of each snapshot of a run on the curve benchmarks")
+def add_snapshot_sampling(parser, benchmark_help: str) -> None:
+    """Options of the commands that sample a run's snapshots (``curve``, ``select-checkpoint``)."""
     add_common(parser, threads=True, gpus=True)
     parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/ in HF format)")
     parser.add_argument("--benchmark", nargs=2, action="append", required=True, metavar=("NAME", "FILE"),
-                        help="a curve benchmark of the config slice's `benchmarks` and its JSONL records; repeat it")
+                        help=benchmark_help)
     parser.add_argument("--seed", type=int, required=True, help="sampling seed")
     add_work(parser)
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("curve", help="Pass@1 of each snapshot of a run on the curve benchmarks")
+    add_snapshot_sampling(parser, "a curve benchmark of the config slice's `benchmarks` and its JSONL records; "
+                                  "repeat it")
     parser.add_argument("--out", required=True, help="the curve CSV (step, benchmark, pass_at_1, n_problems, n)")
     parser.set_defaults(handler=curve)

@@ -7,8 +7,7 @@ shards stay in ``--work/<step>/``, so a re-run after a new snapshot generates on
 
 from __future__ import annotations
 
-from fpa.cli.common import add_common, add_work
-from fpa.cli.curve import CURVE_FIELDS, curve_models, curve_rows
+from fpa.cli.curve import CURVE_FIELDS, add_snapshot_sampling, curve_models, curve_rows
 from fpa.io import read_json
 from fpa.provenance.record import Job
 
@@ -34,12 +33,7 @@ def select_checkpoint(args) -> None:
 def register(commands) -> None:
     parser = commands.add_parser("select-checkpoint",
                                  help="the snapshot or final checkpoint with the best validation Pass@1")
-    add_common(parser, threads=True, gpus=True)
-    parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/ in HF format)")
+    add_snapshot_sampling(parser, "the selection benchmark of the config slice's `benchmarks` and its JSONL records")
     parser.add_argument("--checkpoint", required=True, help="the run's final checkpoint (HF format)")
-    parser.add_argument("--benchmark", nargs=2, action="append", required=True, metavar=("NAME", "FILE"),
-                        help="the selection benchmark of the config slice's `benchmarks` and its JSONL records")
-    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
-    add_work(parser)
     parser.add_argument("--out", required=True, help="the selected model directory (hard links)")
     parser.set_defaults(handler=select_checkpoint)
