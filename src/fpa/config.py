@@ -45,6 +45,9 @@ class Run:
     method: str = ""  # the config's method (``methods.<method>``) this run expands
     point: dict = dataclasses.field(default_factory=dict)  # its sweep point, e.g. {"lam": 2}
     seeds: tuple[int, ...] = ()  # ``methods.<method>.seeds``, else the top-level seeds
+    # the run whose training (and evaluation) this run's results are: itself, or an earlier run of the
+    # same model trained exactly alike on a superset of its seeds (a sweep member equal to a main run)
+    trained_as: str = ""
 
     def config_slice(self) -> dict:
         return {"objective": self.objective, "params": self.params, "training": self.training}
@@ -297,7 +300,20 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                 check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
                 runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training,
                                                    name, point, tuple(method.get("seeds", config["seeds"])))
-    return runs
+    return _share_trainings(runs)
+
+
+def _share_trainings(runs: dict[tuple[str, str], Run]) -> dict[tuple[str, str], Run]:
+    """Each run with ``trained_as``: the first run of its model (config order) with the same objective,
+    params and training (compared as values: a sweep's 1 equals a method's 1.0) on all of its seeds."""
+    shared: dict[tuple[str, str], Run] = {}
+    for (model, name), run in runs.items():
+        source = next((other.name for (other_model, _), other in shared.items()
+                       if other_model == model and other.trained_as == other.name
+                       and other.config_slice() == run.config_slice() and set(run.seeds) <= set(other.seeds)),
+                      name)
+        shared[(model, name)] = dataclasses.replace(run, trained_as=source)
+    return shared
 
 
 def run_names(runs: Mapping[tuple[str, str], Run]) -> list[str]:

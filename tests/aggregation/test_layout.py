@@ -37,7 +37,7 @@ def test_a_list_is_the_columns_with_every_run_as_a_row():
     assert layout.columns == ("Toy-6", "toy8", "Avg.")
     keys = [row.key for row in layout.blocks[0].rows]
     assert keys == ["base", "offrl", "fpa", "fpa_sweep_lam0.5", "fpa_sweep_lam2", "dpo_lr1e-06", "dpo_lr5e-06"]
-    assert len(layout.cell_keys()) == 7 * 2
+    assert len(layout.cell_keys()) == 6 * 2  # fpa_sweep_lam2 is trained as fpa (λ = 2): its cells read fpa's files
 
 
 def test_rows_labels_highlight_and_indent_as_the_ablation_table():
@@ -78,7 +78,7 @@ def test_models_by_run_puts_models_in_rows_and_runs_in_columns():
     layout = build_layout("lambda_val", config["tables"]["lambda_val"], config, runs)
     assert layout.corner == "Model" and layout.columns == ("λ = 0.5", "λ = 2")
     assert [row.key for row in layout.blocks[0].rows] == ["a", "b"]
-    assert layout.blocks[0].rows[1].cells[1][0].method == "fpa_sweep_lam2"
+    assert [cell[0].method for cell in layout.blocks[0].rows[1].cells] == ["fpa_sweep_lam0.5", "fpa"]  # λ = 2 is fpa
 
 
 @pytest.mark.parametrize("table, message", [

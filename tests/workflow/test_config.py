@@ -178,3 +178,21 @@ def test_a_tied_sweep_key_sets_every_named_param_to_each_value():
     layout = build_layout("tuning", config["tables"]["tuning"], config, runs)
     [block] = layout.blocks
     assert block.title == "KTO — λ_w=λ_l" and [row.label for row in block.rows] == ["λ_w=λ_l = 0.5", "λ_w=λ_l = 2"]
+
+
+def test_a_sweep_member_equal_to_a_main_run_is_that_run():
+    """toy-paper: the tuning grids' members at the main tables' settings read the main runs' files."""
+    from fpa.aggregation.layout import build_layout
+    from fpa.config import expand_runs, load_config_file
+
+    config = load_config_file(ROOT / "config" / "toy-paper.yaml")
+    runs = expand_runs(config)
+    shared = {name: run.trained_as for (_, name), run in runs.items() if run.trained_as != name}
+    assert shared == {"fpa_sweep_lam1": "fpa", "dpo_beta_beta0.1": "dpo", "rpo_alpha_alpha1": "rpo",
+                      "kto_beta_beta0.05": "kto", "kto_lam_lam_w-lam_l1.0": "kto", "apo_beta2_beta20.001": "apo",
+                      "offrl_lr_lr0.0002": "offrl", "offrl_kl_tau_tau0.4": "offrl_kl"}
+    tuning = build_layout("toy_paper_tuning", config["tables"]["toy_paper_tuning"], config, runs)
+    rows = {row.key: row for block in tuning.blocks for row in block.rows}
+    assert rows["dpo_beta_beta0.1"].label == "β = 0.1" and rows["dpo_beta_beta0.1"].dagger
+    assert {key.method for cell in rows["dpo_beta_beta0.1"].cells for key in cell} == {"dpo"}
+    assert {key.method for cell in rows["dpo_beta_beta0.05"].cells for key in cell} == {"dpo_beta_beta0.05"}

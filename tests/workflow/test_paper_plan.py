@@ -46,7 +46,9 @@ def test_paper_gridjob_counts(tmp_path):
     catalog_benchmarks = [b for b in config["benchmarks"].values() if b["source"] == "catalog"]
     parts = {part for bench in catalog_benchmarks for part in bench["parts"]}
     training_files = {"math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard"}
-    trained = sum(len(run.seeds) for run in runs.values())  # sweeps train on one seed, on one model
+    # sweeps train on one seed, on one model; a member equal to a main run is that run (Run.trained_as)
+    trained = sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name)
+    assert trained == 125
     assert set(config["tables"]) == PAPER_TABLES
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

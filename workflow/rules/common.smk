@@ -146,12 +146,14 @@ def get_curves():
     """Curve CSVs of the runs that take snapshots (each on its seeds), when the config names curve benchmarks."""
     if not config["curve_benchmarks"]:
         return []
-    return [
-        f"results/curves/{model}/{run.name}/{seed}.csv"
-        for (model, _), run in RUNS.items()
-        if run.training["snapshot_every"]
-        for seed in run.seeds
-    ]
+    return sorted(
+        {
+            f"results/curves/{model}/{run.trained_as}/{seed}.csv"
+            for (model, _), run in RUNS.items()
+            if run.training["snapshot_every"]
+            for seed in run.seeds
+        }
+    )
 
 
 def get_resources(group):

@@ -156,6 +156,11 @@ def _cells(model: str, method: str, seeds: tuple[int, ...], columns: list[str],
     return cells + ((tuple(key for (key,) in cells),) if average else ())
 
 
+def _files_of(by_name: Mapping, name: str) -> str:
+    """The run whose files hold ``name``'s results (``Run.trained_as``); the base model's are its own."""
+    return by_name[name].trained_as if name in by_name else name
+
+
 def _seeds(config: Mapping, run) -> tuple[int, ...]:
     return tuple(run.seeds) if run is not None else tuple(config["seeds"])
 
@@ -170,7 +175,8 @@ def _entry_rows(spec: dict, config: Mapping, model: str, by_name: Mapping, entry
         run = by_name.get(member)
         label = options["label"] if "label" in options and not swept else _run_label(config, run)
         seeds = _seeds(config, run)
-        row = Row(prefix + member, label, _cells(model, member, seeds, spec["columns"], spec["average"]),
+        row = Row(prefix + member, label, _cells(model, _files_of(by_name, member), seeds, spec["columns"],
+                                                 spec["average"]),
                   indent=options.get("indent", False) or swept,
                   highlight=member in spec["highlight"] or name in spec["highlight"],
                   dagger=(model, member) in dagger_rows)
@@ -239,8 +245,8 @@ def _models_by_run(name: str, spec: dict, config: Mapping, runs: Mapping, models
         if missing:
             raise ConfigError(f"{where}.columns: {missing[0]!r} names no run of model {model!r}; expected some of "
                               f"{sorted(by_name)}")
-        rows.append(Row(model, model, tuple((CellKey(model, c, bench, _seeds(config, by_name.get(c))),)
-                                            for c in spec["columns"])))
+        keys = [CellKey(model, _files_of(by_name, c), bench, _seeds(config, by_name.get(c))) for c in spec["columns"]]
+        rows.append(Row(model, model, tuple((key,) for key in keys)))
     by_name = {run_name: run for (m, run_name), run in runs.items() if m == models[0]}
     headers = [spec["column_labels"].get(c) or _run_label(config, by_name.get(c)) for c in spec["columns"]]
     return Layout(name, spec.get("caption", name), "Model", tuple(headers), (Block(None, tuple(rows)),),
@@ -257,7 +263,7 @@ def _overhead(name: str, spec: dict, config: Mapping, runs: Mapping, models: lis
                                where)
         prefix = f"{model}/" if len(models) > 1 else ""
         rows = [Row(prefix + member, options.get("label") or _run_label(config, by_name.get(member)),
-                    tuple((CellKey(model, member, metric, _seeds(config, by_name.get(member))),)
+                    tuple((CellKey(model, _files_of(by_name, member), metric, _seeds(config, by_name.get(member))),)
                           for metric in OVERHEAD_COLUMNS))
                 for entry, members, options in entries for member in members if member != BASE_METHOD]
         if not rows:

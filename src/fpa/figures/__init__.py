@@ -141,7 +141,9 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
            for role, method in roles.items()}
     # the seeds every drawn run has (a sweep may train on fewer)
     seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
-    return {"model": model, "roles": roles, "seeds": seeds, "labels": labels,
+    # the run whose files hold each role's results (Run.trained_as); the base model's are its own
+    files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
+    return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels,
             "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam}
 
 
@@ -163,22 +165,22 @@ def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
     from fpa.figures import paths
 
     figure = FIGURES[name]
-    model, seeds, roles = slice_["model"], slice_["seeds"], slice_["roles"]
+    model, seeds, files = slice_["model"], slice_["seeds"], slice_["files"]
     return FigureInputs(
         seeds=seeds,
-        metrics={role: [paths.metrics_path(model, method, s) for s in seeds] for role, method in roles.items()}
+        metrics={role: [paths.metrics_path(model, method, s) for s in seeds] for role, method in files.items()}
         if figure.uses_metrics else {},
-        curves={role: [paths.curve_path(model, method, s) for s in seeds] for role, method in roles.items()}
+        curves={role: [paths.curve_path(model, method, s) for s in seeds] for role, method in files.items()}
         if figure.uses_curves else {},
         base_curves=[paths.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
-        labels={role: slice_["labels"].get(role, method) for role, method in roles.items()},
+        labels={role: slice_["labels"].get(role, method) for role, method in files.items()},
         curve_benchmark=slice_.get("curve_benchmark"),
         evals={role: {b: [paths.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
-               for role, method in roles.items()} if figure.uses_evals else {},
+               for role, method in files.items()} if figure.uses_evals else {},
         benchmarks=list(slice_["benchmarks"]),
         lam=dict(slice_["lam"]),
         analyses={role: [paths.analysis_path(figure.analysis, model, method, s) for s in seeds]
-                  for role, method in roles.items()} if figure.analysis else {},
+                  for role, method in files.items()} if figure.analysis else {},
     )
 
 
