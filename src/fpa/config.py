@@ -49,6 +49,10 @@ class Run:
     # same model trained exactly alike on a superset of its seeds (a sweep member equal to a main run)
     trained_as: str = ""
 
+    def __post_init__(self):
+        if not self.trained_as:
+            object.__setattr__(self, "trained_as", self.name)
+
     def config_slice(self) -> dict:
         return {"objective": self.objective, "params": self.params, "training": self.training}
 
@@ -149,7 +153,6 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
     for column in config["curve_benchmarks"]:
         _check_sampled_benchmark(config, column, "curve_benchmarks", where)
-    _check_model_selection(config, where)
     _check_figures(config, where)
     future = config["future_policy"]
     if future["anchor_step"] is not None and any(step <= future["anchor_step"] for step in future["target_steps"]):
@@ -166,6 +169,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
 
     check_resources(config, where)
     runs = expand_runs(config, where, schema)
+    _check_model_selection(config, runs, where)
     from fpa.aggregation.layout import build_layout
 
     for name, spec in config["tables"].items():
@@ -181,14 +185,15 @@ def _check_sampled_benchmark(config: dict, name: str, key: str, where: str) -> N
                           "job (math and toy graders only)")
 
 
-def _check_model_selection(config: dict, where: str) -> None:
+def _check_model_selection(config: dict, runs: Mapping, where: str) -> None:
     selection = config["model_selection"]
     if selection is None:
         return
     _check_sampled_benchmark(config, selection["benchmark"], "model_selection.benchmark", where)
-    if not config["training"]["snapshot_every"]:
-        raise ConfigError(f"{where}: training.snapshot_every: model_selection chooses among a run's snapshots; "
-                          "expected > 0, got 0")
+    for (model, name), run in runs.items():
+        if not run.training["snapshot_every"]:
+            raise ConfigError(f"{where}: model_selection: run {name!r} of model {model!r} takes no snapshots "
+                              "(training.snapshot_every: 0); expected > 0 to choose among them")
 
 
 def _check_figures(config: dict, where: str) -> None:

@@ -97,7 +97,10 @@ def _base() -> dict:
          "model_selection.benchmark: unknown benchmark 'val'; expected one of ['toy6', 'toy8']"),
         (lambda c: c.update(model_selection={"bench": "toy6"}), "model_selection: 'benchmark' is a required property"),
         (lambda c: (c.update(model_selection={"benchmark": "toy6"}), c["training"].update(snapshot_every=0)),
-         "training.snapshot_every: model_selection chooses among a run's snapshots; expected > 0, got 0"),
+         "model_selection: run 'offrl' of model 'toy' takes no snapshots (training.snapshot_every: 0)"),
+        (lambda c: (c.update(model_selection={"benchmark": "toy6"}),
+                    c["methods"]["fpa"].update(training={"snapshot_every": 0})),
+         "model_selection: run 'fpa' of model 'toy' takes no snapshots (training.snapshot_every: 0)"),
     ],
 )
 def test_malformed_config_fails_with_one_line(mutate, expected):
@@ -185,6 +188,9 @@ def test_a_sweep_member_equal_to_a_main_run_is_that_run():
     from fpa.aggregation.layout import build_layout
     from fpa.config import expand_runs, load_config_file
 
+    from fpa.config import Run
+
+    assert Run("alone", "offrl", {}, {}).trained_as == "alone"  # a run is its own training unless shared
     config = load_config_file(ROOT / "config" / "toy-paper.yaml")
     runs = expand_runs(config)
     shared = {name: run.trained_as for (_, name), run in runs.items() if run.trained_as != name}

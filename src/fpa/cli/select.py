@@ -15,6 +15,8 @@ from fpa.provenance.record import Job
 def select_checkpoint(args) -> None:
     from fpa.evaluation.selection import link_tree, select_step
 
+    if len(args.benchmark) != 1:
+        raise SystemExit(f"--benchmark: expected the one selection benchmark, got {len(args.benchmark)}")
     final_step = read_json(f"{args.checkpoint}/training_state.json")["summary"]["steps"]
     models = dict(curve_models(args.snapshots))
     models[final_step] = args.checkpoint  # a snapshot at the final step holds the same weights

@@ -173,7 +173,7 @@ def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
         curves={role: [paths.curve_path(model, method, s) for s in seeds] for role, method in files.items()}
         if figure.uses_curves else {},
         base_curves=[paths.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
-        labels={role: slice_["labels"].get(role, method) for role, method in files.items()},
+        labels=dict(slice_["labels"]),
         curve_benchmark=slice_.get("curve_benchmark"),
         evals={role: {b: [paths.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
                for role, method in files.items()} if figure.uses_evals else {},

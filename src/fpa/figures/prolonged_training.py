@@ -18,6 +18,8 @@ def draw(inputs: FigureInputs):
     import numpy as np
 
     from fpa.figures.data import read_metrics
+    from matplotlib.ticker import MaxNLocator
+
     from fpa.figures.panels import accuracy_panel, add_legends, logratio_panel
     from fpa.figures.style import color, mean_band, panels
 
@@ -31,6 +33,9 @@ def draw(inputs: FigureInputs):
         mean_band(damped, steps, np.cumsum(np.nan_to_num(values), axis=1),
                   label=f"{inputs.labels[role]}: {symbol} < 0.2", color=role_color)
     damped.set(title="incorrect trajectories with weight < 0.2", xlabel="step", ylabel="cumulative count")
+    top = max(1.0, damped.get_ylim()[1])  # a count: integer ticks from 0, with room to see a line at 0
+    damped.set_ylim(-0.04 * top, top)
+    damped.yaxis.set_major_locator(MaxNLocator(integer=True))
     add_legends((logratio, accuracy, damped))
     return fig
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpa.io import sha256_path
-from fpa.provenance.record import read_record
+from fpa.provenance.record import RECORD_FIELDS, read_record
 
 
 @dataclass
@@ -21,11 +21,6 @@ class Explanation:
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     verified: list[str] = field(default_factory=list)
-
-
-# the fields every provenance record has (fpa.provenance.record.Job.output)
-STANDARD_FIELDS = {"rule", "output", "config", "inputs", "code_fingerprint", "project", "packages", "numerics",
-                   "host", "command", "started", "finished"}
 
 
 def _short(config: object, limit: int = 160) -> str:
@@ -64,7 +59,7 @@ def _walk(path: str, expected_sha: str | None, depth: int, seen: set[str], out: 
         f"finished {record['finished']}]"
     )
     out.lines.append(f"{indent}  config: {_short(record['config'])}")
-    for key in sorted(set(record) - STANDARD_FIELDS):  # what the job itself recorded, e.g. a selection
+    for key in sorted(set(record) - RECORD_FIELDS):  # what the job itself recorded, e.g. a selection
         out.lines.append(f"{indent}  {key}: {_short(record[key])}")
     for name, spec in record["inputs"].items():
         out.lines.append(f"{indent}  <- {name}:")

@@ -74,6 +74,11 @@ def describe_inputs(inputs: Mapping[str, str | os.PathLike]) -> dict:
     return described
 
 
+# the fields every record has (Job.output); anything else is what the job itself recorded
+RECORD_FIELDS = frozenset({"rule", "output", "config", "inputs", "code_fingerprint", "project", "packages",
+                           "numerics", "host", "command", "started", "finished"})
+
+
 class Job:
     """One CLI invocation of a rule: collects what its outputs' sidecars record."""
 
