@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import subprocess
 import sys
@@ -53,8 +54,12 @@ def test_resume_after_kill_is_bit_identical(tmp_path, toy_model_dir, tiny_datase
     assert straight.keys() == resumed.keys()
     for name in straight:
         assert torch.equal(straight[name], resumed[name]), name
-    rows = (tmp_path / "resumed" / "out" / "training_metrics.csv").read_text().splitlines()
-    assert [row.split(",")[0] for row in rows[1:]] == ["1", "2", "3", "4"]
+    with open(tmp_path / "resumed" / "out" / "training_metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["step"] for row in rows] == ["1", "2", "3", "4"]
+    # the run's wall clock goes on from the checkpoint: both processes' setup and steps, ascending
+    elapsed = [float(row["elapsed_s"]) for row in rows]
+    assert 0 < elapsed[0] < elapsed[1] < elapsed[2] < elapsed[3]
 
 
 def test_two_gloo_processes_equal_one_process(tmp_path, toy_model_dir, tiny_dataset):

@@ -20,6 +20,8 @@ class State:
     best_val: float = math.inf
     evals_without_improvement: int = 0
     stopped_early: bool = False
+    # wall seconds of the run so far, over every process that worked on it (setup, steps, validation)
+    elapsed_s: float = 0.0
 
 
 def latest_checkpoint(work: Path) -> Path | None:

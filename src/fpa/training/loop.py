@@ -259,6 +259,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     ``stop_after`` ends the process after that many optimizer steps without writing
     the output (tests of exact resume).
     """
+    started = time.perf_counter()
     cfg = TrainConfig.from_dict(training)
     run, total = _open_session(model_dir, train_path, val_path, reference_dir, objective_name, params, cfg, seed)
     work = Path(work_dir)
@@ -268,6 +269,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     fingerprint = json.loads(json.dumps(fingerprint))  # as stored: tuples become lists
     state = _resume(run, work, fingerprint)
     resumed_from = state.step
+    clock_zero = started - state.elapsed_s  # a resumed run's clock goes on from its checkpoint's
     metrics_path = work / f"metrics.rank{run.rank}.csv"
     board = tensorboard(work) if run.rank == 0 else None
     progress = tqdm(total=total, initial=state.step, desc=f"train {run.objective.name}",
@@ -276,6 +278,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     while state.step < total and not state.stopped_early:
         row = _optimizer_step(run, state.step)
         state.step += 1
+        state.elapsed_s = row["elapsed_s"] = time.perf_counter() - clock_zero
         if state.step % cfg.eval_every == 0 or state.step == total:
             row["val_loss"] = _validate(run)
             track_validation(state, row["val_loss"], cfg, run.accelerator, run.body, work)
@@ -299,7 +302,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     summary = {"steps": state.step, "total_steps": total, "resumed_from_step": resumed_from,
                "best_val_loss": state.best_val,
                "stopped_early": state.stopped_early, "train_problems": len(run.train.groups),
-               "train_samples": len(run.train.samples),
+               "train_samples": len(run.train.samples), "elapsed_s": time.perf_counter() - clock_zero,
                "throughput": throughput(metrics_path, run.accelerator.device)}
     if run.rank == 0:
         _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary})
