@@ -93,7 +93,8 @@ def test_curve_equals_evaluate_of_each_snapshot(tmp_path, toy_model_dir, tiny_da
                           "--seed", "1", "--work", str(tmp_path / "work"), "--out", str(tmp_path / "ckpt"),
                           "--snapshots", str(tmp_path / "snapshots")], check=True, capture_output=True)
     assert snapshot_steps(tmp_path / "snapshots") == [2]
-    assert read_json(tmp_path / "snapshots.prov.json")["snapshot_steps"] == [2]
+    record = read_json(tmp_path / "snapshots.prov.json")
+    assert record["snapshot_steps"] == [2] and record["snapshot_elapsed_s"]["2"] > 0
     write_jsonl(tmp_path / "bench.jsonl", make_problems(6, seed=0, n_operands=3))
     bench = {"source": "toy", "n": 2, "grader": "toy", "n_problems": 6, "n_operands": 3}
     config = {"generation": {"backend": "hf", "temperature": 1.0, "max_new_tokens": 12, "batch_size": 8},

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
+from pathlib import Path
 
 from fpa.cli.common import parse_json, setup
 from fpa.training import launch
@@ -39,8 +41,17 @@ def run_training(args) -> None:
     if args.snapshots:
         with job.output(args.snapshots, directory=True) as tmp:
             job.extra["snapshot_steps"] = move_snapshots(args.work, tmp)
+            job.extra["snapshot_elapsed_s"] = elapsed_at(Path(args.out) / "training_metrics.csv",
+                                                         job.extra["snapshot_steps"])
     shutil.rmtree(args.work, ignore_errors=True)  # resumable checkpoints are not needed once the output exists
     print(json.dumps(summary, indent=2))
+
+
+def elapsed_at(metrics_path: Path, steps: list[int]) -> dict[str, float]:
+    """The run's wall clock (``elapsed_s``) when it took each snapshot, by step."""
+    with open(metrics_path, newline="") as handle:
+        elapsed = {int(row["step"]): float(row["elapsed_s"]) for row in csv.DictReader(handle)}
+    return {str(step): elapsed[step] for step in steps}
 
 
 def register(commands) -> None:

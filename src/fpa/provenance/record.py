@@ -17,9 +17,11 @@ import datetime as _dt
 import importlib.metadata
 import os
 import platform
+import resource
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -74,9 +76,21 @@ def describe_inputs(inputs: Mapping[str, str | os.PathLike]) -> dict:
     return described
 
 
+def usage_since(clock_start: float) -> dict:
+    """What a job has cost so far: wall seconds since ``clock_start`` (``time.perf_counter``), CPU
+    seconds of the process and its finished children (torchrun ranks, grader pools), and GPU
+    seconds as the paper counts GPU hours: wall time × the GPUs the job holds."""
+    wall = time.perf_counter() - clock_start
+    cpu = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+              for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    torch = sys.modules.get("torch")  # a job that never imported torch holds no GPU
+    gpus = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "gpus": gpus, "gpu_s": round(wall * gpus, 3)}
+
+
 # the fields every record has (Job.output); anything else is what the job itself recorded
 RECORD_FIELDS = frozenset({"rule", "output", "config", "inputs", "code_fingerprint", "project", "packages",
-                           "numerics", "host", "command", "started", "finished"})
+                           "numerics", "host", "command", "started", "finished", "usage"})
 
 
 class Job:
@@ -91,6 +105,7 @@ class Job:
         self.inputs = {**(described or {}), **describe_inputs(inputs)}
         self.code = code
         self.started = _now()
+        self.clock_start = time.perf_counter()
         self.extra: dict = {}
 
     @contextlib.contextmanager
@@ -111,6 +126,7 @@ class Job:
                 "command": sys.argv,
                 "started": self.started,
                 "finished": _now(),
+                "usage": usage_since(self.clock_start),
                 **self.extra,
                 **extra,
             }
