@@ -21,6 +21,7 @@ import jsonschema
 import yaml
 
 from fpa.objectives import get_objective
+from fpa.online import get_online_method
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -48,6 +49,7 @@ class Run:
     # the run whose training (and evaluation) this run's results are: itself, or an earlier run of the
     # same model trained exactly alike on a superset of its seeds (a sweep member equal to a main run)
     trained_as: str = ""
+    online: bool = False  # ``objective`` names an online method (fpa.online), trained by rule train_online
 
     def __post_init__(self):
         if not self.trained_as:
@@ -170,6 +172,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     check_resources(config, where)
     runs = expand_runs(config, where, schema)
     _check_model_selection(config, runs, where)
+    _check_online(config, runs, where)
     from fpa.aggregation.layout import build_layout
 
     for name, spec in config["tables"].items():
@@ -194,6 +197,20 @@ def _check_model_selection(config: dict, runs: Mapping, where: str) -> None:
         if not run.training["snapshot_every"]:
             raise ConfigError(f"{where}: model_selection: run {name!r} of model {model!r} takes no snapshots "
                               "(training.snapshot_every: 0); expected > 0 to choose among them")
+
+
+def _check_online(config: dict, runs: Mapping, where: str) -> None:
+    """Online runs train on the dataset's sampled training problems, rewarded by its (non-code) grader."""
+    from fpa.data.offline import DATASET_GRADER
+
+    online = next((run.method for run in runs.values() if run.online), None)
+    if online is None:
+        return
+    grader = DATASET_GRADER.get(config["dataset"]["source"])
+    if grader is None or is_code_grader(grader):
+        raise ConfigError(f"{where}: methods.{online}.online: online methods train on the training problems of a "
+                          f"math or toy dataset, rewarded by its grader; dataset.source "
+                          f"{config['dataset']['source']!r} has none")
 
 
 def _check_figures(config: dict, where: str) -> None:
@@ -285,7 +302,11 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                                   f"expected some of {sorted(config['models'])}")
             if model_name not in method.get("models", config["models"]):
                 continue
-            objective = get_objective(method["objective"])
+            if ("objective" in method) == ("online" in method):
+                raise ConfigError(f"{where}: methods.{name}: expected exactly one of 'objective' (an offline "
+                                  "objective) or 'online' (an online method)")
+            online = "online" in method
+            objective = get_online_method(method["online"]) if online else get_objective(method["objective"])
             sweep = method.get("sweep") or {}
             grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
             for point in grid:
@@ -304,7 +325,8 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                             **swept_training}
                 check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
                 runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training,
-                                                   name, point, tuple(method.get("seeds", config["seeds"])))
+                                                   name, point, tuple(method.get("seeds", config["seeds"])),
+                                                   online=online)
     return _share_trainings(runs)
 
 

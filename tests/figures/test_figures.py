@@ -64,14 +64,14 @@ def test_figure_config_errors_name_the_key(figures, message):
 
 def _write_run(model, method, seed, steps=40):
     path = Path(D.metrics_path(model, method, seed))
-    fields = ["step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s", *DIAGNOSTIC_KEYS]
+    fields = ["step", "elapsed_s", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s", *DIAGNOSTIC_KEYS]
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for step in range(1, steps + 1):
             row = {key: 0.5 + 0.01 * seed * math.sin(step) for key in fields}
-            row.update(step=step, **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
+            row.update(step=step, elapsed_s=2.0 * step, **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
             writer.writerow(row)
     curve = Path(D.curve_path(model, method, seed))
     curve.parent.mkdir(parents=True, exist_ok=True)
@@ -84,6 +84,23 @@ def _write_run(model, method, seed, steps=40):
     evaluation.write_text(json.dumps({"pass_at_1": 0.6 + 0.01 * seed}))
     Path(D.base_curve_path(model, seed)).parent.mkdir(parents=True, exist_ok=True)
     Path(D.base_curve_path(model, seed)).write_text("step,benchmark,pass_at_1,n_problems,n\n0,toy6,0.5,4,2\n")
+
+
+def _write_stages(model):
+    """The offline dataset, its samples, the base model and the reference cache, with what each job cost:
+    a run waits 100 s of sampling + 10 s of splitting (+ 20 s of reference cache), not the base model's 1000 s."""
+    def job(path, rule, wall_s, **inputs):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(rule)
+        Path(path + ".prov.json").write_text(json.dumps({
+            "rule": rule, "usage": {"wall_s": wall_s, "cpu_s": wall_s, "gpus": 0, "gpu_s": 0.0},
+            "inputs": {name: {"path": source, "sha256": "0"} for name, source in inputs.items()}}))
+
+    base = f"results/models/{model}/base"
+    job(base, "toy_base_model", 1000.0)
+    job(f"results/datasets/{model}/samples.jsonl", "sample_offline", 100.0, model=base)
+    job(D.dataset_path(model), "build_dataset", 10.0, samples=f"results/datasets/{model}/samples.jsonl")
+    job(D.reference_path(model), "cache_reference", 20.0, model=base, train=D.dataset_path(model))
 
 
 def _write_analysis(analysis, model, method, seed):
@@ -110,6 +127,7 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     config = _config(figures={name: {}})
     runs = expand_runs(config)
     slice_ = figure_slice(FIGURES[name], config, runs, "toy")
+    _write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
             _write_run("toy", method, seed)
@@ -193,3 +211,48 @@ def test_planning_figures_imports_no_plotting_or_table_packages():
                             capture_output=True, text=True, timeout=300, cwd=root, check=True)
     report = json.loads(result.stdout)
     assert report["heavy"] == [] and report["figures"] == 4 and report["inputs"] > 0, report
+
+
+def test_wall_clock_starts_offline_runs_after_their_data_and_online_runs_at_zero(tmp_path, monkeypatch):
+    from fpa.figures import figure_inputs
+    from fpa.figures.wall_clock import clock_curves, time_to_accuracy
+
+    monkeypatch.chdir(tmp_path)
+    config = _config(methods={"offrl": {"objective": "offrl", "label": "Off-RL"}, "fpa": {"objective": "fpa"},
+                              "sft": {"objective": "sft"}, "grpo": {"online": "grpo", "label": "GRPO"}},
+                     figures={"wall_clock": {}})
+    slice_ = figure_slice(FIGURES["wall_clock"], config, expand_runs(config), "toy")
+    assert slice_["roles"] == {"offrl": "offrl", "fpa": "fpa", "grpo": "grpo"}  # its objectives, not SFT
+    assert slice_["stages"] == {"offrl": [D.dataset_path("toy")],  # Off-RL reads the cache for diagnostics only
+                                "fpa": [D.dataset_path("toy"), D.reference_path("toy")], "grpo": []}
+    _write_stages("toy")
+    for method in slice_["roles"].values():
+        for seed in config["seeds"]:
+            _write_run("toy", method, seed)
+    inputs = figure_inputs("wall_clock", slice_)
+    curves = clock_curves(inputs)
+    # steps 0 (the base model), 10, ..., 40 at 2 s per step after the run's pre-training stages
+    for role, start in {"offrl": 110.0, "fpa": 130.0, "grpo": 0.0}.items():
+        seconds, accuracy = curves[role]
+        assert seconds.tolist() == [[start + 2.0 * step for step in (0, 10, 20, 30, 40)]] * 2
+        assert accuracy[:, 0].tolist() == [50.0, 50.0]
+    table = time_to_accuracy(inputs).set_index("run")
+    (target,) = [column for column in table.columns if column.startswith("h_to_")]  # every run peaks alike
+    assert table[target].to_dict() == pytest.approx({"offrl": 190 / 3600, "fpa": 210 / 3600, "grpo": 80 / 3600})
+    assert table["start_h"].to_dict() == pytest.approx({"offrl": 110 / 3600, "fpa": 130 / 3600, "grpo": 0.0})
+    assert table.loc["offrl", "method"] == "Off-RL"
+
+
+def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = _config(methods={"fpa": {"objective": "fpa"}, "grpo": {"online": "grpo"}}, figures={"wall_clock": {}})
+    slice_ = figure_slice(FIGURES["wall_clock"], config, expand_runs(config), "toy")
+    _write_stages("toy")
+    for method in slice_["roles"].values():
+        for seed in config["seeds"]:
+            _write_run("toy", method, seed)
+    subprocess.run([sys.executable, "-m", "fpa", "figure-table", "--name", "wall_clock", "--config-json",
+                    json.dumps(slice_), "--out-csv", "t.csv", "--out-md", "t.md"], check=True, capture_output=True)
+    markdown = (tmp_path / "t.md").read_text()
+    assert "(times in min)" in markdown and "| fpa | fpa | 2 | 2.2 |" in markdown, markdown
+    assert D.reference_path("toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]

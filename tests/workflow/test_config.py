@@ -17,10 +17,14 @@ CONFIGS = [ROOT / "config" / "config.yaml", ROOT / ".test" / "config_ci" / "conf
            *sorted((ROOT / "config").glob("toy-*.yaml"))]
 
 
-def test_objective_enum_is_the_registry():
+def test_objective_and_online_enums_are_the_registries():
+    from fpa.online import ONLINE_METHODS
+
     schema = load_schema()
-    enum = schema["properties"]["methods"]["additionalProperties"]["properties"]["objective"]["enum"]
-    assert sorted(enum) == sorted(OBJECTIVES)
+    method = schema["properties"]["methods"]["additionalProperties"]["properties"]
+    assert sorted(method["objective"]["enum"]) == sorted(OBJECTIVES)
+    assert sorted(method["online"]["enum"]) == sorted(ONLINE_METHODS)
+    assert not set(OBJECTIVES) & set(ONLINE_METHODS)  # a run's objective names one or the other
 
 
 def test_grader_enum_is_the_grader_registry():
@@ -101,6 +105,15 @@ def _base() -> dict:
         (lambda c: (c.update(model_selection={"benchmark": "toy6"}),
                     c["methods"]["fpa"].update(training={"snapshot_every": 0})),
          "model_selection: run 'fpa' of model 'toy' takes no snapshots (training.snapshot_every: 0)"),
+        (lambda c: c["methods"].update(both={"objective": "offrl", "online": "grpo"}),
+         "methods.both: expected exactly one of 'objective' (an offline objective) or 'online'"),
+        (lambda c: c["methods"].update(grpo={"online": "ppo"}), "methods.grpo.online: expected one of ['dapo', 'grpo']"),
+        (lambda c: c["methods"].update(grpo={"online": "grpo", "params": {"group": 4}}),
+         "methods.grpo.params.group: unknown parameter of grpo"),
+        (lambda c: c["methods"].update(dapo={"online": "dapo", "params": {"batch_prompts": 6, "mini_batch_prompts": 4}}),
+         "methods.dapo.params.mini_batch_prompts: expected a divisor of batch_prompts 6, got 4"),
+        (lambda c: c["methods"].update(grpo={"online": "grpo", "params": {"num_generations": 1}}),
+         "methods.grpo.params.num_generations: expected an integer >= 2, got 1"),
     ],
 )
 def test_malformed_config_fails_with_one_line(mutate, expected):

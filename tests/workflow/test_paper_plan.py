@@ -180,3 +180,22 @@ def test_planning_imports_no_heavy_packages_and_parses_each_module_once():
     report = json.loads(result.stdout)
     assert report["heavy"] == [], report
     assert report["parsed"] == report["modules"], report
+
+
+def test_the_rlvr_comparison_plans_fpa_grpo_and_dapo_with_their_curves(tmp_path):
+    """config/paper-rlvr.yaml: FPA offline, GRPO and DAPO online (rule train_online), each with its
+    curve on MATH500 (and the base model's), the wall-clock figure and its time-to-accuracy table."""
+    (tmp_path / "config").mkdir()
+    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(ROOT / "config" / "paper-rlvr.yaml"),
+         "-d", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    counts = job_counts(result.stdout + result.stderr)
+    assert {rule: counts.get(rule) for rule in ("train", "train_online", "curve", "select_checkpoint", "evaluate",
+                                                "figure", "figure_table", "sample_offline")} == {
+        "train": 1, "train_online": 2, "curve": 4, "select_checkpoint": 3, "evaluate": 4, "figure": 1,
+        "figure_table": 1, "sample_offline": 1}
+    for method in ("grpo", "dapo"):
+        assert f"results/train/qwen3-4b-base/{method}/42/checkpoint" in result.stdout
+    assert "results/figures/paper-rlvr/qwen3-4b-base/wall_clock.md" in result.stdout

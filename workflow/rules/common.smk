@@ -20,6 +20,7 @@ from fpa.config import (
 )
 from fpa.aggregation.layout import build_layout, table_benchmarks
 from fpa.data.download import ALL_SECTIONS, find_entry
+from fpa.data.offline import DATASET_GRADER
 from fpa.numerics import portable_env_prefix
 from fpa.figures import (
     FIGURES,
@@ -107,11 +108,17 @@ def get_cost_config():
 
 
 def get_figures():
+    """Each planned figure, and the table of those that have one (Figure.table)."""
     return [
         f"results/figures/{config['experiment']}/{model}/{name}.{ext}"
         for model, name in planned_figures(config, RUNS)
-        for ext in ("png", "pdf")
+        for ext in ("png", "pdf") + (("csv", "md") if FIGURES[name].table else ())
     ]
+
+
+def get_table_figure_pattern():
+    """Wildcard constraint matching exactly the figures that have a table."""
+    return "|".join(name for name, figure in FIGURES.items() if figure.table) or "(?!)"
 
 
 def get_figure_config(wildcards):
@@ -220,6 +227,45 @@ def get_train_inputs(wildcards):
     ):
         inputs["reference"] = f"results/reference/{wildcards.model}/cache"
     return inputs
+
+
+# training runs by the rule that trains them: train (offline objectives), train_online (fpa.online)
+ONLINE_RUNS = sorted({run.name for run in RUNS.values() if run.online})
+
+
+def get_run_pattern(online):
+    """Wildcard constraint matching exactly the online runs, or every other method."""
+    online_names = "|".join(map(re.escape, ONLINE_RUNS)) or "(?!)"
+    return online_names if online else f"(?!(?:{online_names})$)[A-Za-z0-9_.-]+"
+
+
+def get_online_inputs(wildcards):
+    """The base model and the training problems, less the offline dataset's held-out validation ones."""
+    return {
+        "model": get_base_model(wildcards),
+        "problems": "results/problems/train.jsonl",
+        "exclude": f"results/datasets/{wildcards.model}/val.jsonl",
+    }
+
+
+def get_online_config(wildcards):
+    """What an online run depends on beyond its run slice: the prompts and the generation backend."""
+    return sampling_config(wildcards.model)
+
+
+def get_online_code(wildcards):
+    return code_fingerprint(
+        "fpa.cli.train_online",
+        "fpa.online.run",
+        "fpa.online.trainer",
+        f"fpa.online.{get_run(wildcards).objective}",
+        grader_module(get_dataset_grader()),
+    )
+
+
+def get_dataset_grader():
+    """The grader labelling the dataset's samples: the online methods' reward."""
+    return DATASET_GRADER[config["dataset"]["source"]]
 
 
 def get_reference_option(wildcards, input):

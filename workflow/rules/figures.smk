@@ -28,3 +28,29 @@ rule figure:
     shell:
         "python -m fpa figure --name {wildcards.figure} --config-json {params.figure:q} "
         "--code {params.code} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+
+
+# The numbers behind a figure that has them (Figure.table), e.g. the wall-clock comparison's
+# time to reach each method's peak accuracy: read from the same files as the figure.
+rule figure_table:
+    wildcard_constraints:
+        figure=get_table_figure_pattern(),
+    input:
+        get_figure_inputs,
+    output:
+        csv="results/figures/{experiment}/{model}/{figure}.csv",
+        md="results/figures/{experiment}/{model}/{figure}.md",
+    log:
+        "logs/figure_table/{experiment}/{model}/{figure}.log",
+    benchmark:
+        "logs/benchmarks/figure_table/{experiment}/{model}/{figure}.tsv"
+    conda:
+        "../../envs/figures.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        figure=get_figure_config,
+        code=get_figure_code,
+    shell:
+        "python -m fpa figure-table --name {wildcards.figure} --config-json {params.figure:q} "
+        "--code {params.code} --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"

@@ -23,12 +23,12 @@ SHARED = "(shared)"
 STAGES = {
     "toy_base_model": "base model", "fetch_model": "base model",
     "sample_offline": "data generation", "build_dataset": "data generation", "step_dpo_dataset": "data generation",
-    "cache_reference": "reference cache", "train": "training",
+    "cache_reference": "reference cache", "train": "training", "train_online": "training",
     "evaluate": "evaluation", "curve": "evaluation", "generate_code": "evaluation",
     "evaluate_code": "grading (sandbox)", "future_policy": "analysis", "entanglement": "analysis",
 }
 # rules whose wildcards start with {model}/{method}/{seed}: costs of one run
-RUN_RULES = {"train", "evaluate", "curve", "generate_code", "evaluate_code", "future_policy"}
+RUN_RULES = {"train", "train_online", "evaluate", "curve", "generate_code", "evaluate_code", "future_policy"}
 # rules whose first wildcard is {model}: shared by the model's runs
 MODEL_RULES = {"toy_base_model", "fetch_model", "sample_offline", "build_dataset", "step_dpo_dataset",
                "cache_reference", "entanglement"}

@@ -19,10 +19,10 @@ COMMANDS = {
     "fetch-data": "data", "prepare-benchmark": "data", "math-train": "data", "fetch-model": "data",
     "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
     "build-dataset": "dataset", "step-dpo-dataset": "dataset", "validation-benchmark": "dataset",
-    "cache-reference": "reference", "train": "train", "evaluate": "evaluate", "curve": "curve",
+    "cache-reference": "reference", "train": "train", "train-online": "train_online", "evaluate": "evaluate", "curve": "curve",
     "select-checkpoint": "select",
     "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "cost": "cost",
-    "figure": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
+    "figure": "figure", "figure-table": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
     "explain": "info", "methods": "info", "check-config": "info",
 }
 

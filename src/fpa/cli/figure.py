@@ -27,6 +27,43 @@ def figure(args) -> None:
     print(f"{args.name}: {args.out_png}, {args.out_pdf}")
 
 
+def figure_table(args) -> None:
+    """The numbers behind a figure (``Figure.table``) as CSV and Markdown, with provenance."""
+    setup(args)
+    figure = FIGURES.get(args.name)
+    if figure is None or figure.table is None:
+        raise ValueError(f"--name: expected a figure with a table, one of "
+                         f"{sorted(name for name, f in FIGURES.items() if f.table)}, got {args.name!r}")
+    inputs = figure_inputs(args.name, args.config_json)
+    table = figure.table(inputs)
+    job = Job("figure_table", {"figure": args.name, **args.config_json},
+              {path: path for path in input_files(inputs)}, args.code)
+    with job.output(args.out_csv) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.4f")
+    with job.output(args.out_md) as tmp:
+        tmp.write_text(to_markdown(table, f"{args.name}: {figure.caption}"))
+    print(table.to_string(index=False))
+
+
+def to_markdown(table, title: str) -> str:
+    """Hours as minutes when every run took under 3 hours (as the figure's axis); empty where never reached."""
+    hours = [column for column in table.columns if column.endswith("_h") or column.startswith("h_to_")]
+    in_minutes = table["end_h"].max() < 3 if "end_h" in table else False
+    unit = "min" if in_minutes else "h"
+    lines = [f"**{title}** (times in {unit})", "", "| " + " | ".join(table.columns) + " |",
+             "|" + "|".join("---:" if column in hours or table[column].dtype.kind == "f" else "---"
+                            for column in table.columns) + "|"]
+    for row in table.itertuples(index=False):
+        cells = []
+        for column, value in zip(table.columns, row):
+            if column in hours:
+                cells.append("" if value != value else f"{value * 60:.1f}" if in_minutes else f"{value:.2f}")
+            else:
+                cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def register(commands) -> None:
     parser = commands.add_parser("figure", help="draw one of the paper's figures from the runs")
     add_common(parser)
@@ -34,3 +71,10 @@ def register(commands) -> None:
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
     parser.set_defaults(handler=figure)
+
+    table = commands.add_parser("figure-table", help="the numbers behind a figure (CSV and Markdown)")
+    add_common(table)
+    table.add_argument("--name", required=True, help="figure with a table (fpa.figures.FIGURES)")
+    table.add_argument("--out-csv", required=True)
+    table.add_argument("--out-md", required=True)
+    table.set_defaults(handler=figure_table)

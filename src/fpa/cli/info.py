@@ -19,8 +19,12 @@ def explain(args) -> None:
 
 
 def methods(args) -> None:
+    from fpa.online import ONLINE_METHODS
+
     for name, objective in OBJECTIVES.items():
         print(f"{name:12s} {objective.summary}")
+    for name, method in ONLINE_METHODS.items():
+        print(f"{name:12s} (online) {method.summary}")
 
 
 def check_config(args) -> None:
@@ -36,7 +40,7 @@ def register(commands) -> None:
     parser.add_argument("--col", required=True, help="benchmark (column) or Avg.")
     parser.set_defaults(handler=explain)
 
-    parser = commands.add_parser("methods", help="list the registered objectives")
+    parser = commands.add_parser("methods", help="list the registered offline objectives and online methods")
     parser.set_defaults(handler=methods)
 
     parser = commands.add_parser("check-config", help="validate a config file")

@@ -16,6 +16,7 @@ wants; one whose roles are not all filled is not planned (no error).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ class FigureInputs:
     benchmarks: list[str]  # the first table's benchmarks (figures that use evals)
     lam: dict[str, float]  # role -> the run's FPA λ (0 for objectives without one)
     analyses: dict[str, list[str]]  # role -> the figure's analysis CSV per seed (figures with an analysis)
+    # role -> the outputs a run needs before it trains (offline data, the reference cache when its
+    # objective reads it), whose provenance says what they cost; empty for online runs
+    stages: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class Figure:
       objectives: with empty ``roles``, only methods of these objectives (empty: all).
       analysis: the ``fpa.analysis`` result it draws (``results/analysis/<analysis>/...``), or None.
       of_base: draws the base model only (role ``base``), not training runs.
+      uses_stages: reads what each run's data generation and reference cache cost (wall clock).
+      table: ``FigureInputs -> pandas DataFrame``, the numbers behind the figure (``fpa figure-table``), or None.
       enabled: ``config -> bool``, whether the config has what the figure needs beyond its runs.
     """
 
@@ -72,6 +78,8 @@ class Figure:
     objectives: tuple[str, ...] = ()
     analysis: str | None = None
     of_base: bool = False
+    uses_stages: bool = False
+    table: Callable[[FigureInputs], object] | None = None
     enabled: Callable[[Mapping], bool] | None = None
 
 
@@ -143,8 +151,22 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
     # the run whose files hold each role's results (Run.trained_as); the base model's are its own
     files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
+    stages = {role: _stage_files(model, by_name[method]) for role, method in roles.items()} if figure.uses_stages else {}
     return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels,
-            "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam}
+            "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam,
+            "stages": stages}
+
+
+def _stage_files(model: str, run) -> list[str]:
+    """What ``run`` waits for before it trains: nothing online; offline its dataset, and the
+    reference cache when its objective reads the reference (not for diagnostics only)."""
+    from fpa.figures import paths
+    from fpa.objectives import get_objective
+
+    if run.online:
+        return []
+    needs_cache = run.training["reference"] == "cached" and get_objective(run.objective).needs_reference
+    return [paths.dataset_path(model)] + ([paths.reference_path(model)] if needs_cache else [])
 
 
 def figure_caption(figure: Figure, slice_: Mapping) -> str:
@@ -181,6 +203,7 @@ def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
         lam=dict(slice_["lam"]),
         analyses={role: [paths.analysis_path(figure.analysis, model, method, s) for s in seeds]
                   for role, method in files.items()} if figure.analysis else {},
+        stages={role: list(files_) for role, files_ in slice_.get("stages", {}).items()},
     )
 
 
@@ -188,8 +211,8 @@ def input_files(inputs: FigureInputs) -> list[str]:
     """Every file a figure reads."""
     evals = [paths for per_bench in inputs.evals.values() for paths in per_bench.values()]
     groups = (*inputs.metrics.values(), *inputs.curves.values(), inputs.base_curves, *evals,
-              *inputs.analyses.values())
-    return [path for group in groups for path in group]
+              *inputs.analyses.values(), *inputs.stages.values())
+    return list(dict.fromkeys(path for group in groups for path in group))
 
 
 def dag_inputs(name: str, slice_: Mapping) -> list[str]:

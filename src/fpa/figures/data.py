@@ -9,12 +9,51 @@ import numpy as np
 import pandas as pd
 
 from fpa.io import read_json
+from fpa.provenance.record import read_record
 
 
 def read_evals(paths: Sequence[str]) -> np.ndarray:
     """Pass@1 in % of each seed's final evaluation."""
     return np.array([read_json(path)["pass_at_1"] * 100 for path in paths])
 
+
+# stages of fpa.aggregation.cost whose jobs a run waits for before it trains
+PRE_TRAINING_STAGES = ("data generation", "reference cache")
+
+
+def stage_seconds(paths: Sequence[str]) -> float:
+    """Wall seconds the jobs that wrote ``paths`` took, with the jobs upstream of them in a
+    pre-training stage (the dataset's sampling behind its split), each job counted once: what
+    a run waits for before it trains. From the provenance records' ``usage``."""
+    from fpa.aggregation.cost import STAGES
+
+    seen, total, pending = set(), 0.0, list(paths)
+    while pending:
+        path = pending.pop()
+        record = read_record(path)
+        if record is None or path in seen:
+            continue
+        seen.add(path)
+        if "usage" not in record:
+            raise ValueError(f"{path}.prov.json: no 'usage' (what the job cost): written before fpa-bench recorded "
+                             "it; re-run the job that writes it")
+        total += record["usage"]["wall_s"]
+        pending += [entry["path"] for entry in record["inputs"].values()
+                    if STAGES.get((read_record(entry["path"]) or {}).get("rule")) in PRE_TRAINING_STAGES]
+    return total
+
+
+def read_elapsed(path: str, steps: Sequence[int]) -> np.ndarray:
+    """A run's wall clock (``elapsed_s`` of its training_metrics.csv) at each of ``steps``; 0 at step 0."""
+    frame = pd.read_csv(path)
+    if "elapsed_s" not in frame.columns:
+        raise ValueError(f"{path}: no column 'elapsed_s' (the run's wall clock): trained before fpa-bench recorded "
+                         "it; re-run its training")
+    elapsed = dict(zip(frame["step"].astype(int), frame["elapsed_s"].astype(float)))
+    missing = [step for step in steps if step and step not in elapsed]
+    if missing:
+        raise ValueError(f"{path}: no row for step {missing[0]}")
+    return np.array([elapsed.get(step, 0.0) for step in steps])
 
 
 def read_metrics(paths: Sequence[str], column: str, *, smooth: int = 1) -> tuple[np.ndarray, np.ndarray]:

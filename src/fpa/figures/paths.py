@@ -24,3 +24,12 @@ def eval_path(model: str, method: str, seed: int | str, bench: str) -> str:
 def analysis_path(analysis: str, model: str, method: str, seed: int | str) -> str:
     """An ``fpa.analysis`` result of one run (method ``base``: of the base model)."""
     return f"results/analysis/{analysis}/{model}/{method}/{seed}.csv"
+
+
+def dataset_path(model: str) -> str:
+    """The offline dataset's training split: its provenance (and its inputs') says what generating it cost."""
+    return f"results/datasets/{model}/train.jsonl"
+
+
+def reference_path(model: str) -> str:
+    return f"results/reference/{model}/cache"

@@ -1,0 +1,122 @@
+"""What an online RLVR method is: its hyperparameters (the paper's RLVR table as defaults) and
+how they map onto TRL's ``GRPOConfig``.
+
+An online method samples its own groups of G completions per prompt from the current policy,
+grades them with the project's grader (the one that labels the offline data) and takes
+PPO-style clipped steps on group-normalised advantages (appendix "RLVR Training"). GRPO and
+DAPO differ only in settings (``fpa.online.grpo``, ``fpa.online.dapo``), so one trainer runs both.
+
+Batch sizes are counted as the paper counts them: ``batch_prompts`` prompts per rollout (its
+"global batch"), ``mini_batch_prompts`` prompts per optimizer step (so a rollout is
+``batch_prompts / mini_batch_prompts`` optimizer steps), ``micro_batch`` completions per
+forward pass of one process (gradient accumulation fills the rest).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Mapping
+
+from fpa.objectives.base import check_range
+
+LOSS_TYPES = ("grpo", "dapo")
+
+
+@dataclass(frozen=True)
+class OnlineParams:
+    """Defaults: the paper's GRPO column of its RLVR hyperparameter table (Qwen3-4B-Base).
+
+    ``loss_type``: ``grpo`` averages each completion's tokens, then the completions (the
+    paper's GRPO objective); ``dapo`` averages over every token of the batch (token-mean).
+    ``dynamic_sampling_rounds``: 0 keeps every group; N > 0 drops the groups whose G
+    completions are all correct or all incorrect and generates up to N batches to fill the
+    batch with informative groups (DAPO's dynamic sampling).
+    """
+
+    rollout_steps: int = 1500
+    batch_prompts: int = 128
+    mini_batch_prompts: int = 64
+    micro_batch: int = 8
+    num_generations: int = 8
+    temperature: float = 0.7
+    max_new_tokens: int = 2048
+    epsilon: float = 0.2
+    epsilon_high: float = 0.2
+    beta: float = 0.0
+    loss_type: str = "grpo"
+    dynamic_sampling_rounds: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("rollout_steps", "batch_prompts", "mini_batch_prompts", "micro_batch", "max_new_tokens"):
+            _check_int(name, getattr(self, name), low=1)
+        _check_int("num_generations", self.num_generations, low=2)
+        _check_int("dynamic_sampling_rounds", self.dynamic_sampling_rounds, low=0)
+        check_range("temperature", self.temperature, low=0.0, low_open=True)
+        check_range("epsilon", self.epsilon, low=0.0, high=1.0, low_open=True)
+        check_range("epsilon_high", self.epsilon_high, low=0.0, low_open=True)
+        check_range("beta", self.beta, low=0.0)
+        if self.loss_type not in LOSS_TYPES:
+            raise ValueError(f"loss_type: expected one of {list(LOSS_TYPES)}, got {self.loss_type!r}")
+        if self.batch_prompts % self.mini_batch_prompts:
+            raise ValueError(f"mini_batch_prompts: expected a divisor of batch_prompts {self.batch_prompts}, "
+                             f"got {self.mini_batch_prompts}")
+
+    @property
+    def optimizer_steps(self) -> int:
+        """TRL's ``max_steps``: optimizer steps over all rollouts."""
+        return self.rollout_steps * self.batch_prompts // self.mini_batch_prompts
+
+
+def _check_int(name: str, value: object, *, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class OnlineMethod:
+    """A registered online method: a name (``methods.<m>.online`` in config) and its defaults."""
+
+    name: str
+    defaults: Mapping[str, object]
+    summary: str = ""
+
+    def parse_params(self, raw: Mapping[str, object] | None, where: str) -> OnlineParams:
+        """``OnlineParams`` from the method's defaults and a config mapping; errors name ``where`` and the key."""
+        raw = dict(raw or {})
+        fields = {field.name for field in dataclasses.fields(OnlineParams)}
+        for key, value in raw.items():
+            if key not in fields:
+                raise ValueError(f"{where}.{key}: unknown parameter of {self.name}; expected one of {sorted(fields)}")
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ValueError(f"{where}.{key}: expected a number or string, got {value!r}")
+        try:
+            return OnlineParams(**{**self.defaults, **raw})
+        except ValueError as error:
+            raise ValueError(f"{where}.{error}") from None
+
+
+def trl_settings(params: OnlineParams, training: Mapping, *, processes: int) -> dict:
+    """``GRPOConfig`` keyword arguments for ``params`` and the run's shared ``training`` settings
+    (learning rate, warmup, clipping, AdamW, precision, snapshot and checkpoint steps)."""
+    completions_per_step = params.mini_batch_prompts * params.num_generations
+    per_forward = params.micro_batch * processes
+    if completions_per_step % per_forward:
+        raise ValueError(f"micro_batch: {params.mini_batch_prompts} prompts x {params.num_generations} completions "
+                         f"per optimizer step must split into forwards of {params.micro_batch} completions on "
+                         f"{processes} processes")
+    accumulation = completions_per_step // per_forward
+    rollout_forwards = accumulation * params.batch_prompts // params.mini_batch_prompts
+    return {
+        "learning_rate": training["lr"], "lr_scheduler_type": "constant_with_warmup",
+        "warmup_steps": training["warmup_steps"], "max_grad_norm": training["max_grad_norm"],
+        "weight_decay": training["weight_decay"], "adam_beta1": training["adam_betas"][0],
+        "adam_beta2": training["adam_betas"][1], "bf16": training["precision"] == "bf16",
+        "gradient_checkpointing": training["gradient_checkpointing"],
+        "per_device_train_batch_size": params.micro_batch, "gradient_accumulation_steps": accumulation,
+        "steps_per_generation": rollout_forwards, "num_generations": params.num_generations,
+        "max_steps": params.optimizer_steps, "temperature": params.temperature, "top_p": 1.0, "top_k": 0,
+        "max_completion_length": params.max_new_tokens, "loss_type": params.loss_type,
+        "epsilon": params.epsilon, "epsilon_high": params.epsilon_high, "beta": params.beta,
+        "scale_rewards": "group", "num_iterations": 1,
+    }

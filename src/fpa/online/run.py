@@ -1,0 +1,137 @@
+"""One online run: TRL's GRPO loop on the training problems, recorded as an offline run is.
+
+    fpa train-online --model M --problems P --exclude VAL --run-json RUN --seed S --work W --out C --snapshots D
+
+What the rest of the DAG reads is the same as for ``fpa train``: an HF-format checkpoint with
+``training_metrics.csv`` (one row per optimizer step, ``elapsed_s`` the run's wall clock) and
+``training_state.json``, and HF-format snapshots every ``training.snapshot_every`` optimizer
+steps, so the curve, evaluation and model-selection rules run unchanged. TRL's own resumable
+checkpoints live in ``work/`` (every ``training.checkpoint_every`` steps); a re-started job of the
+same run resumes from the latest, its wall clock going on from there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+
+from fpa.io import atomic_path, read_json, write_json
+from fpa.online import get_online_method
+from fpa.online.base import trl_settings
+from fpa.online.reward import grader_reward
+from fpa.training.checkpoints import save_snapshot
+from fpa.training.metrics import append_csv, truncate_csv
+
+log = logging.getLogger("fpa.train_online")
+
+# TRL's log keys -> the metrics CSV's columns
+LOGGED = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "reward": "reward",
+          "reward_std": "reward_std", "frac_reward_zero_std": "frac_reward_zero_std",
+          "completions/mean_length": "completion_length", "entropy": "entropy", "kl": "kl",
+          "clip_ratio/region_mean": "clip_ratio", "dynamic_sampling/rounds": "sampling_rounds",
+          "dynamic_sampling/uniform_groups_kept": "uniform_groups_kept"}
+METRICS_FILE = "metrics.csv"
+
+
+class RunRecorder(TrainerCallback):
+    """One metrics row per optimizer step, with the run's wall clock, and the snapshots."""
+
+    def __init__(self, work: Path, tokenizer, snapshot_every: int, clock_zero: float):
+        self.work, self.tokenizer, self.snapshot_every, self.clock_zero = work, tokenizer, snapshot_every, clock_zero
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if state.is_world_process_zero and logs and "loss" in logs:
+            row = {"step": state.global_step, "elapsed_s": time.perf_counter() - self.clock_zero}
+            row.update({column: logs[key] for key, column in LOGGED.items() if key in logs})
+            append_csv(self.work / METRICS_FILE, row)
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if self.snapshot_every and state.global_step % self.snapshot_every == 0 and state.is_world_process_zero:
+            save_snapshot(model, self.tokenizer, self.work, state.global_step)
+
+
+def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], method: str, params: dict,
+                 training: dict, grader: str, seed: int, work_dir: str, out_dir: str | None,
+                 generation: dict, processes: int = 1, code: str | None = None) -> dict:
+    """Train ``model_dir`` online on ``problems`` (with their rendered ``prompts``); write the final
+    checkpoint to ``out_dir`` (rank 0; atomically) and return the run's summary."""
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from fpa.online.trainer import OnlineTrainer
+
+    started = time.perf_counter()
+    hyper = get_online_method(method).parse_params(params, "params")
+    work = Path(work_dir)
+    fingerprint = json.loads(json.dumps({"method": method, "params": dataclasses.asdict(hyper), "training": training,
+                                         "seed": seed, "processes": processes, "problems": len(problems),
+                                         "code": code}))
+    resume = _resumable(work, fingerprint)
+    elapsed_before = _elapsed_at(work / METRICS_FILE, resume)
+    vllm = generation["backend"] == "vllm" and torch.cuda.is_available()
+    config = GRPOConfig(
+        output_dir=str(work / "trl"), seed=seed, data_seed=seed, logging_steps=1, report_to="none",
+        save_strategy="steps", save_steps=training["checkpoint_every"], save_total_limit=1,
+        remove_unused_columns=False, dataloader_num_workers=0, disable_tqdm=True, use_cpu=not torch.cuda.is_available(),
+        use_vllm=vllm, vllm_mode="colocate", vllm_tensor_parallel_size=generation["tensor_parallel_size"],
+        **trl_settings(hyper, training, processes=processes),
+    )
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    dataset = Dataset.from_list([{"prompt": prompt, "answer": problem["answer"], "problem_id": problem["id"]}
+                                 for problem, prompt in zip(problems, prompts)])
+    recorder = RunRecorder(work, tokenizer, training["snapshot_every"], clock_zero=started - elapsed_before)
+    trainer = OnlineTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
+                            reward_funcs=[grader_reward(grader)], callbacks=[recorder],
+                            dynamic_sampling_rounds=hyper.dynamic_sampling_rounds)
+    trainer.train(resume_from_checkpoint=resume)
+    steps = trainer.state.global_step
+    summary = {"steps": steps, "total_steps": hyper.optimizer_steps, "rollouts": hyper.rollout_steps,
+               "resumed_from_step": int(Path(resume).name.split("-")[1]) if resume else 0,
+               "train_problems": len(problems), "elapsed_s": time.perf_counter() - recorder.clock_zero,
+               "optimizer_steps_per_rollout": hyper.batch_prompts // hyper.mini_batch_prompts}
+    if out_dir is not None and trainer.accelerator.is_main_process:
+        with atomic_path(out_dir, directory=True) as tmp:
+            trainer.accelerator.unwrap_model(trainer.model).save_pretrained(tmp, safe_serialization=True)
+            tokenizer.save_pretrained(tmp)
+            if Path(model_dir, "generation_config.json").exists():
+                shutil.copy(Path(model_dir, "generation_config.json"), tmp)
+            shutil.copy(work / METRICS_FILE, tmp / "training_metrics.csv")
+            write_json(tmp / "training_state.json", {**fingerprint, "summary": summary})
+    trainer.accelerator.wait_for_everyone()
+    return summary
+
+
+def _resumable(work: Path, fingerprint: dict) -> str | None:
+    """TRL's latest checkpoint in ``work`` if it is of this very run; stale work of another is removed."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    marker = work / "fingerprint.json"
+    if marker.exists() and read_json(marker) == fingerprint and (work / "trl").is_dir():
+        last = get_last_checkpoint(str(work / "trl"))
+        if last is not None:
+            truncate_csv(work / METRICS_FILE, int(Path(last).name.split("-")[1]))
+            log.info("resuming from %s", last)
+            return last
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    write_json(marker, fingerprint)
+    return None
+
+
+def _elapsed_at(metrics: Path, resume: str | None) -> float:
+    """The wall clock of the run at the checkpoint it resumes from (0 for a fresh run)."""
+    if resume is None or not metrics.exists():
+        return 0.0
+    import csv
+
+    with open(metrics, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return float(rows[-1]["elapsed_s"]) if rows else 0.0
