@@ -4,7 +4,7 @@ and the batch refilled from new prompts; only when the rounds run out are unifor
 from __future__ import annotations
 
 import torch
-from helpers import make_trainer
+from online_helpers import make_trainer
 
 from fpa.online.groups import concat_batches, informative_groups, take_groups
 

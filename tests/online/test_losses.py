@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers import make_trainer
+from online_helpers import make_trainer
 
 from fpa.toy.task import make_problems
 

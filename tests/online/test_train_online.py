@@ -8,43 +8,51 @@ import json
 import subprocess
 import sys
 
-from conftest import tiny_samples
+import torch
 
 from fpa.data.offline import grade_samples
 from fpa.grading import get_grader
-from fpa.io import read_json, write_jsonl
+from fpa.io import read_json, read_jsonl, write_jsonl
 from fpa.online.reward import grader_reward
 from fpa.toy.task import make_problems
 
 
-def test_the_reward_is_the_grader_that_labels_the_offline_data():
-    samples = tiny_samples(3, k=4)
+def test_the_reward_is_the_grader_that_labels_the_offline_data(tiny_dataset):
+    samples = read_jsonl(tiny_dataset / "train.jsonl")
     reward = grader_reward("toy")
     rewards = reward([s["prompt"] for s in samples], [s["completion"] for s in samples], [s["answer"] for s in samples])
     assert rewards == [s["reward"] for s in grade_samples(samples, get_grader("toy"))]
     assert rewards == [1.0 if s["correct"] else -1.0 for s in samples] and set(rewards) == {1.0, -1.0}
 
 
-def test_an_online_run_writes_a_checkpoint_snapshots_and_their_wall_clock(tmp_path, toy_model_dir):
+RUN = {"objective": "dapo", "params": {"rollout_steps": 2, "batch_prompts": 2, "mini_batch_prompts": 1,
+                                       "micro_batch": 4, "num_generations": 4, "max_new_tokens": 8,
+                                       "dynamic_sampling_rounds": 2},
+       "training": {"lr": 1e-4, "warmup_steps": 0, "max_grad_norm": 1.0, "weight_decay": 0.0,
+                    "adam_betas": [0.9, 0.999], "precision": "fp32", "gradient_checkpointing": False,
+                    "snapshot_every": 2, "checkpoint_every": 2}}
+SAMPLING = {"prompt_template": "Q: {problem}\nA:", "chat_template": False,
+            "generation": {"backend": "hf", "tensor_parallel_size": 1, "temperature": 0.7, "max_new_tokens": 8,
+                           "batch_size": 8}}
+
+
+def _train_online(tmp_path, model_dir, name, *extra):
     problems = make_problems(6, seed=0, n_operands=3)
     write_jsonl(tmp_path / "problems.jsonl", problems)
     write_jsonl(tmp_path / "val.jsonl", [{"problem_id": problems[0]["id"]}])  # held out: never trained on
-    run = {"objective": "dapo", "params": {"rollout_steps": 2, "batch_prompts": 2, "mini_batch_prompts": 1,
-                                           "micro_batch": 4, "num_generations": 4, "max_new_tokens": 8,
-                                           "dynamic_sampling_rounds": 2},
-           "training": {"lr": 1e-4, "warmup_steps": 0, "max_grad_norm": 1.0, "weight_decay": 0.0,
-                        "adam_betas": [0.9, 0.999], "precision": "fp32", "gradient_checkpointing": False,
-                        "snapshot_every": 2, "checkpoint_every": 2}}
-    sampling = {"prompt_template": "Q: {problem}\nA:", "chat_template": False,
-                "generation": {"backend": "hf", "tensor_parallel_size": 1, "temperature": 0.7, "max_new_tokens": 8,
-                               "batch_size": 8}}
-    result = subprocess.run(
-        [sys.executable, "-m", "fpa", "train-online", "--model", str(toy_model_dir), "--problems",
-         str(tmp_path / "problems.jsonl"), "--exclude", str(tmp_path / "val.jsonl"), "--run-json", json.dumps(run),
-         "--config-json", json.dumps(sampling), "--grader", "toy", "--method", "dapo", "--seed", "1",
-         "--work", str(tmp_path / "work"), "--out", str(tmp_path / "ckpt"), "--snapshots", str(tmp_path / "snaps")],
+    run = tmp_path / name
+    return subprocess.run(
+        [sys.executable, "-m", "fpa", "train-online", "--model", str(model_dir), "--problems",
+         str(tmp_path / "problems.jsonl"), "--exclude", str(tmp_path / "val.jsonl"), "--run-json", json.dumps(RUN),
+         "--config-json", json.dumps(SAMPLING), "--grader", "toy", "--method", "dapo", "--seed", "1",
+         "--work", str(run / "work"), "--out", str(run / "ckpt"), "--snapshots", str(run / "snaps"), *extra],
         capture_output=True, text=True, timeout=600)
+
+
+def test_an_online_run_writes_a_checkpoint_snapshots_and_their_wall_clock(tmp_path, toy_model_dir):
+    result = _train_online(tmp_path, toy_model_dir, "run")
     assert result.returncode == 0, result.stderr[-3000:]
+    tmp_path = tmp_path / "run"
     with open(tmp_path / "ckpt" / "training_metrics.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [int(row["step"]) for row in rows] == [1, 2, 3, 4]  # 2 rollouts x 2 optimizer steps
@@ -61,3 +69,23 @@ def test_an_online_run_writes_a_checkpoint_snapshots_and_their_wall_clock(tmp_pa
     assert checkpoint["rule"] == "train_online" and checkpoint["usage"]["wall_s"] >= elapsed[3]
     assert set(checkpoint["inputs"]) == {"model", "problems", "exclude"}
     assert not (tmp_path / "work").exists()
+
+
+def test_a_stopped_online_run_resumes_from_its_checkpoint_to_the_same_weights(tmp_path, toy_model_dir):
+    from safetensors.torch import load_file
+
+    assert _train_online(tmp_path, toy_model_dir, "straight").returncode == 0
+    stopped = _train_online(tmp_path, toy_model_dir, "resumed", "--stop-after", "3")
+    assert stopped.returncode != 0 and "stopped after 3 steps" in stopped.stderr
+    assert not (tmp_path / "resumed" / "ckpt").exists()
+    assert _train_online(tmp_path, toy_model_dir, "resumed").returncode == 0
+    state = read_json(tmp_path / "resumed" / "ckpt" / "training_state.json")
+    assert state["summary"]["resumed_from_step"] == 2
+    with open(tmp_path / "resumed" / "ckpt" / "training_metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(row["step"]) for row in rows] == [1, 2, 3, 4]
+    elapsed = [float(row["elapsed_s"]) for row in rows]
+    assert elapsed == sorted(elapsed)  # the clock goes on from the checkpoint
+    straight = load_file(tmp_path / "straight" / "ckpt" / "model.safetensors")
+    resumed = load_file(tmp_path / "resumed" / "ckpt" / "model.safetensors")
+    assert all(torch.equal(straight[name], resumed[name]) for name in straight)

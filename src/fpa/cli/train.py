@@ -13,14 +13,11 @@ from fpa.training import launch
 
 
 def run_training(args) -> None:
-    threads = launch.threads_per_process(args.threads, args.processes)
-    if args.processes > 1 and not launch.is_worker():
-        launch.exec_launch(args.argv, args.processes, args.threads)
+    launch.enter_ranks(args)
     from fpa.provenance.record import Job  # after the launch: its process needs no torch
     from fpa.training.checkpoints import move_snapshots
     from fpa.training.loop import train
 
-    args.threads = threads
     setup(args)
     run = args.run_json
     inputs = {"model": args.model, "train": args.train, "val": args.val}

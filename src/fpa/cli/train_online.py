@@ -14,15 +14,12 @@ from fpa.training import launch
 
 
 def run_online_training(args) -> None:
-    threads = launch.threads_per_process(args.threads, args.processes)
-    if args.processes > 1 and not launch.is_worker():
-        launch.exec_launch(args.argv, args.processes, args.threads)
+    launch.enter_ranks(args)
     from fpa.io import read_jsonl
     from fpa.online.run import train_online
     from fpa.provenance.record import Job
     from fpa.training.checkpoints import move_snapshots
 
-    args.threads = threads
     setup(args)
     run, sampling = args.run_json, args.config_json
     held_out = {sample["problem_id"] for sample in read_jsonl(args.exclude)} if args.exclude else set()
@@ -33,7 +30,7 @@ def run_online_training(args) -> None:
                    prompts=make_prompts(sampling, [problem["problem"] for problem in problems], args.model),
                    method=run["objective"], params=run["params"], training=run["training"], grader=args.grader,
                    seed=args.seed, work_dir=args.work, generation=sampling["generation"], processes=args.processes,
-                   code=args.code)
+                   code=args.code, stop_after=args.stop_after)
     if int(os.environ.get("RANK", "0")) != 0:
         train_online(**options, out_dir=None)
         return
@@ -42,6 +39,8 @@ def run_online_training(args) -> None:
               inputs, args.code)
     with job.output(args.out, directory=True) as tmp:
         job.extra["summary"] = train_online(**options, out_dir=str(tmp))
+        if args.stop_after is not None:
+            raise SystemExit(f"stopped after {args.stop_after} steps (--stop-after); no checkpoint written")
     with job.output(args.snapshots, directory=True) as tmp:
         job.extra["snapshot_steps"] = move_snapshots(args.work, tmp)
         job.extra["snapshot_elapsed_s"] = elapsed_at(Path(args.out) / "training_metrics.csv",
@@ -68,4 +67,6 @@ def register(commands) -> None:
     parser.add_argument("--snapshots", required=True, help="directory for the HF-format snapshots")
     parser.add_argument("--processes", type=int, default=1, help="ranks of the job (one per GPU); > 1 starts them with torchrun")
     parser.add_argument("--threads", type=int, default=1, help="the job's CPUs, split evenly over its processes")
+    parser.add_argument("--stop-after", type=int, default=None,
+                        help="stop after N optimizer steps without writing the output (resume tests)")
     parser.set_defaults(handler=run_online_training)

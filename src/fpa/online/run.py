@@ -43,8 +43,9 @@ METRICS_FILE = "metrics.csv"
 class RunRecorder(TrainerCallback):
     """One metrics row per optimizer step, with the run's wall clock, and the snapshots."""
 
-    def __init__(self, work: Path, tokenizer, snapshot_every: int, clock_zero: float):
+    def __init__(self, work: Path, tokenizer, snapshot_every: int, clock_zero: float, stop_after: int | None = None):
         self.work, self.tokenizer, self.snapshot_every, self.clock_zero = work, tokenizer, snapshot_every, clock_zero
+        self.stop_after = stop_after
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if state.is_world_process_zero and logs and "loss" in logs:
@@ -55,13 +56,19 @@ class RunRecorder(TrainerCallback):
     def on_step_end(self, args, state, control, model=None, **kwargs):
         if self.snapshot_every and state.global_step % self.snapshot_every == 0 and state.is_world_process_zero:
             save_snapshot(model, self.tokenizer, self.work, state.global_step)
+        if self.stop_after is not None and state.global_step >= self.stop_after:
+            control.should_training_stop = True
 
 
 def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], method: str, params: dict,
                  training: dict, grader: str, seed: int, work_dir: str, out_dir: str | None,
-                 generation: dict, processes: int = 1, code: str | None = None) -> dict:
+                 generation: dict, processes: int = 1, code: str | None = None, stop_after: int | None = None) -> dict:
     """Train ``model_dir`` online on ``problems`` (with their rendered ``prompts``); write the final
-    checkpoint to ``out_dir`` (rank 0; atomically) and return the run's summary."""
+    checkpoint to ``out_dir`` (rank 0; atomically) and return the run's summary.
+
+    ``stop_after`` ends training after that many optimizer steps without writing the output
+    (tests of resume).
+    """
     from datasets import Dataset
     from trl import GRPOConfig
 
@@ -87,12 +94,15 @@ def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], me
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     dataset = Dataset.from_list([{"prompt": prompt, "answer": problem["answer"], "problem_id": problem["id"]}
                                  for problem, prompt in zip(problems, prompts)])
-    recorder = RunRecorder(work, tokenizer, training["snapshot_every"], clock_zero=started - elapsed_before)
+    recorder = RunRecorder(work, tokenizer, training["snapshot_every"], clock_zero=started - elapsed_before,
+                           stop_after=stop_after)
     trainer = OnlineTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                             reward_funcs=[grader_reward(grader)], callbacks=[recorder],
                             dynamic_sampling_rounds=hyper.dynamic_sampling_rounds)
     trainer.train(resume_from_checkpoint=resume)
     steps = trainer.state.global_step
+    if stop_after is not None:
+        return {"stopped_after": steps}
     summary = {"steps": steps, "total_steps": hyper.optimizer_steps, "rollouts": hyper.rollout_steps,
                "resumed_from_step": int(Path(resume).name.split("-")[1]) if resume else 0,
                "train_problems": len(problems), "elapsed_s": time.perf_counter() - recorder.clock_zero,

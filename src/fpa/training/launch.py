@@ -55,3 +55,13 @@ def exec_launch(argv: Sequence[str], processes: int, threads: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(command[0], command, launch_env(os.environ, threads, processes))
+
+
+def enter_ranks(args) -> None:
+    """A training command's first step: with ``--processes`` > 1 outside a launcher, become
+    torchrun over the same command line (never returns); in a rank or a single process, set
+    ``args.threads`` to this process's share of the job's CPUs."""
+    threads = threads_per_process(args.threads, args.processes)
+    if args.processes > 1 and not is_worker():
+        exec_launch(args.argv, args.processes, args.threads)
+    args.threads = threads
