@@ -229,7 +229,7 @@ def get_train_inputs(wildcards):
     return inputs
 
 
-# training runs by the rule that trains them: train (offline objectives), train_online (fpa.online)
+# the runs trained online (fpa.online, by train_online); train trains every other one
 ONLINE_RUNS = sorted({run.name for run in RUNS.values() if run.online})
 
 

@@ -33,8 +33,6 @@ rule figure:
 # The numbers behind a figure that has them (Figure.table), e.g. the wall-clock comparison's
 # time to reach each method's peak accuracy: read from the same files as the figure.
 rule figure_table:
-    wildcard_constraints:
-        figure=get_table_figure_pattern(),
     input:
         get_figure_inputs,
     output:
@@ -44,6 +42,8 @@ rule figure_table:
         "logs/figure_table/{experiment}/{model}/{figure}.log",
     benchmark:
         "logs/benchmarks/figure_table/{experiment}/{model}/{figure}.tsv"
+    wildcard_constraints:
+        figure=get_table_figure_pattern(),
     conda:
         "../../envs/figures.yaml"
     resources:
