@@ -191,6 +191,7 @@ def test_the_rlvr_comparison_plans_fpa_grpo_and_dapo_with_their_curves(tmp_path)
         [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(ROOT / "config" / "paper-rlvr.yaml"),
          "-d", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "InputFunctionException" not in result.stderr  # rule train never tries an online run
     counts = job_counts(result.stdout + result.stderr)
     assert {rule: counts.get(rule) for rule in ("train", "train_online", "curve", "select_checkpoint", "evaluate",
                                                 "figure", "figure_table", "sample_offline")} == {
@@ -199,3 +200,15 @@ def test_the_rlvr_comparison_plans_fpa_grpo_and_dapo_with_their_curves(tmp_path)
     for method in ("grpo", "dapo"):
         assert f"results/train/qwen3-4b-base/{method}/42/checkpoint" in result.stdout
     assert "results/figures/paper-rlvr/qwen3-4b-base/wall_clock.md" in result.stdout
+
+
+def test_toy_paper_trains_grpo_and_dapo_online_and_every_other_run_offline(tmp_path):
+    (tmp_path / "config").mkdir()
+    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(ROOT / "config" / "toy-paper.yaml"),
+         "-d", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "InputFunctionException" not in result.stderr, result.stderr[-2000:]  # rule train never tries them
+    counts = job_counts(result.stdout + result.stderr)
+    assert (counts["train"], counts["train_online"], counts["figure_table"]) == (56, 2, 1)

@@ -234,9 +234,10 @@ ONLINE_RUNS = sorted({run.name for run in RUNS.values() if run.online})
 
 
 def get_run_pattern(online):
-    """Wildcard constraint matching exactly the online runs, or every other method."""
+    """Wildcard constraint matching exactly the online runs, or every other method (a path
+    segment: the lookahead ends at the next "/" or the end)."""
     online_names = "|".join(map(re.escape, ONLINE_RUNS)) or "(?!)"
-    return online_names if online else f"(?!(?:{online_names})$)[A-Za-z0-9_.-]+"
+    return online_names if online else f"(?!(?:{online_names})(?:/|$))[A-Za-z0-9_.-]+"
 
 
 def get_online_inputs(wildcards):
