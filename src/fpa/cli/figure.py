@@ -50,7 +50,9 @@ def to_markdown(table, title: str) -> str:
     hours = [column for column in table.columns if column.endswith("_h") or column.startswith("h_to_")]
     in_minutes = table["end_h"].max() < 3 if "end_h" in table else False
     unit = "min" if in_minutes else "h"
-    lines = [f"**{title}** (times in {unit})", "", "| " + " | ".join(table.columns) + " |",
+    headers = [column.replace("_h", "_min").replace("h_to_", "min_to_") if in_minutes and column in hours else column
+               for column in table.columns]
+    lines = [f"**{title}** (times in {unit})", "", "| " + " | ".join(headers) + " |",
              "|" + "|".join("---:" if column in hours or table[column].dtype.kind == "f" else "---"
                             for column in table.columns) + "|"]
     for row in table.itertuples(index=False):
