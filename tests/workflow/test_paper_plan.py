@@ -21,14 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
 
 
-def _plan(tmp_path, *extra):
+def _plan(tmp_path, *extra, configfile="paper.yaml"):
     # As from the repository root: the workflow's default config/config.yaml is there too, and
     # must not be merged into the paper's (it would add the toy model, benchmarks and table).
     (tmp_path / "config").mkdir(exist_ok=True)
     shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
-         str(ROOT / "config" / "paper.yaml"), "-d", str(tmp_path), *extra],
+         str(ROOT / "config" / configfile), "-d", str(tmp_path), *extra],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
     )
     return result
@@ -185,11 +185,7 @@ def test_planning_imports_no_heavy_packages_and_parses_each_module_once():
 def test_the_rlvr_comparison_plans_fpa_grpo_and_dapo_with_their_curves(tmp_path):
     """config/paper-rlvr.yaml: FPA offline, GRPO and DAPO online (rule train_online), each with its
     curve on MATH500 (and the base model's), the wall-clock figure and its time-to-accuracy table."""
-    (tmp_path / "config").mkdir()
-    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(ROOT / "config" / "paper-rlvr.yaml"),
-         "-d", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    result = _plan(tmp_path, configfile="paper-rlvr.yaml")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "InputFunctionException" not in result.stderr  # rule train never tries an online run
     counts = job_counts(result.stdout + result.stderr)
@@ -203,11 +199,7 @@ def test_the_rlvr_comparison_plans_fpa_grpo_and_dapo_with_their_curves(tmp_path)
 
 
 def test_toy_paper_trains_grpo_and_dapo_online_and_every_other_run_offline(tmp_path):
-    (tmp_path / "config").mkdir()
-    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(ROOT / "config" / "toy-paper.yaml"),
-         "-d", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    result = _plan(tmp_path, configfile="toy-paper.yaml")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "InputFunctionException" not in result.stderr, result.stderr[-2000:]  # rule train never tries them
     counts = job_counts(result.stdout + result.stderr)
