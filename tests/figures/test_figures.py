@@ -252,8 +252,10 @@ def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
         for seed in config["seeds"]:
             _write_run("toy", method, seed)
     subprocess.run([sys.executable, "-m", "fpa", "figure-table", "--name", "wall_clock", "--config-json",
-                    json.dumps(slice_), "--out-csv", "t.csv", "--out-md", "t.md"], check=True, capture_output=True)
+                    json.dumps(slice_), "--out-csv", "t.csv", "--out-md", "t.md", "--out-html", "t.html"],
+                   check=True, capture_output=True)
     markdown = (tmp_path / "t.md").read_text()
     assert "(times in min)" in markdown and "| fpa | fpa | 2 | 2.2 |" in markdown, markdown
     assert "| start_min | end_min |" in markdown and "min_to_" in markdown and "h_to_" not in markdown
     assert D.reference_path("toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]
+    assert "<table" in (tmp_path / "t.html").read_text() and (tmp_path / "t.html.prov.json").exists()

@@ -112,7 +112,7 @@ def get_figures():
     return [
         f"results/figures/{config['experiment']}/{model}/{name}.{ext}"
         for model, name in planned_figures(config, RUNS)
-        for ext in ("png", "pdf") + (("csv", "md") if FIGURES[name].table else ())
+        for ext in ("png", "pdf") + (("csv", "md", "html") if FIGURES[name].table else ())
     ]
 
 
@@ -235,7 +235,7 @@ ONLINE_RUNS = sorted({run.name for run in RUNS.values() if run.online})
 
 def get_run_pattern(online):
     """Wildcard constraint matching exactly the online runs, or every other method (a path
-    segment: the lookahead ends at the next "/" or the end)."""
+    segment: the lookahead stops at the next path separator or the end)."""
     online_names = "|".join(map(re.escape, ONLINE_RUNS)) or "(?!)"
     return online_names if online else f"(?!(?:{online_names})(?:/|$))[A-Za-z0-9_.-]+"
 

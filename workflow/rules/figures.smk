@@ -38,6 +38,13 @@ rule figure_table:
     output:
         csv="results/figures/{experiment}/{model}/{figure}.csv",
         md="results/figures/{experiment}/{model}/{figure}.md",
+        html=report(
+            "results/figures/{experiment}/{model}/{figure}.html",
+            caption="../report/figure.rst",
+            category="Figures",
+            subcategory="{model}",
+            labels={"model": "{model}", "figure": "{figure} (table)"},
+        ),
     log:
         "logs/figure_table/{experiment}/{model}/{figure}.log",
     benchmark:
@@ -51,6 +58,7 @@ rule figure_table:
     params:
         figure=get_figure_config,
         code=get_figure_code,
+        caption=get_figure_caption,
     shell:
         "python -m fpa figure-table --name {wildcards.figure} --config-json {params.figure:q} "
-        "--code {params.code} --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+        "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-html {output.html} > {log} 2>&1"

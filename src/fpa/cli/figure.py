@@ -42,7 +42,18 @@ def figure_table(args) -> None:
         table.to_csv(tmp, index=False, float_format="%.4f")
     with job.output(args.out_md) as tmp:
         tmp.write_text(to_markdown(table, f"{args.name}: {figure.caption}"))
+    with job.output(args.out_html) as tmp:
+        tmp.write_text(to_html(table, args.name, figure.caption))
     print(table.to_string(index=False))
+
+
+def to_html(table, name: str, caption: str) -> str:
+    """The table as a standalone HTML page, for the Snakemake report (times in hours; empty: never reached)."""
+    from html import escape
+
+    body = table.to_html(index=False, float_format=lambda value: f"{value:.3f}", na_rep="", border=0)
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(name)}</title></head>"
+            f"<body><p><b>{escape(name)}</b>: {escape(caption)} (times in hours)</p>{body}</body></html>\n")
 
 
 def to_markdown(table, title: str) -> str:
@@ -79,4 +90,5 @@ def register(commands) -> None:
     table.add_argument("--name", required=True, help="figure with a table (fpa.figures.FIGURES)")
     table.add_argument("--out-csv", required=True)
     table.add_argument("--out-md", required=True)
+    table.add_argument("--out-html", required=True)
     table.set_defaults(handler=figure_table)
