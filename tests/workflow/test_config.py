@@ -209,7 +209,8 @@ def test_a_sweep_member_equal_to_a_main_run_is_that_run():
     shared = {name: run.trained_as for (_, name), run in runs.items() if run.trained_as != name}
     assert shared == {"fpa_sweep_lam1": "fpa", "dpo_beta_beta0.1": "dpo", "rpo_alpha_alpha1": "rpo",
                       "kto_beta_beta0.05": "kto", "kto_lam_lam_w-lam_l1.0": "kto", "apo_beta2_beta20.001": "apo",
-                      "offrl_lr_lr0.0002": "offrl", "offrl_kl_tau_tau0.4": "offrl_kl"}
+                      "offrl_lr_lr0.0002": "offrl", "offrl_kl_tau_tau0.4": "offrl_kl",
+                      "grpo_lr_lr4e-05": "grpo", "dapo_lr_lr4e-05": "dapo"}  # online runs share alike
     tuning = build_layout("toy_paper_tuning", config["tables"]["toy_paper_tuning"], config, runs)
     rows = {row.key: row for block in tuning.blocks for row in block.rows}
     assert rows["dpo_beta_beta0.1"].label == "β = 0.1" and rows["dpo_beta_beta0.1"].dagger

@@ -112,7 +112,8 @@ def get_figures():
     return [
         f"results/figures/{config['experiment']}/{model}/{name}.{ext}"
         for model, name in planned_figures(config, RUNS)
-        for ext in ("png", "pdf") + (("csv", "md", "html") if FIGURES[name].table else ())
+        for ext in ("png", "pdf")
+        + (("csv", "md", "html") if FIGURES[name].table else ())
     ]
 
 
