@@ -36,14 +36,14 @@ SAMPLING = {"prompt_template": "Q: {problem}\nA:", "chat_template": False,
                            "batch_size": 8}}
 
 
-def _train_online(tmp_path, model_dir, name, *extra):
+def _train_online(tmp_path, model_dir, name, *extra, run_json=RUN):
     problems = make_problems(6, seed=0, n_operands=3)
     write_jsonl(tmp_path / "problems.jsonl", problems)
     write_jsonl(tmp_path / "val.jsonl", [{"problem_id": problems[0]["id"]}])  # held out: never trained on
     run = tmp_path / name
     return subprocess.run(
         [sys.executable, "-m", "fpa", "train-online", "--model", str(model_dir), "--problems",
-         str(tmp_path / "problems.jsonl"), "--exclude", str(tmp_path / "val.jsonl"), "--run-json", json.dumps(RUN),
+         str(tmp_path / "problems.jsonl"), "--exclude", str(tmp_path / "val.jsonl"), "--run-json", json.dumps(run_json),
          "--config-json", json.dumps(SAMPLING), "--grader", "toy", "--method", "dapo", "--seed", "1",
          "--work", str(run / "work"), "--out", str(run / "ckpt"), "--snapshots", str(run / "snaps"), *extra],
         capture_output=True, text=True, timeout=600)
@@ -89,3 +89,14 @@ def test_a_stopped_online_run_resumes_from_its_checkpoint_to_the_same_weights(tm
     straight = load_file(tmp_path / "straight" / "ckpt" / "model.safetensors")
     resumed = load_file(tmp_path / "resumed" / "ckpt" / "model.safetensors")
     assert all(torch.equal(straight[name], resumed[name]) for name in straight)
+
+
+def test_an_online_run_on_two_gloo_processes(tmp_path, toy_model_dir):
+    """The paper's 2-GPU setting on CPU: torchrun starts two ranks, whose dynamic-sampling rounds
+    stay in step (TRL gathers rewards in each); rank 0 writes the checkpoint and snapshots."""
+    run = {**RUN, "params": {**RUN["params"], "micro_batch": 2}}  # 4 completions per step: 2 on each rank
+    result = _train_online(tmp_path, toy_model_dir, "ddp", "--processes", "2", "--threads", "2", run_json=run)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(tmp_path / "ddp" / "ckpt" / "training_metrics.csv", newline="") as handle:
+        assert [int(row["step"]) for row in csv.DictReader(handle)] == [1, 2, 3, 4]
+    assert read_json(tmp_path / "ddp" / "snaps.prov.json")["snapshot_steps"] == [2, 4]
