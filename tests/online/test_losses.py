@@ -75,14 +75,6 @@ def test_loss_is_the_papers_equation(tmp_path, toy_model_dir, method, aggregatio
     torch.testing.assert_close(grad.double(), expected_grad, rtol=1e-4, atol=1e-6)
 
 
-def test_dapos_token_mean_weighs_long_completions_more_than_grpos_sequence_mean():
-    """The two aggregations differ exactly when completions differ in length (here: 1 vs 3 tokens)."""
-    per_token = torch.tensor([[1.0, 0.0, 0.0], [3.0, 3.0, 3.0]], dtype=torch.float64)
-    mask = torch.tensor([[1, 0, 0], [1, 1, 1]], dtype=torch.float64)
-    assert ((per_token * mask).sum(1) / mask.sum(1)).mean() == 2.0  # GRPO: (1 + 3) / 2
-    assert (per_token * mask).sum() / mask.sum() == 2.5  # DAPO: (1 + 9) / 4
-
-
 def _text_reward(prompts, completions, **_):
     """A reward of the completion's text alone (0, 1 or 2): groups get different rewards."""
     return [float(sum(map(ord, completion)) % 3) for completion in completions]

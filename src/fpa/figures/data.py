@@ -22,24 +22,26 @@ PRE_TRAINING_STAGES = ("data generation", "reference cache")
 
 
 def stage_seconds(paths: Sequence[str]) -> float:
-    """Wall seconds the jobs that wrote ``paths`` took, with the jobs upstream of them in a
-    pre-training stage (the dataset's sampling behind its split), each job counted once: what
-    a run waits for before it trains. From the provenance records' ``usage``."""
+    """Wall seconds of the jobs in a pre-training stage that wrote ``paths`` or, walking back
+    through their inputs, anything upstream of them (the dataset's sampling behind its split),
+    each job counted once: what a run waits for before it trains. From the records' ``usage``;
+    the walk stops at jobs of other stages (the base model, the problems)."""
     from fpa.aggregation.cost import STAGES
 
     seen, total, pending = set(), 0.0, list(paths)
     while pending:
         path = pending.pop()
-        record = read_record(path)
-        if record is None or path in seen:
+        if path in seen:
             continue
         seen.add(path)
+        record = read_record(path)
+        if record is None or STAGES.get(record["rule"]) not in PRE_TRAINING_STAGES:
+            continue
         if "usage" not in record:
             raise ValueError(f"{path}.prov.json: no 'usage' (what the job cost): written before fpa-bench recorded "
                              "it; re-run the job that writes it")
         total += record["usage"]["wall_s"]
-        pending += [entry["path"] for entry in record["inputs"].values()
-                    if STAGES.get((read_record(entry["path"]) or {}).get("rule")) in PRE_TRAINING_STAGES]
+        pending += [entry["path"] for entry in record["inputs"].values()]
     return total
 
 
