@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -17,6 +16,7 @@ def run_training(args) -> None:
     from fpa.provenance.record import Job  # after the launch: its process needs no torch
     from fpa.training.checkpoints import move_snapshots
     from fpa.training.loop import train
+    from fpa.training.metrics import elapsed_at
 
     setup(args)
     run = args.run_json
@@ -42,13 +42,6 @@ def run_training(args) -> None:
                                                          job.extra["snapshot_steps"])
     shutil.rmtree(args.work, ignore_errors=True)  # resumable checkpoints are not needed once the output exists
     print(json.dumps(summary, indent=2))
-
-
-def elapsed_at(metrics_path: Path, steps: list[int]) -> dict[str, float]:
-    """The run's wall clock (``elapsed_s``) when it took each snapshot, by step."""
-    with open(metrics_path, newline="") as handle:
-        elapsed = {int(row["step"]): float(row["elapsed_s"]) for row in csv.DictReader(handle)}
-    return {str(step): elapsed[step] for step in steps}
 
 
 def register(commands) -> None:

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 from fpa.cli.common import make_prompts, parse_json, setup
-from fpa.cli.train import elapsed_at
 from fpa.training import launch
 
 
@@ -19,6 +18,7 @@ def run_online_training(args) -> None:
     from fpa.online.run import train_online
     from fpa.provenance.record import Job
     from fpa.training.checkpoints import move_snapshots
+    from fpa.training.metrics import elapsed_at
 
     setup(args)
     run, sampling = args.run_json, args.config_json

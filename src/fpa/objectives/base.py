@@ -110,18 +110,7 @@ class Objective:
 
     def parse_params(self, raw: Mapping[str, object] | None, where: str) -> object:
         """Build ``params_type`` from a config mapping; errors name ``where`` and the key."""
-        raw = dict(raw or {})
-        fields = {f.name: f for f in dataclasses.fields(self.params_type)}
-        for key in raw:
-            if key not in fields:
-                raise ValueError(f"{where}.{key}: unknown parameter of {self.name}; expected one of {sorted(fields)}")
-        for key, value in raw.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise ValueError(f"{where}.{key}: expected a number or string, got {value!r}")
-        try:
-            return self.params_type(**raw)
-        except ValueError as err:
-            raise ValueError(f"{where}.{err}") from None
+        return parse_params(self.params_type, raw, where, owner=self.name)
 
     @property
     def needs_reference(self) -> bool:
@@ -129,6 +118,24 @@ class Objective:
 
     def hat_lambda(self, params: object) -> float | None:
         return None if self.extrapolation is None else float(getattr(params, self.extrapolation))
+
+
+def parse_params(params_type: type, raw: Mapping[str, object] | None, where: str, *, owner: str,
+                 defaults: Mapping[str, object] | None = None) -> object:
+    """``params_type(**defaults, **raw)`` for a method's config mapping ``raw``; an unknown key, a value
+    that is not a number or string, or one its ``__post_init__`` rejects raises a one-line error that
+    names ``where`` and the key."""
+    raw = dict(raw or {})
+    fields = {field.name for field in dataclasses.fields(params_type)}
+    for key, value in raw.items():
+        if key not in fields:
+            raise ValueError(f"{where}.{key}: unknown parameter of {owner}; expected one of {sorted(fields)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(f"{where}.{key}: expected a number or string, got {value!r}")
+    try:
+        return params_type(**{**(defaults or {}), **raw})
+    except ValueError as err:
+        raise ValueError(f"{where}.{err}") from None
 
 
 def check_range(name: str, value: float, *, low: float | None = None, high: float | None = None,

@@ -14,11 +14,10 @@ forward pass of one process (gradient accumulation fills the rest).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Mapping
 
-from fpa.objectives.base import check_range
+from fpa.objectives.base import check_range, parse_params
 
 LOSS_TYPES = ("grpo", "dapo")
 
@@ -83,17 +82,7 @@ class OnlineMethod:
 
     def parse_params(self, raw: Mapping[str, object] | None, where: str) -> OnlineParams:
         """``OnlineParams`` from the method's defaults and a config mapping; errors name ``where`` and the key."""
-        raw = dict(raw or {})
-        fields = {field.name for field in dataclasses.fields(OnlineParams)}
-        for key, value in raw.items():
-            if key not in fields:
-                raise ValueError(f"{where}.{key}: unknown parameter of {self.name}; expected one of {sorted(fields)}")
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise ValueError(f"{where}.{key}: expected a number or string, got {value!r}")
-        try:
-            return OnlineParams(**{**self.defaults, **raw})
-        except ValueError as error:
-            raise ValueError(f"{where}.{error}") from None
+        return parse_params(OnlineParams, raw, where, owner=self.name, defaults=self.defaults)
 
 
 def trl_settings(params: OnlineParams, training: Mapping, *, processes: int) -> dict:

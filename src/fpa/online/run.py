@@ -27,7 +27,7 @@ from fpa.online import get_online_method
 from fpa.online.base import trl_settings
 from fpa.online.reward import grader_reward
 from fpa.training.checkpoints import save_snapshot
-from fpa.training.metrics import append_csv, truncate_csv
+from fpa.training.metrics import append_csv, elapsed_by_step, truncate_csv
 
 log = logging.getLogger("fpa.train_online")
 
@@ -140,8 +140,5 @@ def _elapsed_at(metrics: Path, resume: str | None) -> float:
     """The wall clock of the run at the checkpoint it resumes from (0 for a fresh run)."""
     if resume is None or not metrics.exists():
         return 0.0
-    import csv
-
-    with open(metrics, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return float(rows[-1]["elapsed_s"]) if rows else 0.0
+    elapsed = elapsed_by_step(metrics)
+    return elapsed[max(elapsed)] if elapsed else 0.0

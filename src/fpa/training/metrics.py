@@ -51,6 +51,18 @@ def truncate_csv(path: Path, step: int) -> None:
         csv.writer(handle).writerows([rows[0]] + [r for r in rows[1:] if int(r[0]) <= step])
 
 
+def elapsed_by_step(metrics_path: Path) -> dict[int, float]:
+    """The run's wall clock (``elapsed_s``, carried over resumes) at each logged step."""
+    with open(metrics_path, newline="") as handle:
+        return {int(row["step"]): float(row["elapsed_s"]) for row in csv.DictReader(handle)}
+
+
+def elapsed_at(metrics_path: Path, steps: list[int]) -> dict[str, float]:
+    """The run's wall clock when it took each snapshot, by step (the snapshots' provenance)."""
+    elapsed = elapsed_by_step(metrics_path)
+    return {str(step): elapsed[step] for step in steps}
+
+
 def throughput(metrics_path: Path, device) -> dict:
     """The run's training throughput and peak memory, for the overhead table: median examples/s and
     tokens/s per process over the logged steps (the first, warming up, left out when there are
