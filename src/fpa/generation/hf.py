@@ -37,18 +37,39 @@ def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1  # a non-negative int64
 
 
-class SeededSampler(LogitsProcessor):
-    """Temperature sampling with one generator per batch row; returns one-hot (0 / -inf) scores."""
+#: Exp(1) noise drawn ahead per block of steps, at most this many floats (rows x steps x vocabulary).
+NOISE_BLOCK_FLOATS = 1 << 24
 
-    def __init__(self, generators: list[torch.Generator], temperature: float):
+
+class SeededSampler(LogitsProcessor):
+    """Temperature sampling with one generator per batch row; returns one-hot (0 / -inf) scores.
+
+    A row's token is exactly ``torch.multinomial(p, 1, generator=row's)``'s draw. For one sample,
+    ATen computes that as argmax(p / q), q ~ Exp(1) drawn from the generator over the vocabulary
+    (Gumbel-max; ``Distributions.cpp``), and a generator's Exp(1) stream does not depend on how it
+    is split into calls. So each row draws the noise of many steps in one call, and a step is one
+    batched division and argmax: the cost of sampling no longer grows with rows x steps of Python
+    calls, and the draws are bit-identical to per-step ``multinomial``.
+    """
+
+    def __init__(self, generators: list[torch.Generator], temperature: float, max_steps: int):
         self.generators = generators
         self.temperature = temperature
+        self.max_steps = max_steps
+        self.step = 0
+        self.noise: torch.Tensor | None = None  # [rows, block steps, vocabulary]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         probs = torch.softmax(scores.float() / self.temperature, dim=-1).cpu()
-        if len(self.generators) != probs.shape[0]:
-            raise ValueError(f"SeededSampler has {len(self.generators)} generators for {probs.shape[0]} rows")
-        choice = torch.stack([torch.multinomial(p, 1, generator=g) for p, g in zip(probs, self.generators)])
+        rows, vocabulary = probs.shape
+        if len(self.generators) != rows:
+            raise ValueError(f"SeededSampler has {len(self.generators)} generators for {rows} rows")
+        block = max(1, min(self.max_steps, NOISE_BLOCK_FLOATS // (rows * vocabulary)))
+        if self.step % block == 0:
+            self.noise = torch.stack([torch.empty(block, vocabulary).exponential_(1, generator=g)
+                                      for g in self.generators])
+        choice = torch.argmax(probs / self.noise[:, self.step % block], dim=-1, keepdim=True)
+        self.step += 1
         out = torch.full_like(scores, float("-inf"))
         return out.scatter_(1, choice.to(scores.device), 0.0)
 
@@ -122,7 +143,7 @@ class HFBackend:
         processors = LogitsProcessorList()
         if temperature > 0:
             generators = [torch.Generator().manual_seed(s) for _, s in rows]
-            processors.append(SeededSampler(generators, temperature))
+            processors.append(SeededSampler(generators, temperature, max_new_tokens))
         config = GenerationConfig(
             do_sample=False,  # the draw happens in SeededSampler; argmax then picks it
             max_new_tokens=max_new_tokens,
