@@ -5,11 +5,12 @@ from __future__ import annotations
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.io import write_jsonl
 from fpa.provenance.record import Job
-from fpa.toy.model import TOY_PRESETS, build_toy_model, with_overrides
 from fpa.toy.task import make_mixed_problems
 
 
 def toy_model(args) -> None:
+    from fpa.toy.model import TOY_PRESETS, build_toy_model, with_overrides  # torch: not for toy-problems
+
     setup(args)
     overrides = dict(args.config_json.get("toy", {}))
     preset = overrides.pop("preset", "default")
