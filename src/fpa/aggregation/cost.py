@@ -32,6 +32,11 @@ RUN_RULES = {"train", "train_online", "evaluate", "curve", "generate_code", "eva
 # rules whose first wildcard is {model}: shared by the model's runs
 MODEL_RULES = {"toy_base_model", "fetch_model", "sample_offline", "build_dataset", "step_dpo_dataset",
                "cache_reference", "entanglement"}
+# Snakemake samples a job's CPU time every 0.5 s for its first 15 s, then every 30 s, so its
+# cpu_time misses up to 30 s of a longer job (a 37 s evaluation: 15 s of its 34).
+CAPTION = ("wall and CPU seconds summed over the stage's jobs, largest max RSS in MB; Snakemake benchmark: records; "
+           "CPU s as Snakemake samples it, a lower bound for jobs longer than 15 s: the exact CPU time of each "
+           "output is its provenance record's usage.cpu_s")
 COLUMNS = ("model", "method", "seed", "stage", "jobs", "wall_s", "cpu_s", "max_rss_mb")
 
 
@@ -100,8 +105,7 @@ def cost_by_stage(costs: Iterable[JobCost]) -> pd.DataFrame:
 
 
 def to_markdown(table: pd.DataFrame, title: str) -> str:
-    lines = [f"**{title}** (wall and CPU seconds summed over the stage's jobs, largest max RSS in MB; "
-             "Snakemake `benchmark:` records)", "",
+    lines = [f"**{title}** ({CAPTION.replace('benchmark:', '`benchmark:`')})", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 4 + ["---:"] * 4) + "|"]
     for row in table.itertuples(index=False):
         lines.append("| " + " | ".join([row.model, row.method, str(row.seed), row.stage, str(row.jobs),
@@ -113,8 +117,7 @@ def to_html(table: pd.DataFrame, title: str) -> str:
     """The table as a standalone HTML page, for the Snakemake report."""
     body = table.to_html(index=False, float_format=lambda value: f"{value:.1f}", border=0)
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(title)}</title></head>"
-            f"<body><p><b>{escape(title)}</b> (wall and CPU seconds summed over the stage's jobs, largest "
-            f"max RSS in MB; Snakemake <code>benchmark:</code> records)</p>{body}</body></html>\n")
+            f"<body><p><b>{escape(title)}</b> ({escape(CAPTION)})</p>{body}</body></html>\n")
 
 
 def stage_totals(table: pd.DataFrame) -> pd.DataFrame:
