@@ -208,8 +208,8 @@ def test_a_sweep_member_equal_to_a_main_run_is_that_run():
     runs = expand_runs(config)
     shared = {name: run.trained_as for (_, name), run in runs.items() if run.trained_as != name}
     assert shared == {"fpa_sweep_lam1": "fpa", "dpo_lr_lr0.0002": "dpo", "dpo_beta_beta0.1": "dpo",
-                      "rpo_alpha_alpha4": "rpo", "dpop_lam_lam_dpop50": "dpop", "kto_beta_beta0.3": "kto",
-                      "kto_lam_lam_w-lam_l1.0": "kto", "apo_beta2_beta21.0": "apo", "offrl_lr_lr0.0002": "offrl",
+                      "rpo_alpha_alpha4": "rpo", "dpop_lam_lam_dpop50": "dpop", "kto_lam_lam_w-lam_l0.5": "kto",
+                      "kto_lam_lam_w-lam_l1.0": "kto_beta_beta0.3", "apo_beta2_beta21.0": "apo", "offrl_lr_lr0.0002": "offrl",
                       "offrl_rs_scale_reward_incorrect-0.5": "offrl_rs", "offrl_kl_tau_tau0.004": "offrl_kl",
                       "grpo_lr_lr4e-05": "grpo", "dapo_lr_lr4e-05": "dapo"}  # online runs share alike
     tuning = build_layout("toy_paper_tuning", config["tables"]["toy_paper_tuning"], config, runs)
