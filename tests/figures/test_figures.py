@@ -259,3 +259,21 @@ def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
     assert "| start_min | end_min |" in markdown and "min_to_" in markdown and "h_to_" not in markdown
     assert D.reference_path("toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]
     assert "<table" in (tmp_path / "t.html").read_text() and (tmp_path / "t.html.prov.json").exists()
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_report_captions_are_clean_restructuredtext_that_reads_as_written(name):
+    """Snakemake's report renders a figure's caption as reStructuredText: π^(1/|y|) must not become a
+    substitution reference, nor a label's A*-PO an emphasis."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    from fpa.figures import figure_caption
+
+    figure = FIGURES[name]
+    slice_ = {"model": "toy", "roles": {"offrl": "offrl", "fpa": "apo"}, "seeds": [1, 2],
+              "labels": {"offrl": "Off-RL w/ |y|_", "fpa": "A*-PO"}}
+    doctree = publish_doctree(figure_caption(figure, slice_), settings_overrides={"report_level": 5})
+    assert not [node for node in doctree.findall() if isinstance(node, (nodes.system_message, nodes.problematic))]
+    text = doctree.astext()
+    assert figure.caption in text and "Off-RL w/ |y|_ (offrl), A*-PO (apo)" in text

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -170,10 +171,17 @@ def _stage_files(model: str, run) -> list[str]:
 
 
 def figure_caption(figure: Figure, slice_: Mapping) -> str:
-    """The figure's caption with the runs it draws (model, method per role, seeds)."""
-    runs = ", ".join(f"{slice_['labels'][role]} (``{method}``)" for role, method in slice_["roles"].items())
+    """The figure's caption with the runs it draws (model, method per role, seeds), as the
+    reStructuredText of the Snakemake report: the caption's and labels' own text stays literal."""
+    runs = ", ".join(f"{rst_literal(slice_['labels'][role])} (``{method}``)" for role, method in slice_["roles"].items())
     seeds = ", ".join(map(str, slice_["seeds"]))
-    return f"{figure.caption} Runs: model ``{slice_['model']}``; {runs}; seeds {seeds}."
+    return f"{rst_literal(figure.caption)} Runs: model ``{slice_['model']}``; {runs}; seeds {seeds}."
+
+
+def rst_literal(text: str) -> str:
+    """``text`` with reStructuredText's inline markup characters escaped (π^(1/|y|) is not a
+    substitution, A*-PO not an emphasis)."""
+    return re.sub(r"([\\`*_|])", r"\\\1", text)
 
 
 def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
