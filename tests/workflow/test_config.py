@@ -207,7 +207,7 @@ def test_a_sweep_member_equal_to_a_main_run_is_that_run():
     config = load_config_file(ROOT / "config" / "toy-paper.yaml")
     runs = expand_runs(config)
     shared = {name: run.trained_as for (_, name), run in runs.items() if run.trained_as != name}
-    assert shared == {"fpa_sweep_lam1": "fpa", "dpo_lr_lr0.0002": "dpo", "dpo_beta_beta0.1": "dpo",
+    assert shared == {"fpa_sweep_lam5": "fpa", "dpo_lr_lr0.0002": "dpo", "dpo_beta_beta0.1": "dpo",
                       "rpo_alpha_alpha4": "rpo", "dpop_lam_lam_dpop50": "dpop", "kto_lam_lam_w-lam_l0.5": "kto",
                       "kto_lam_lam_w-lam_l1.0": "kto_beta_beta0.3", "apo_beta2_beta21.0": "apo", "offrl_lr_lr0.0002": "offrl",
                       "offrl_rs_scale_reward_incorrect-0.5": "offrl_rs", "offrl_kl_tau_tau0.004": "offrl_kl",
