@@ -80,3 +80,26 @@ def test_cli_writes_the_table_with_provenance_of_every_record(tmp_path):
     assert "| toy | fpa | 42 | training | 1 | 120.0 | 118.0 | 1200 |" in (tmp_path / "cost.md").read_text()
     html = (tmp_path / "cost.html").read_text()
     assert "<td>training</td>" in html and "<td>118.0</td>" in html
+
+
+def test_cpu_seconds_are_the_ones_the_command_logged(tmp_path):
+    """Snakemake samples CPU time every 0.5 s, then every 30 s: the exact figure is the usage line a
+    real ``fpa`` command writes last to the rule's log (stderr), the last of several (DDP ranks)."""
+    from fpa.cli import USAGE_PREFIX
+
+    bench = _record(tmp_path, "toy_benchmark/toy8.tsv", 5, 0.25, 100)
+    log = tmp_path / "logs" / "toy_benchmark" / "toy8.log"
+    log.parent.mkdir(parents=True)
+    with open(log, "w") as handle:
+        subprocess.run([sys.executable, "-m", "fpa", "toy-problems", "--split", "test", "--n", "3", "--n-operands",
+                        "4", "--seed", "1", "--out", str(tmp_path / "toy8.jsonl"), "--code", "x"],
+                       stdout=handle, stderr=subprocess.STDOUT, check=True)
+    [usage] = [line for line in log.read_text().splitlines() if line.startswith(USAGE_PREFIX)]
+    logged = float(usage.split('"cpu_s": ')[1].split(",")[0])
+    assert logged > 0 and read_job_cost(bench).cpu_s == logged
+    with open(log, "a") as handle:
+        handle.write(USAGE_PREFIX + '{"cpu_s": 42.5, "gpu_s": 0.0, "gpus": 0, "wall_s": 40.0}\n')
+    assert read_job_cost(bench).cpu_s == 42.5
+    assert read_job_cost(bench).cpu_log == str(log)
+    log.write_text("a log without a usage line\n")
+    assert read_job_cost(bench).cpu_s == 0.25  # Snakemake's sample, the only figure there is

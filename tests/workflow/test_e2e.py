@@ -166,6 +166,7 @@ def test_run_ends_with_figures_and_a_report_holding_them(run):
                  "cost_by_stage.html"):
         assert name in report, name
     assert "Training dynamics of Off-RL and FPA" in report
+    assert "problematic" not in report and "System Messages" not in report  # every caption is clean RST
 
 
 def test_editing_fpa_objective_code_reruns_only_fpa(run):

@@ -1,15 +1,19 @@
 """Cost by stage: what each job of a run cost, from Snakemake's own ``benchmark:`` records.
 
 Every rule writes ``logs/benchmarks/<rule>/<wildcards>.tsv`` (wall s, CPU s, max RSS, ...
-as Snakemake measures them, `snakemake.benchmark`). This module reads them and sums them
-per run and stage, so the overhead table and the wall-clock comparison read measured
-figures instead of timing again. Jobs shared by every run of a model (offline data,
+as Snakemake measures them, `snakemake.benchmark`). Snakemake samples a job's CPU time every
+0.5 s for its first 15 s, then every 30 s, so its ``cpu_time`` misses up to 30 s of a longer
+job; the CPU seconds are therefore the exact ones the job's ``fpa`` command wrote as the last
+line of its log (``logs/<rule>/<wildcards>.log``), and Snakemake's only for a log without one.
+This module sums them per run and stage, so the overhead table and the wall-clock comparison
+read measured figures instead of timing again. Jobs shared by every run of a model (offline data,
 reference cache) are their own rows (method ``(shared)``).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -32,11 +36,9 @@ RUN_RULES = {"train", "train_online", "evaluate", "curve", "generate_code", "eva
 # rules whose first wildcard is {model}: shared by the model's runs
 MODEL_RULES = {"toy_base_model", "fetch_model", "sample_offline", "build_dataset", "step_dpo_dataset",
                "cache_reference", "entanglement"}
-# Snakemake samples a job's CPU time every 0.5 s for its first 15 s, then every 30 s, so its
-# cpu_time misses up to 30 s of a longer job (a 37 s evaluation: 15 s of its 34).
-CAPTION = ("wall and CPU seconds summed over the stage's jobs, largest max RSS in MB; Snakemake benchmark: records; "
-           "CPU s as Snakemake samples it, a lower bound for jobs longer than 15 s: the exact CPU time of each "
-           "output is its provenance record's usage.cpu_s")
+CAPTION = ("wall and CPU seconds summed over the stage's jobs, largest max RSS in MB; wall and RSS from Snakemake "
+           "benchmark: records, CPU seconds as each job's fpa command reported them in its log (the process and its "
+           "finished children)")
 COLUMNS = ("model", "method", "seed", "stage", "jobs", "wall_s", "cpu_s", "max_rss_mb")
 
 
@@ -48,6 +50,7 @@ class JobCost:
     cpu_s: float
     max_rss_mb: float
     path: str
+    cpu_log: str | None = None  # the log whose usage line gave cpu_s
 
 
 def read_job_cost(path: str | Path) -> JobCost:
@@ -63,8 +66,21 @@ def read_job_cost(path: str | Path) -> JobCost:
         raise ValueError(f"{path}: expected a Snakemake benchmark TSV with columns s, max_rss, cpu_time")
     row = rows[-1]
     wildcards = (*parts[root + 3:-1], Path(parts[-1]).stem)
-    return JobCost(parts[root + 2], wildcards, float(row["s"]), float(row["cpu_time"]), _number(row["max_rss"]),
-                   str(path))
+    log = Path(*parts[:root + 1], *parts[root + 2:-1], Path(parts[-1]).stem + ".log")
+    cpu = logged_cpu_seconds(log)
+    return JobCost(parts[root + 2], wildcards, float(row["s"]), float(row["cpu_time"]) if cpu is None else cpu,
+                   _number(row["max_rss"]), str(path), None if cpu is None else str(log))
+
+
+def logged_cpu_seconds(log: Path) -> float | None:
+    """The exact CPU seconds the job's ``fpa`` command reported as its log's last usage line
+    (``fpa.cli.report_usage``: the process and its finished children), or None without one."""
+    from fpa.cli import USAGE_PREFIX
+
+    if not log.exists():
+        return None
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith(USAGE_PREFIX)]
+    return float(json.loads(lines[-1][len(USAGE_PREFIX):])["cpu_s"]) if lines else None
 
 
 def _number(text: str) -> float:

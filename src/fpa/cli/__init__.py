@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
+import time
 
-from fpa.config import ConfigError
+PROCESS_STARTED = time.perf_counter()  # `python -m fpa` imports this module first
+
+from fpa.config import ConfigError  # noqa: E402 (after the clock starts)
 
 # command -> module that registers it; a command imports only its own module (the others pull
 # in torch/transformers, ~5 s per job, and envs that don't have them)
@@ -46,3 +50,16 @@ def main(argv: list[str] | None = None) -> None:
     except (ConfigError, ValueError, FileNotFoundError) as error:
         print(f"fpa {args.command}: error: {error}", file=sys.stderr)
         sys.exit(2)
+    finally:
+        report_usage()
+
+
+#: The last line a command writes to stderr (the rule's log): its exact cost, which the cost
+#: table reads (``fpa.aggregation.cost``); Snakemake's own benchmark samples CPU time too rarely.
+USAGE_PREFIX = "fpa usage: "
+
+
+def report_usage() -> None:
+    from fpa.provenance.record import usage_since
+
+    print(USAGE_PREFIX + json.dumps(usage_since(PROCESS_STARTED), sort_keys=True), file=sys.stderr, flush=True)

@@ -1,5 +1,5 @@
 """``fpa cost``: the cost-by-stage table of a config's runs, from the jobs' Snakemake benchmark
-records under ``logs/benchmarks/`` (``fpa.aggregation.cost``)."""
+records under ``logs/benchmarks/`` and the CPU time each job logged (``fpa.aggregation.cost``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ def cost(args) -> None:
     if not costs:
         raise ValueError(f"{BENCHMARK_ROOT}: no benchmark record of the config's runs")
     table = cost_by_stage(costs)
-    job = Job("cost", cfg, {f"benchmark:{cost.path}": cost.path for cost in costs}, args.code)
+    records = {f"benchmark:{cost.path}": cost.path for cost in costs}
+    logs = {f"log:{cost.cpu_log}": cost.cpu_log for cost in costs if cost.cpu_log}
+    job = Job("cost", cfg, {**records, **logs}, args.code)
     title = "Cost by stage"
     outputs = {args.out_csv: table.to_csv(index=False), args.out_md: to_markdown(table, title),
                args.out_html: to_html(table, title)}
