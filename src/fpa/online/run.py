@@ -80,8 +80,6 @@ def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], me
     fingerprint = json.loads(json.dumps({"method": method, "params": dataclasses.asdict(hyper), "training": training,
                                          "seed": seed, "processes": processes, "problems": len(problems),
                                          "code": code}))
-    resume = _resumable(work, fingerprint)
-    elapsed_before = _elapsed_at(work / METRICS_FILE, resume)
     vllm = generation["backend"] == "vllm" and torch.cuda.is_available()
     config = GRPOConfig(
         output_dir=str(work / "trl"), seed=seed, data_seed=seed, logging_steps=1, report_to="none",
@@ -90,6 +88,11 @@ def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], me
         use_vllm=vllm, vllm_mode="colocate", vllm_tensor_parallel_size=generation["tensor_parallel_size"],
         **trl_settings(hyper, training, processes=processes),
     )
+    config.device  # sets up the process group of the job's ranks (TrainingArguments._setup_devices)
+    ranks = config.distributed_state
+    with ranks.main_process_first():  # rank 0 prepares the work directory; the others then only read it
+        resume = _resumable(work, fingerprint, prepare=ranks.is_main_process)
+    elapsed_before = _elapsed_at(work / METRICS_FILE, resume)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     dataset = Dataset.from_list([{"prompt": prompt, "answer": problem["answer"], "problem_id": problem["id"]}
@@ -119,20 +122,24 @@ def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], me
     return summary
 
 
-def _resumable(work: Path, fingerprint: dict) -> str | None:
-    """TRL's latest checkpoint in ``work`` if it is of this very run; stale work of another is removed."""
+def _resumable(work: Path, fingerprint: dict, *, prepare: bool) -> str | None:
+    """TRL's latest checkpoint in ``work`` if it is of this very run. The process that ``prepare``s
+    (rank 0) also cuts the metrics log back to that checkpoint, or replaces stale work of another
+    run with an empty directory marked with this run's fingerprint."""
     from transformers.trainer_utils import get_last_checkpoint
 
     marker = work / "fingerprint.json"
     if marker.exists() and read_json(marker) == fingerprint and (work / "trl").is_dir():
         last = get_last_checkpoint(str(work / "trl"))
         if last is not None:
-            truncate_csv(work / METRICS_FILE, int(Path(last).name.split("-")[1]))
+            if prepare:
+                truncate_csv(work / METRICS_FILE, int(Path(last).name.split("-")[1]))
             log.info("resuming from %s", last)
             return last
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    write_json(marker, fingerprint)
+    if prepare:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        write_json(marker, fingerprint)
     return None
 
 
