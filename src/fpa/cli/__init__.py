@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa {args.command}: error: {error}", file=sys.stderr)
         sys.exit(2)
     finally:
-        report_usage()
+        if not sys.stderr.isatty():  # a job's log, not a user at a terminal
+            report_usage()
 
 
 #: The last line a command writes to stderr (the rule's log): its exact cost, which the cost
