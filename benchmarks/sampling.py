@@ -41,7 +41,7 @@ OUT = Path(__file__).resolve().parent / "results" / "sampling.json"
 class PerStepMultinomial(LogitsProcessor):
     """The reference: one ``torch.multinomial`` call per row and step."""
 
-    def __init__(self, generators: list[torch.Generator], temperature: float, max_steps: int):
+    def __init__(self, generators: list[torch.Generator], temperature: float):
         self.generators = generators
         self.temperature = temperature
 

@@ -85,7 +85,7 @@ def test_cli_writes_the_table_with_provenance_of_every_record(tmp_path):
 def test_cpu_seconds_are_the_ones_the_command_logged(tmp_path):
     """Snakemake samples CPU time every 0.5 s, then every 30 s: the exact figure is the usage line a
     real ``fpa`` command writes last to the rule's log (stderr), the last of several (DDP ranks)."""
-    from fpa.cli import USAGE_PREFIX
+    from fpa.provenance.record import USAGE_PREFIX
 
     bench = _record(tmp_path, "toy_benchmark/toy8.tsv", 5, 0.25, 100)
     log = tmp_path / "logs" / "toy_benchmark" / "toy8.log"

@@ -62,15 +62,15 @@ def test_argument_checks(backend):
 @pytest.mark.parametrize("block_floats", [1, 4 * 7 * 23, 1 << 24])
 def test_sampler_draws_what_per_step_multinomial_draws(monkeypatch, block_floats):
     """The sampler's block-drawn noise gives exactly ``torch.multinomial``'s per-row, per-step
-    draws, whether a block holds one step, a few (boundaries mid-run) or all of them."""
+    draws, whether a block holds one step, four, or the 32 of the step cap (boundaries mid-run)."""
     import torch
 
     from fpa.generation import hf
 
     monkeypatch.setattr(hf, "NOISE_BLOCK_FLOATS", block_floats)
-    rows, vocabulary, steps, temperature = 7, 23, 9, 0.7
+    rows, vocabulary, steps, temperature = 7, 23, 40, 0.7  # 40 steps: past the 32-step block cap
     logits = torch.randn(steps, rows, vocabulary, generator=torch.Generator().manual_seed(0)) * 3
-    sampler = hf.SeededSampler([torch.Generator().manual_seed(100 + r) for r in range(rows)], temperature, steps)
+    sampler = hf.SeededSampler([torch.Generator().manual_seed(100 + r) for r in range(rows)], temperature)
     peers = [torch.Generator().manual_seed(100 + r) for r in range(rows)]
     for step in range(steps):
         scores = sampler(None, logits[step].clone())

@@ -13,7 +13,6 @@ reference cache) are their own rows (method ``(shared)``).
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -74,13 +73,11 @@ def read_job_cost(path: str | Path) -> JobCost:
 
 def logged_cpu_seconds(log: Path) -> float | None:
     """The exact CPU seconds the job's ``fpa`` command reported as its log's last usage line
-    (``fpa.cli.report_usage``: the process and its finished children), or None without one."""
-    from fpa.cli import USAGE_PREFIX
+    (the process and its finished children), or None without one."""
+    from fpa.provenance.record import last_logged_usage
 
-    if not log.exists():
-        return None
-    lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith(USAGE_PREFIX)]
-    return float(json.loads(lines[-1][len(USAGE_PREFIX):])["cpu_s"]) if lines else None
+    usage = last_logged_usage(log.read_text(errors="replace")) if log.exists() else None
+    return None if usage is None else float(usage["cpu_s"])
 
 
 def _number(text: str) -> float:

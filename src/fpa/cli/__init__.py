@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 import time
 
@@ -55,12 +54,8 @@ def main(argv: list[str] | None = None) -> None:
             report_usage()
 
 
-#: The last line a command writes to stderr (the rule's log): its exact cost, which the cost
-#: table reads (``fpa.aggregation.cost``); Snakemake's own benchmark samples CPU time too rarely.
-USAGE_PREFIX = "fpa usage: "
-
-
 def report_usage() -> None:
-    from fpa.provenance.record import usage_since
+    """The command's cost as the last line of its log (``fpa.provenance.record.usage_line``)."""
+    from fpa.provenance.record import usage_line
 
-    print(USAGE_PREFIX + json.dumps(usage_since(PROCESS_STARTED), sort_keys=True), file=sys.stderr, flush=True)
+    print(usage_line(PROCESS_STARTED), file=sys.stderr, flush=True)

@@ -37,7 +37,9 @@ def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1  # a non-negative int64
 
 
-#: Exp(1) noise drawn ahead per block of steps, at most this many floats (rows x steps x vocabulary).
+#: Exp(1) noise is drawn ahead for blocks of at most this many steps and floats (rows x steps x
+#: vocabulary): few generator calls per row, and little noise drawn for steps after every row stopped.
+NOISE_BLOCK_STEPS = 32
 NOISE_BLOCK_FLOATS = 1 << 24
 
 
@@ -52,10 +54,9 @@ class SeededSampler(LogitsProcessor):
     calls, and the draws are bit-identical to per-step ``multinomial``.
     """
 
-    def __init__(self, generators: list[torch.Generator], temperature: float, max_steps: int):
+    def __init__(self, generators: list[torch.Generator], temperature: float):
         self.generators = generators
         self.temperature = temperature
-        self.max_steps = max_steps
         self.step = 0
         self.noise: torch.Tensor | None = None  # [rows, block steps, vocabulary]
 
@@ -64,7 +65,7 @@ class SeededSampler(LogitsProcessor):
         rows, vocabulary = probs.shape
         if len(self.generators) != rows:
             raise ValueError(f"SeededSampler has {len(self.generators)} generators for {rows} rows")
-        block = max(1, min(self.max_steps, NOISE_BLOCK_FLOATS // (rows * vocabulary)))
+        block = max(1, min(NOISE_BLOCK_STEPS, NOISE_BLOCK_FLOATS // (rows * vocabulary)))
         if self.step % block == 0:
             self.noise = torch.stack([torch.empty(block, vocabulary).exponential_(1, generator=g)
                                       for g in self.generators])
@@ -143,7 +144,7 @@ class HFBackend:
         processors = LogitsProcessorList()
         if temperature > 0:
             generators = [torch.Generator().manual_seed(s) for _, s in rows]
-            processors.append(SeededSampler(generators, temperature, max_new_tokens))
+            processors.append(SeededSampler(generators, temperature))
         config = GenerationConfig(
             do_sample=False,  # the draw happens in SeededSampler; argmax then picks it
             max_new_tokens=max_new_tokens,

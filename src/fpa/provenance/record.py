@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import importlib.metadata
+import json
 import os
 import platform
 import resource
@@ -86,6 +87,22 @@ def usage_since(clock_start: float) -> dict:
     torch = sys.modules.get("torch")  # a job that never imported torch holds no GPU
     gpus = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
     return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "gpus": gpus, "gpu_s": round(wall * gpus, 3)}
+
+
+#: How a command states its whole cost as the last line of its log (``fpa.cli``): the cost table
+#: reads it there (``fpa.aggregation.cost``), as Snakemake samples CPU time too rarely.
+USAGE_PREFIX = "fpa usage: "
+
+
+def usage_line(clock_start: float) -> str:
+    return USAGE_PREFIX + json.dumps(usage_since(clock_start), sort_keys=True)
+
+
+def last_logged_usage(log_text: str) -> dict | None:
+    """The last usage line of a log (a job of several processes logs one per process; the
+    launcher, which waits for the others, last), or None."""
+    lines = [line for line in log_text.splitlines() if line.startswith(USAGE_PREFIX)]
+    return json.loads(lines[-1][len(USAGE_PREFIX):]) if lines else None
 
 
 # the fields every record has (Job.output); anything else is what the job itself recorded
