@@ -1,0 +1,120 @@
+"""The plan of one experiment: what ``workflow/rules/*.smk`` asks of a config, computed once.
+
+``Plan(config, basedir)`` expands the run grid and builds every table layout and figure
+slice once; the rules' input, params and wildcard-constraint functions are its methods
+(``common.smk`` binds them to the ``get_*`` names the rules use). A method that Snakemake
+calls per job takes the job's ``wildcards`` (and ``input``/``output``), as input functions do.
+
+    plan = Plan(validate_config(config), "/path/to/fpa-bench")
+    plan.final_output()                      # what rule all asks for
+    plan.table_evals(SimpleNamespace(table="main"))
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Mapping
+
+from fpa.aggregation.layout import build_layout, table_benchmarks
+from fpa.figures import FIGURES
+from fpa.config import BASE_METHOD, DATASET_FILES, expand_runs, is_code_grader, load_catalog, run_names
+from fpa.planning.figures import FigurePlan
+from fpa.planning.paths import PlanPaths
+from fpa.planning.shell import ShellArgs
+from fpa.planning.slices import ConfigSlices
+
+TABLE_FORMATS = ("csv", "md", "tex", "html")
+COST_TABLE = tuple(f"results/tables/cost_by_stage.{ext}" for ext in ("csv", "md", "html"))
+#: a wildcard constraint that no name matches (a rule with nothing to make)
+NOTHING = "(?!)"
+
+
+class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
+    """Runs, benchmarks, tables and figures of a validated ``config``; ``basedir`` is the
+    workflow's directory (relative catalog paths are read from there)."""
+
+    def __init__(self, config: Mapping, basedir: str | Path):
+        self.config = config
+        self.basedir = Path(basedir)
+        self.runs = expand_runs(config)
+        self.models = list(config["models"])
+        self.seeds = [str(seed) for seed in config["seeds"]]
+        self.methods = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(self.runs)
+        uses_catalog = config["dataset"]["source"] in DATASET_FILES or any(
+            bench["source"] == "catalog" for bench in config["benchmarks"].values())
+        self.catalog = load_catalog(config, "config") if uses_catalog else {}
+        self.layouts = {name: build_layout(name, spec, config, self.runs) for name, spec in config["tables"].items()}
+        # benchmarks of the tables: code ones sampled then graded in the sandbox (code.smk), the
+        # others sampled and graded in one job per checkpoint (rule evaluate); a benchmark only
+        # in curve_benchmarks is sampled by the curve jobs alone
+        table_benches = list(dict.fromkeys(
+            bench for spec in config["tables"].values() for bench in table_benchmarks(spec)))
+        self.code_benches = [b for b in table_benches if is_code_grader(config["benchmarks"][b]["grader"])]
+        self.eval_benches = [b for b in table_benches if b not in self.code_benches]
+        # the runs trained online (fpa.online, by rule train_online); rule train trains the others
+        self.online_runs = sorted({run.name for run in self.runs.values() if run.online})
+        FigurePlan.__init__(self)
+
+    def run(self, wildcards):
+        return self.runs[(wildcards.model, wildcards.method)]
+
+    def final_output(self) -> list[str]:
+        """What rule all asks for: the tables, curves, figures and the cost table."""
+        tables = [f"results/tables/{table}.{ext}" for table in self.config["tables"] for ext in TABLE_FORMATS]
+        return tables + self.curves() + self.figure_outputs() + list(COST_TABLE)
+
+    def curves(self) -> list[str]:
+        """Curve CSVs of the runs that take snapshots (each on its seeds), when the config
+        names curve benchmarks."""
+        if not self.config["curve_benchmarks"]:
+            return []
+        return sorted({f"results/curves/{model}/{run.trained_as}/{seed}.csv"
+                       for (model, _), run in self.runs.items() if run.training["snapshot_every"]
+                       for seed in run.seeds})
+
+    def table_evals(self, wildcards) -> list[str]:
+        """The files a table reads: evaluations, or the runs' checkpoints (overhead table)."""
+        layout = self.layouts[wildcards.table]
+        return list(dict.fromkeys(layout.input_path(key, seed) for key in layout.cell_keys() for seed in key.seeds))
+
+    def table_columns(self, wildcards) -> str:
+        return ", ".join(self.layouts[wildcards.table].columns)
+
+    def cost_inputs(self) -> list[str]:
+        """What the tables and figures read (evaluations, curves, runs, analyses): the cost table
+        waits for the jobs whose records it sums, and a table's layout change does not re-run it."""
+        tables = [path for layout in self.layouts.values()
+                  for key in layout.cell_keys() for seed in key.seeds
+                  for path in [layout.input_path(key, seed)]]
+        figures = [path for model, name in self.planned_figures() for path in self.figure_dag_inputs(model, name)]
+        return sorted(set(tables + figures + self.curves()))
+
+    def resources(self, group: str) -> dict:
+        """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
+        defaults filled from the schema (the SLURM plugin's names)."""
+        return self.config["resources"][group]
+
+    def threads(self, group: str) -> int:
+        """Threads of a job of the rules of ``group``: the CPUs it requests."""
+        return self.config["resources"][group]["cpus_per_task"]
+
+    # wildcard constraints: each matches exactly the names its rule makes
+
+    def table_pattern(self) -> str:
+        """The config's tables (not the cost table beside them)."""
+        return "|".join(map(re.escape, self.config["tables"])) or NOTHING
+
+    def code_bench_pattern(self) -> str:
+        return "|".join(map(re.escape, self.code_benches))
+
+    def run_pattern(self, online: bool) -> str:
+        """The online runs, or every other method (a path segment: the lookahead stops at the
+        next path separator or the end)."""
+        online_names = "|".join(map(re.escape, self.online_runs)) or NOTHING
+        return online_names if online else f"(?!(?:{online_names})(?:/|$))[A-Za-z0-9_.-]+"
+
+    @staticmethod
+    def table_figure_pattern() -> str:
+        """The figures that have a table (Figure.table)."""
+        return "|".join(name for name, figure in FIGURES.items() if figure.table) or NOTHING
