@@ -39,7 +39,8 @@ TARGET_S = 5.0
 
 PARSE_ONLY = """
 import yaml
-from fpa.config import expand_runs, validate_config
+from fpa.config import expand_runs
+from fpa.planning import validate_config
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance.fingerprint import code_fingerprint

@@ -1,9 +1,10 @@
 """Configuration: schema validation with one-line errors, and the expanded run grid.
 
-``validate_config`` is what ``workflow/rules/common.smk`` calls first: it fills the
+``validate_config`` is what ``fpa.planning.validate_config`` calls first: it fills the
 schema's defaults through ``snakemake.utils.validate`` and, on any error, raises a
 ``ConfigError`` whose message is one line naming the file, the key path, what was
-expected and the value received.
+expected and the value received. The checks that need the figure, table-layout and
+resource registries (which import this module) are in ``fpa.planning.validation``.
 """
 
 from __future__ import annotations
@@ -155,7 +156,6 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
     for column in config["curve_benchmarks"]:
         _check_sampled_benchmark(config, column, "curve_benchmarks", where)
-    _check_figures(config, where)
     future = config["future_policy"]
     if future["anchor_step"] is not None and any(step <= future["anchor_step"] for step in future["target_steps"]):
         raise ConfigError(f"{where}: future_policy.target_steps: expected steps after anchor_step "
@@ -167,16 +167,9 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                           "name at least one method or set evaluate_base: true")
     if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
-    from fpa.resources import check_resources
-
-    check_resources(config, where)
     runs = expand_runs(config, where, schema)
     _check_model_selection(config, runs, where)
     _check_online(config, runs, where)
-    from fpa.aggregation.layout import build_layout
-
-    for name, spec in config["tables"].items():
-        build_layout(name, spec, config, runs, where)
 
 
 def _check_sampled_benchmark(config: dict, name: str, key: str, where: str) -> None:
@@ -211,21 +204,6 @@ def _check_online(config: dict, runs: Mapping, where: str) -> None:
         raise ConfigError(f"{where}: methods.{online}.online: online methods train on the training problems of a "
                           f"math or toy dataset, rewarded by its grader; dataset.source "
                           f"{config['dataset']['source']!r} has none")
-
-
-def _check_figures(config: dict, where: str) -> None:
-    from fpa.figures import FIGURES
-
-    for name, roles in config["figures"].items():
-        if name not in FIGURES:
-            raise ConfigError(f"{where}: figures: unknown figure {name!r}; expected one of {sorted(FIGURES)}")
-        for role, method in roles.items():
-            if FIGURES[name].roles and role not in FIGURES[name].roles:
-                raise ConfigError(f"{where}: figures.{name}.{role}: unknown role; expected one of "
-                                  f"{list(FIGURES[name].roles)}")
-            if method not in config["methods"]:
-                raise ConfigError(f"{where}: figures.{name}.{role}: unknown method {method!r}; "
-                                  f"expected one of {sorted(config['methods'])}")
 
 
 #: (section, entry) of the catalog files each catalog-built ``dataset.source`` reads.

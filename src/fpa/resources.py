@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from fpa.config import ConfigError
+
 #: the resource groups whose jobs sample with the configured generation backend
 SAMPLING_GROUPS = ("sample_offline", "evaluate", "generate_code")
 
@@ -22,8 +24,6 @@ def job_processes(job: Mapping) -> int:
 
 def check_resources(config: Mapping, where: str) -> None:
     """Raise ``ConfigError`` when a job's processes, CPUs and GPUs do not fit together."""
-    from fpa.config import ConfigError
-
     for group, job in config["resources"].items():
         if "processes" in job and group != "train":
             raise ConfigError(f"{where}: resources.{group}.processes: only rule train runs several processes; "

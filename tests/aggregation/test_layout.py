@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fpa.aggregation.layout import build_layout
-from fpa.config import ConfigError, expand_runs, validate_config
+from fpa.config import ConfigError, expand_runs
+from fpa.planning import validate_config
 
 
 def _config(tables, methods=None, models=("toy",)):

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fpa.config import ConfigError, expand_runs, validate_config
+from fpa.config import ConfigError, expand_runs
 from fpa.figures import FIGURES, figure_slice, planned_figures, resolve_roles
 from fpa.figures import data
 from fpa.figures import paths as D
 from fpa.io import read_json
+from fpa.planning import validate_config
 from fpa.training.stats import DIAGNOSTIC_KEYS
 
 
@@ -193,7 +194,8 @@ def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
 
 PLAN_FIGURES = """
 import json, sys, yaml
-from fpa.config import expand_runs, validate_config
+from fpa.config import expand_runs
+from fpa.planning import validate_config
 from fpa.figures import FIGURES, dag_inputs, figure_slice, planned_figures
 config = validate_config(yaml.safe_load(open(sys.argv[1])), where=sys.argv[1])
 runs = expand_runs(config)

@@ -29,7 +29,7 @@ def test_missing_bwrap_is_one_line_with_the_fix(monkeypatch):
 def test_userns_hint_names_the_sysctl(monkeypatch):
     values = {"/proc/sys/kernel/unprivileged_userns_clone": None, "/proc/sys/user/max_user_namespaces": "0"}
     monkeypatch.setattr(check, "_read_sysctl", lambda path: values.get(path))
-    assert "sysctl -w user.max_user_namespaces=" in check._userns_hint("bwrap: No permissions to create new namespace")
+    assert "sysctl -w user.max_user_namespaces=" in check.userns_hint("bwrap: No permissions to create new namespace")
 
 
 def test_missing_sandbox_skips_outside_ci(monkeypatch):

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import ConfigError, expand_runs, load_config_file, load_schema, validate_config
+from fpa.config import ConfigError, expand_runs, load_schema
 from fpa.objectives import OBJECTIVES
+from fpa.planning import load_config_file, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = [ROOT / "config" / "config.yaml", ROOT / ".test" / "config_ci" / "config.yaml",

@@ -148,7 +148,8 @@ def test_amc24_is_reported_missing(tmp_path):
 # fingerprint of every rule's jobs.
 PARSE_TIME = """
 import json, sys, yaml
-from fpa.config import expand_runs, load_catalog, validate_config
+from fpa.config import expand_runs, load_catalog
+from fpa.planning import validate_config
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance import fingerprint

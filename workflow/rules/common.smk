@@ -2,8 +2,8 @@
 # rules use are its methods.
 import sys
 
-from fpa.config import ConfigError, validate_config
-from fpa.planning import Plan
+from fpa.config import ConfigError
+from fpa.planning import NAME, Plan, validate_config
 from fpa.planning.plan import COST_TABLE
 from fpa.planning.shell import shell_prefix
 from fpa.provenance.fingerprint import code_fingerprint
@@ -19,12 +19,12 @@ except ConfigError as error:
 
 
 wildcard_constraints:
-    model="[A-Za-z0-9_.-]+",
-    method="[A-Za-z0-9_.-]+",
+    model=NAME,
+    method=NAME,
     seed=r"\d+",
-    bench="[A-Za-z0-9_.-]+",
-    table="[A-Za-z0-9_.-]+",
-    experiment="[A-Za-z0-9_.-]+",
+    bench=NAME,
+    table=NAME,
+    experiment=NAME,
 
 
 CATALOG = PLAN.catalog

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from fpa.config import expand_runs, load_config_file
+from fpa.config import expand_runs
+from fpa.planning import load_config_file
 from fpa.objectives import OBJECTIVES
 from fpa.provenance.explain import explain_cell
 

@@ -20,6 +20,7 @@ from fpa.aggregation.layout import build_layout, table_benchmarks
 from fpa.figures import FIGURES
 from fpa.config import BASE_METHOD, DATASET_FILES, expand_runs, is_code_grader, load_catalog, run_names
 from fpa.planning.figures import FigurePlan
+from fpa.planning.validation import NAME
 from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 from typing import Mapping
 
-from fpa.sandbox.check import SandboxUnavailable, check_sandbox, sandbox_problem
+from fpa.sandbox.check import SandboxUnavailable
 from fpa.sandbox.limits import Limits, RunResult
-from fpa.sandbox.runner import Sandbox
+from fpa.sandbox.runner import Sandbox, check_sandbox, sandbox_problem
 
 __all__ = ["Limits", "RunResult", "Sandbox", "SandboxUnavailable", "check_sandbox", "run_python", "sandbox_problem"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
@@ -28,16 +27,8 @@ class SandboxUnavailable(RuntimeError):
     """The sandbox cannot be set up here; ``str()`` is one line with the fix."""
 
 
-def check_sandbox(python: str = sys.executable) -> None:
-    """Raise ``SandboxUnavailable`` unless programs can run sandboxed with ``python``."""
-    problem = sandbox_problem(python)
-    if problem:
-        raise SandboxUnavailable(problem)
-
-
-@functools.lru_cache(maxsize=None)
-def sandbox_problem(python: str = sys.executable) -> str | None:
-    """What stops the sandbox from working (None when it works); cached per process."""
+def missing_prerequisite(python: str = sys.executable) -> str | None:
+    """What the sandbox lacks here before it can be tried (platform, interpreter, tools), or None."""
     if not sys.platform.startswith("linux"):
         return f"the sandbox needs Linux (bubblewrap, namespaces); this is {sys.platform}"
     if not Path(python).is_file():
@@ -54,23 +45,7 @@ def sandbox_problem(python: str = sys.executable) -> str | None:
     for tool, fix in tools.items():
         if shutil.which(tool) is None:
             return fix
-    return _probe(python)
-
-
-def _probe(python: str) -> str | None:
-    """Run a tiny program in the real sandbox; explain a failure."""
-    from fpa.sandbox.runner import Sandbox  # runner imports this module
-
-    code = "import os, sys; print(os.getuid(), sys.version_info[0])"
-    try:
-        result = Sandbox(python=python, checked=True).run_python(code, timeout_s=30)
-    except (OSError, RuntimeError) as err:
-        return f"sandbox set-up failed: {err}"
-    if result.returncode == 0 and not result.timed_out:
-        return None
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    detail = next((line for line in lines if line.startswith("bwrap:")), lines[-1] if lines else "")
-    return f"sandbox probe failed (exit {result.returncode}): {detail.strip()}; {_userns_hint(detail)}"
+    return None
 
 
 def _read_sysctl(path: str) -> str | None:
@@ -80,7 +55,7 @@ def _read_sysctl(path: str) -> str | None:
         return None
 
 
-def _userns_hint(detail: str) -> str:
+def userns_hint(detail: str) -> str:
     """Why an unprivileged user may not create user namespaces here, and the fix."""
     if _read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0":
         return "unprivileged user namespaces are off: run `sysctl -w kernel.unprivileged_userns_clone=1`"

@@ -7,6 +7,7 @@ same program unsandboxed (rlimits and the wall clock only) and warns loudly.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import os
@@ -21,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
 from fpa.sandbox import bwrap, janitor
-from fpa.sandbox.check import check_sandbox
+from fpa.sandbox.check import SandboxUnavailable, missing_prerequisite, userns_hint
 from fpa.sandbox.limits import Limits, RunResult
 from fpa.sandbox.process import wait_group
 from fpa.sandbox.stage import Staging
@@ -150,6 +151,34 @@ class Sandbox:
             return wait_group(proc, stdin, timeout, self.limits.output_bytes)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def check_sandbox(python: str = sys.executable) -> None:
+    """Raise ``SandboxUnavailable`` unless programs can run sandboxed with ``python``."""
+    problem = sandbox_problem(python)
+    if problem:
+        raise SandboxUnavailable(problem)
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_problem(python: str = sys.executable) -> str | None:
+    """What stops the sandbox from working (None when it works); cached per process. The probe
+    runs a real ``Sandbox``, so the check lives beside it (not in ``check``, which it imports)."""
+    return missing_prerequisite(python) or _probe(python)
+
+
+def _probe(python: str) -> str | None:
+    """Run a tiny program in the real sandbox; explain a failure."""
+    code = "import os, sys; print(os.getuid(), sys.version_info[0])"
+    try:
+        result = Sandbox(python=python, checked=True).run_python(code, timeout_s=30)
+    except (OSError, RuntimeError) as err:
+        return f"sandbox set-up failed: {err}"
+    if result.returncode == 0 and not result.timed_out:
+        return None
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    detail = next((line for line in lines if line.startswith("bwrap:")), lines[-1] if lines else "")
+    return f"sandbox probe failed (exit {result.returncode}): {detail.strip()}; {userns_hint(detail)}"
 
 
 def _popen(cmd, stdin, *, pass_fds, cwd, env) -> subprocess.Popen:

@@ -1,0 +1,73 @@
+"""Config checks that need the registries above ``fpa.config``: figures, table layouts and
+job resources, and the names that become path segments (and so shell words) of the DAG.
+
+``fpa.config.validate_config`` checks the schema and the run grid; the checks here import
+``fpa.figures``, ``fpa.aggregation.layout`` and ``fpa.resources``, which import
+``fpa.config``, so they sit in a module above all of them and no import circle forms.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Mapping
+
+from fpa import config as base_config
+from fpa.aggregation.layout import build_layout
+from fpa.config import ConfigError, expand_runs
+from fpa.figures import FIGURES
+from fpa.resources import check_resources
+
+#: a name of the config that becomes a path segment (a wildcard of the DAG): no shell
+#: metacharacters, spaces or path separators can reach a job's command line through it
+NAME = "[A-Za-z0-9_.-]+"
+#: the config's sections whose keys are such names, and its single name (``experiment``)
+NAMED_SECTIONS = ("models", "benchmarks", "tables")
+
+
+def validate_config(config: dict, where: str = "config") -> dict:
+    """``fpa.config.validate_config`` (schema, defaults, run grid) plus the checks of this
+    module; returns ``config`` with its defaults filled, else raises a one-line ``ConfigError``."""
+    base_config.validate_config(config, where)
+    check_planning(config, where)
+    return config
+
+
+def load_config_file(path: str | Path) -> dict:
+    """Read and fully validate a YAML config outside Snakemake (CLI, tests)."""
+    config = base_config.load_config_file(path)
+    check_planning(config, str(path))
+    return config
+
+
+def check_planning(config: dict, where: str) -> None:
+    """What a schema-valid config must also satisfy for the DAG to be planned."""
+    check_names(config, where)
+    check_resources(config, where)
+    _check_figures(config, where)
+    runs = expand_runs(config, where)
+    for name, spec in config["tables"].items():
+        build_layout(name, spec, config, runs, where)
+
+
+def check_names(config: Mapping, where: str) -> None:
+    """Names that become path segments match ``NAME``, as the workflow's wildcards do."""
+    named = {f"{section}.{key}": key for section in NAMED_SECTIONS for key in config[section]}
+    named["experiment"] = config["experiment"]
+    for key_path, name in named.items():
+        if not re.fullmatch(NAME, name):
+            raise ConfigError(f"{where}: {key_path}: expected a name of letters, digits, '_', '.' and '-' "
+                              f"(it names result paths), got {name!r}")
+
+
+def _check_figures(config: Mapping, where: str) -> None:
+    for name, roles in config["figures"].items():
+        if name not in FIGURES:
+            raise ConfigError(f"{where}: figures: unknown figure {name!r}; expected one of {sorted(FIGURES)}")
+        for role, method in roles.items():
+            if FIGURES[name].roles and role not in FIGURES[name].roles:
+                raise ConfigError(f"{where}: figures.{name}.{role}: unknown role; expected one of "
+                                  f"{list(FIGURES[name].roles)}")
+            if method not in config["methods"]:
+                raise ConfigError(f"{where}: figures.{name}.{role}: unknown method {method!r}; "
+                                  f"expected one of {sorted(config['methods'])}")
