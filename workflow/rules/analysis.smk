@@ -28,7 +28,7 @@ rule future_policy:
         work="results/analysis/future_policy/{model}/{method}/{seed}/work",
     shell:
         "{params.numerics}python -m fpa future-policy --reference {input.reference} --snapshots {input.snapshots} "
-        "--benchmark {params.bench} {input.benchmark} --config-json {params.analysis:q} "
+        "--benchmark {params.bench} {input.benchmark:q} --config-json {params.analysis:q} "
         "--seed {wildcards.seed} --code {params.code} --threads {threads} --gpus {resources.gpu} --work {params.work} "
         "--out {output} > {log} 2>&1"
 

@@ -55,8 +55,8 @@ if CODE_BENCHES:
             eval=get_eval_config,
             code=get_code_eval_code,
         shell:
-            "python -m fpa evaluate-code --completions {input.completions} --benchmark {input.benchmark} "
-            "--tasks {input.tasks} --config-json {params.eval:q} --seed {wildcards.seed} "
+            "python -m fpa evaluate-code --completions {input.completions} --benchmark {input.benchmark:q} "
+            "--tasks {input.tasks:q} --config-json {params.eval:q} --seed {wildcards.seed} "
             "--code {params.code} --workers {threads} --out {output} > {log} 2>&1"
 
 
@@ -78,5 +78,5 @@ if config["dataset"]["source"] == "taco_apps":
         params:
             code=get_code("fpa.cli.code"),
         shell:
-            "python -m fpa code-train taco_train={input.taco_train} apps_train={input.apps_train} "
+            "python -m fpa code-train taco_train={input.taco_train:q} apps_train={input.apps_train:q} "
             "--code {params.code} --out {output} > {log} 2>&1"

@@ -17,7 +17,7 @@ rule fetch_data:
         code=get_code("fpa.cli.data"),
     shell:
         "python -m fpa fetch-data --entry-json {params.entry:q} {params.mirror} --code {params.code} "
-        "--out {output} > {log} 2>&1"
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule prepare_benchmark:
@@ -39,7 +39,7 @@ rule prepare_benchmark:
         code=get_code("fpa.cli.data"),
     shell:
         "python -m fpa prepare-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
-        "--catalog {params.catalog} --code {params.code} --out {output} {input} > {log} 2>&1"
+        "--catalog {params.catalog:q} --code {params.code} --out {output} {input:q} > {log} 2>&1"
 
 
 if config["dataset"]["source"] == "math12k":
@@ -61,9 +61,9 @@ if config["dataset"]["source"] == "math12k":
             sample="--sample" if CATALOG.get("sample") else "",
             code=get_code("fpa.cli.data"),
         shell:
-            "python -m fpa math-train --math-train {input.math_train} --math-test {input.math_test} "
-            "--math500 {input.math500} --math-perturb {input.math_perturb_simple} "
-            "{input.math_perturb_hard} {params.sample} --code {params.code} --out {output} > {log} 2>&1"
+            "python -m fpa math-train --math-train {input.math_train:q} --math-test {input.math_test:q} "
+            "--math500 {input.math500:q} --math-perturb {input.math_perturb_simple:q} "
+            "{input.math_perturb_hard:q} {params.sample} --code {params.code} --out {output} > {log} 2>&1"
 
 
 rule fetch_model:

@@ -22,7 +22,7 @@ if config["dataset"]["source"] == "step_dpo":
             model=get_model_option,
             code=get_code("fpa.cli.dataset"),
         shell:
-            "python -m fpa step-dpo-dataset --pairs {input.pairs} {params.model} "
+            "python -m fpa step-dpo-dataset --pairs {input.pairs:q} {params.model} "
             "--config-json {params.dataset:q} --code {params.code} "
             "--out-train {output.train} --out-val {output.val} > {log} 2>&1"
 

@@ -94,6 +94,6 @@ if config["model_selection"]:
             work="results/train/{model}/{method}/{seed}/select_work",
         shell:
             "{params.numerics}python -m fpa select-checkpoint --snapshots {input.snapshots} "
-            "--checkpoint {input.checkpoint} --benchmark {params.bench} {input.benchmark} "
+            "--checkpoint {input.checkpoint} --benchmark {params.bench} {input.benchmark:q} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
             "--threads {threads} --gpus {resources.gpu} --work {params.work} --out {output} > {log} 2>&1"
