@@ -30,6 +30,7 @@ from tqdm import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
+from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
@@ -55,7 +56,8 @@ class TrainConfig:
     max_length: int = 2048
     precision: str = "fp32"
     gradient_checkpointing: bool = False
-    chunk_size: int = 1024
+    chunk_size: int | str = 1024  # or "auto": from head_memory_mb
+    head_memory_mb: float = 1024.0
     reference: str = "cached"
     eval_every: int = 20
     early_stopping_patience: int = 0
@@ -150,6 +152,9 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
                               kwargs_handlers=[DistributedDataParallelKwargs(broadcast_buffers=False)])
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    if cfg.chunk_size == "auto":
+        cfg = dataclasses.replace(cfg, chunk_size=head_chunk_rows(int(cfg.head_memory_mb * 2**20), lm.config.vocab_size))
+        log.info("loss head: %d rows per chunk (head_memory_mb %s)", cfg.chunk_size, cfg.head_memory_mb)
     if cfg.gradient_checkpointing:
         lm.gradient_checkpointing_enable()
     train_split = _load_split("train", train_path, objective, tokenizer, cfg.max_length)

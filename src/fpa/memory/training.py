@@ -1,0 +1,142 @@
+"""Peak memory per device of one training job of ``fpa.training.loop``, from what it allocates.
+
+The loop holds the weights in fp32 and runs the body under bf16 autocast (``precision: bf16``)
+or in fp32; AdamW keeps two fp32 moments; the body returns final hidden states and the chunked
+head (``fpa.training.head``) turns them into per-token statistics in ``[chunk, V]`` fp32 buffers.
+Per device (rank), in bytes, with P parameters over W ranks:
+
+- **static**: weights 4P, AdamW moments 8P, DDP's gradient buckets 4P (W > 1: a flat copy of
+  every gradient); under FSDP the weights and moments / W, or none with CPU offload;
+  the cached reference's output head 4·V·d_ref when the objective reads it.
+- **forward-backward**: autograd's saved activations over the micro-batch's T = sequences x
+  ``max_length`` tokens (``activation_bytes_per_token``), the bf16 copies of the weights
+  that autocast keeps for backward (2 B per matmul weight; under FSDP the all-gathered
+  layers in flight instead), the head's buffers and its fp32 weight gradient.
+- **end of backward**: every gradient 4P (/ W under FSDP, none offloaded) and, with tied embeddings, the
+  embedding's dense gradient before it is added to the head's.
+- **optimizer step**: the gradients and one fp32 temporary per parameter (foreach AdamW's
+  square root of the second moment).
+
+The peak is static + the largest of the three phases. Sequences are taken at ``max_length``:
+a bound, reached by the longest micro-batch. ``benchmarks/memory_plan.py`` checks the
+estimate against measured peaks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fpa.memory.architecture import Architecture
+
+FP32 = 4
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """What one rank of a training job runs."""
+
+    sequences: int  # per micro-batch and rank
+    max_length: int
+    precision: str = "bf16"  # bf16 autocast over fp32 weights, or fp32
+    gradient_checkpointing: bool = False
+    chunk_size: int = 1024
+    world: int = 1
+    parallel: str = "ddp"  # ddp | fsdp
+    cpu_offload: bool = False  # FSDP: sharded weights, gradients and AdamW state in CPU memory
+    reshard_after_forward: bool = True
+    gathered_element: int = FP32  # bytes per weight that FSDP gathers (fsdp_param_dtype)
+    reference_head: bool = False  # the cached reference's W_ref on the device (FPA, KL, diagnostics)
+    head_buffers: int = 3  # [chunk, V] fp32 buffers of the head's forward (3 with a reference)
+
+    @property
+    def tokens(self) -> int:
+        return self.sequences * self.max_length
+
+    @property
+    def element(self) -> int:
+        return 2 if self.precision == "bf16" else FP32
+
+
+def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int = 3) -> int:
+    """Rows per chunk of the loss head within ``budget_bytes`` of ``[chunk, V]`` fp32 buffers.
+
+    As Liger-Kernel sizes its chunks from the vocabulary, but from a byte budget: the largest
+    power of two whose ``buffers`` (3 with a reference: h_θ, h_ref and a scratch) fit, at least 1.
+    A power of two keeps the chunk boundaries, and so the fp32 accumulation order of the head's
+    weight gradient, the same for every budget between two of them.
+    """
+    rows = budget_bytes // (buffers * FP32 * vocab_size)
+    return 1 << max(0, int(rows).bit_length() - 1)
+
+
+def activation_bytes_per_token(arch: Architecture, precision: str, seq_len: int) -> dict[str, int]:
+    """Bytes autograd saves per token of a padded batch: one layer's, and once per model.
+
+    Per layer: the residual stream in fp32 at both norms' inputs (4d each) and their
+    normalised values (4d each); the norms' outputs as the matmuls save them (fp32: one 4d
+    tensor each; bf16: autocast's copy per consumer, 3·2d for q/k/v, 2·2d for gate/up);
+    SDPA's q, k and v (k and v repeated to every head: padding makes transformers pass a
+    mask, and then it does not use SDPA's grouped-query mode), its output (4·e·h·hd, e = 2
+    or 4 bytes) and log-sum-exp (4·h); the [S, S] attention mask per token (bf16: autocast's
+    copy per layer; fp32: one, per model); Qwen3's q/k norms (their fp32 input and normalised
+    value, (4 + e)·(h + h_kv)·hd); the MLP's gate, SiLU, up and product (4·e·f). Per model: the
+    final norm's input, normalised value and output (the hidden states the head reads).
+    """
+    d, f = arch.hidden_size, arch.intermediate_size
+    bf16 = precision == "bf16"
+    e = 2 if bf16 else FP32
+    norm_outputs = 10 * d if bf16 else 8 * d
+    attention = 4 * e * arch.q_width + FP32 * arch.num_attention_heads + (2 * seq_len if bf16 else 0)
+    qk_norm = (FP32 + e) * (arch.q_width + arch.kv_width) if arch.qk_norm else 0
+    layer = 4 * FP32 * d + norm_outputs + attention + qk_norm + 4 * e * f
+    return {"layer": layer, "model": 3 * FP32 * d + (0 if bf16 else FP32 * seq_len)}
+
+
+def training_memory(arch: Architecture, job: TrainingJob) -> dict[str, int]:
+    """Bytes per rank by component, and ``peak`` (see the module docstring)."""
+    P, V, d, L, T = arch.params, arch.vocab_size, arch.hidden_size, arch.num_hidden_layers, job.tokens
+    fsdp = job.parallel == "fsdp"
+    shard = job.world if fsdp else 1
+    on_device = 0 if fsdp and job.cpu_offload else 1
+    out = {
+        "weights": on_device * FP32 * P // shard,
+        "optimizer": on_device * 2 * FP32 * P // shard,
+        "ddp_buckets": FP32 * P if job.parallel == "ddp" and job.world > 1 else 0,
+        "reference_head": FP32 * V * d if job.reference_head else 0,
+    }
+    per_token = activation_bytes_per_token(arch, job.precision, job.max_length)
+    if job.gradient_checkpointing:  # each layer keeps its input; backward recomputes one layer at a time
+        activations = T * (L * 4 * d + per_token["layer"] + per_token["model"])
+    else:
+        activations = T * (L * per_token["layer"] + per_token["model"])
+    # the gradient flowing back through a layer: the residual's and an MLP-wide one
+    transient = T * (2 * FP32 * d + job.element * arch.intermediate_size)
+    rows = min(job.chunk_size, T)
+    head = FP32 * rows * V * job.head_buffers + FP32 * T * d + FP32 * V * d  # buffers, grad_hidden, grad_W
+    out["activations"] = activations + transient
+    out["head"] = head
+    out["unsharded_weights"] = _working_weights(arch, job)
+    grads = on_device * FP32 * P // shard
+    out["gradients"] = grads
+    forward_backward = out["activations"] + head + out["unsharded_weights"]
+    end_of_backward = grads + (FP32 * V * d if arch.tie_word_embeddings else 0)
+    optimizer_step = grads + on_device * FP32 * P // shard
+    static = out["weights"] + out["optimizer"] + out["ddp_buckets"] + out["reference_head"]
+    out["peak"] = static + max(forward_backward, end_of_backward, optimizer_step)
+    return out
+
+
+def _working_weights(arch: Architecture, job: TrainingJob) -> int:
+    """Weights held beyond the fp32 masters during forward and backward.
+
+    DDP / one process under bf16 autocast: a bf16 copy of every matmul weight (cached for the
+    backward). FSDP: the all-gathered layers (in param dtype): two in flight when resharded after
+    forward (the current one and the prefetched), every one otherwise; the root's embedding
+    stays gathered; bf16 autocast adds its copy of the gathered layers' matmul weights.
+    """
+    layers = arch.num_hidden_layers
+    if job.parallel != "fsdp" or job.world == 1:
+        return 2 * layers * arch.layer_linear_params if job.precision == "bf16" else 0
+    in_flight = 2 if job.reshard_after_forward else layers
+    casts = 2 * in_flight * arch.layer_linear_params if job.precision == "bf16" else 0
+    return job.gathered_element * (in_flight * arch.layer_params + arch.embedding_params) + casts

@@ -1,0 +1,117 @@
+"""The memory planner (fpa.memory) against what PyTorch really holds: parameter counts of real HF
+models, the bytes autograd saves in a real forward, and the paper's configs against an 80 GiB GPU."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from fpa.config import expand_runs, load_config_file
+from fpa.memory.architecture import Architecture
+from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
+from fpa.memory.training import TrainingJob, activation_bytes_per_token, head_chunk_rows, training_memory
+
+ROOT = Path(__file__).resolve().parents[2]
+SHAPES = {
+    "qwen2_gqa": {"model_type": "qwen2", "vocab_size": 211, "hidden_size": 128, "intermediate_size": 320,
+                  "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                  "tie_word_embeddings": False},
+    "qwen3_tied": {"model_type": "qwen3", "vocab_size": 97, "hidden_size": 96, "intermediate_size": 200,
+                   "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+                   "tie_word_embeddings": True},
+    "llama_mha": {"model_type": "llama", "vocab_size": 150, "hidden_size": 64, "intermediate_size": 176,
+                  "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+                  "tie_word_embeddings": True},
+}
+
+
+def _hf_model(shape: dict):
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    return AutoModelForCausalLM.from_config(AutoConfig.for_model(**shape))
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_parameter_count_is_the_models(name):
+    model = _hf_model(SHAPES[name])
+    counted = sum(p.numel() for p in model.parameters())  # tied weights are one parameter
+    assert Architecture.from_hf(SHAPES[name], name).params == counted
+
+
+def _saved_bytes_per_token(model, tokens: int, bf16: bool) -> float:
+    """Bytes of the distinct non-parameter tensors autograd saves in the body's forward of a padded
+    batch, per token, less autocast's bf16 copies of the weights (counted apart by the planner)."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def pack(tensor):
+        key = tensor.untyped_storage().data_ptr()
+        if key not in params:
+            saved[key] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    ids = torch.randint(0, model.config.vocab_size, (4, tokens // 4))
+    mask = torch.ones_like(ids)
+    mask[0, :3] = 0  # left padding, as every real micro-batch of unequal lengths has
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            model.get_decoder()(input_ids=ids, attention_mask=mask)
+    weight_copies = 2 * model.num_parameters() - 2 * model.get_input_embeddings().weight.numel() if bf16 else 0
+    norms = sum(p.numel() for name, p in model.named_parameters() if "norm" in name)
+    return (sum(saved.values()) - weight_copies + 2 * norms * bf16) / tokens
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("name", SHAPES)
+def test_activation_bytes_match_what_autograd_saves(name, precision):
+    model = _hf_model(SHAPES[name]).train()
+    arch = Architecture.from_hf(SHAPES[name], name)
+    per_token = activation_bytes_per_token(arch, precision, 64)
+    expected = arch.num_hidden_layers * per_token["layer"] + per_token["model"]
+    measured = _saved_bytes_per_token(model, 256, precision == "bf16")
+    assert measured == pytest.approx(expected, rel=0.05), (measured, expected)
+
+
+def test_states_are_sixteen_bytes_per_parameter_and_fsdp_shards_them():
+    arch = Architecture.from_hf(SHAPES["qwen2_gqa"], "qwen2_gqa")
+    one = training_memory(arch, TrainingJob(sequences=1, max_length=8))
+    ddp = training_memory(arch, TrainingJob(sequences=1, max_length=8, world=4))
+    fsdp = training_memory(arch, TrainingJob(sequences=1, max_length=8, world=4, parallel="fsdp"))
+    assert one["weights"] + one["gradients"] + one["optimizer"] == 16 * arch.params
+    assert ddp["ddp_buckets"] == 4 * arch.params and one["ddp_buckets"] == 0
+    assert fsdp["weights"] + fsdp["gradients"] + fsdp["optimizer"] == 16 * arch.params // 4
+    offload = training_memory(arch, TrainingJob(sequences=1, max_length=8, world=4, parallel="fsdp", cpu_offload=True))
+    assert offload["weights"] == offload["optimizer"] == offload["gradients"] == 0
+
+
+def test_head_chunk_is_the_largest_power_of_two_within_the_budget():
+    assert head_chunk_rows(3 * 4 * 151_936 * 512, 151_936) == 512
+    assert head_chunk_rows(3 * 4 * 151_936 * 1023, 151_936) == 512
+    assert head_chunk_rows(2**30, 151_936) == 512
+    assert head_chunk_rows(1, 151_936) == 1
+
+
+def test_paper_grid_7b_needs_fsdp_on_80_gb():
+    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
+    runs = expand_runs(config)
+    estimates = {(e.model, e.run): e for e in plan_memory(config, runs, 80 * GIB, ROOT / "no-such-dir")
+                 if e.rule == "train"}
+    seven_b = estimates[("qwen2.5-math-7b", "offrl")]
+    assert not seven_b.fits and seven_b.suggestion.startswith("parallel: fsdp")
+    arch = Architecture.from_hf(config["models"]["qwen2.5-math-7b"]["architecture"], "7b")
+    assert 7.5e9 < arch.params < 7.7e9  # Qwen2.5-7B: 7.62 B parameters
+    fsdp = training_job(config, runs[("qwen2.5-math-7b", "offrl")], arch, 2, parallel="fsdp")
+    assert training_memory(arch, fsdp)["peak"] < seven_b.per_gpu / 2
+    warnings = memory_warnings(config, runs, ROOT / "no-such-dir")
+    assert any("qwen2.5-math-7b offrl" in line and "fits with parallel: fsdp" in line for line in warnings)
+
+
+def test_plan_memory_command_prints_the_table():
+    out = subprocess.run([sys.executable, "-m", "fpa", "plan-memory", "config/paper.yaml"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert "| train | qwen2.5-math-7b |" in out and "**no**: parallel: fsdp" in out
