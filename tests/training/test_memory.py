@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from fpa.config import expand_runs, load_config_file
+from fpa.config import expand_runs
+from fpa.planning.validation import load_config_file
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
 from fpa.memory.training import TrainingJob, activation_bytes_per_token, head_chunk_rows, training_memory
@@ -108,7 +109,8 @@ def test_paper_grid_7b_needs_fsdp_on_80_gb():
     fsdp = training_job(config, runs[("qwen2.5-math-7b", "offrl")], arch, 2, parallel="fsdp")
     assert training_memory(arch, fsdp)["peak"] < seven_b.per_gpu / 2
     warnings = memory_warnings(config, runs, ROOT / "no-such-dir")
-    assert any("qwen2.5-math-7b offrl" in line and "fits with parallel: fsdp" in line for line in warnings)
+    assert any(line.startswith("memory: train qwen2.5-math-7b ") and "fits with parallel: fsdp" in line
+               for line in warnings)
 
 
 def test_plan_memory_command_prints_the_table():

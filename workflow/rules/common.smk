@@ -1,8 +1,10 @@
 # What the rules ask of the config, computed once by fpa.planning.Plan; the get_* names the
 # rules use are its methods.
 import sys
+from pathlib import Path
 
 from fpa.config import ConfigError
+from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, Plan, validate_config
 from fpa.planning.plan import COST_TABLE
 from fpa.planning.shell import shell_prefix
@@ -16,6 +18,9 @@ try:
     PLAN = Plan(config, workflow.basedir)
 except ConfigError as error:
     sys.exit(f"config error: {error}")
+# before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
+for line in memory_warnings(config, PLAN.runs, Path.cwd()) if workflow.is_main_process else ():
+    print(line, file=sys.stderr)
 
 
 wildcard_constraints:

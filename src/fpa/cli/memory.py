@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.config import expand_runs, load_config_file
+from fpa.config import expand_runs
+from fpa.planning.validation import load_config_file
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
 
 

@@ -152,17 +152,31 @@ def _inference_jobs(config: Mapping, model: str, arch: Architecture, gpu_bytes: 
     return out
 
 
+def _grouped(estimates: list[Estimate], both: Mapping | None = None) -> list[tuple[Estimate, str]]:
+    """Estimates that differ only in their run, as one with the runs named (the first three and a count)."""
+    groups: dict = {}
+    for e in estimates:
+        variants = tuple(sorted(both[(e.model, e.run)].items())) if both and (e.model, e.run) in both else ()
+        key = (e.rule, e.model, e.gpus, e.parallel, e.per_gpu, e.fits, e.suggestion, variants)
+        groups.setdefault(key, (e, []))[1].append(e.run)
+    out = []
+    for e, runs in groups.values():
+        named = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+        out.append((e, named))
+    return out
+
+
 def format_plan(estimates: list[Estimate], gpu_bytes: int, both: Mapping[str, Mapping] | None = None) -> str:
     """A Markdown table, GiB per GPU; ``both``: training estimates under ddp and fsdp by (model, run)."""
-    header = f"| job | model | run | GPUs | setting | GiB per GPU | fits {gpu_bytes / GIB:.0f} GiB |"
+    header = f"| job | model | runs | GPUs | setting | GiB per GPU | fits {gpu_bytes / GIB:.0f} GiB |"
     lines = [header, "|---|---|---|---:|---|---:|---|"]
-    for e in estimates:
+    for e, runs in _grouped(estimates, both):
         verdict = "yes" if e.fits else f"**no**: {e.suggestion}"
         cell = f"{e.per_gpu / GIB:.1f}"
         if both and (e.model, e.run) in both:
             ddp, fsdp = both[(e.model, e.run)]["ddp"], both[(e.model, e.run)]["fsdp"]
             cell = f"{cell} (ddp {ddp / GIB:.1f}, fsdp {fsdp / GIB:.1f})"
-        lines.append(f"| {e.rule} | {e.model} | {e.run} | {e.gpus} | {e.parallel} | {cell} | {verdict} |")
+        lines.append(f"| {e.rule} | {e.model} | {runs} | {e.gpus} | {e.parallel} | {cell} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -183,12 +197,12 @@ def parallel_variants(config: Mapping, runs: Mapping, root: Path = Path(".")) ->
 
 
 def memory_warnings(config: Mapping, runs: Mapping, root: Path) -> list[str]:
-    """One line per GPU job that will not fit ``gpu_memory_gb``, with what would."""
+    """One line per group of GPU jobs that will not fit ``gpu_memory_gb``, with what would."""
     gpu_bytes = int(config["gpu_memory_gb"] * GIB)
-    return [f"memory: {e.rule} {e.model} {e.run}".rstrip() + f": ~{e.per_gpu / GIB:.0f} GiB per GPU on {e.gpus} "
+    over = [e for e in plan_memory(config, runs, gpu_bytes, root) if e.gpus and not e.fits]
+    return [f"memory: {e.rule} {e.model} {named}".rstrip() + f": ~{e.per_gpu / GIB:.0f} GiB per GPU on {e.gpus} "
             f"GPU(s) ({e.parallel}) > gpu_memory_gb {config['gpu_memory_gb']}; fits with {e.suggestion} "
-            f"(fpa plan-memory)"
-            for e in plan_memory(config, runs, gpu_bytes, root) if e.gpus and not e.fits]
+            f"(fpa plan-memory)" for e, named in _grouped(over)]
 
 
 def to_json(estimates: list[Estimate]) -> str:
