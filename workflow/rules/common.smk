@@ -16,7 +16,7 @@ from fpa.config import (
     is_code_grader,
     load_catalog,
     run_names,
-    validate_config,
+    validate_config_files,
 )
 from fpa.aggregation.layout import build_layout, table_benchmarks
 from fpa.data.download import ALL_SECTIONS, find_entry
@@ -40,7 +40,7 @@ shell.prefix(
 )
 
 try:
-    validate_config(config, where=", ".join(map(str, workflow.configfiles)) or "config")
+    validate_config_files(config, workflow.configfiles)
     RUNS = expand_runs(config)
 except ConfigError as error:
     sys.exit(f"config error: {error}")
