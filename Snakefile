@@ -10,6 +10,7 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from fpa.config import ConfigError, read_config_file
+from fpa.provenance.record import remove_leftovers
 
 # A --configfile is a whole experiment: it replaces the default toy config rather than being
 # merged into it (Snakemake merges nested keys, which would add the toy model, benchmarks and
@@ -24,6 +25,10 @@ if not workflow.overwrite_configfiles:
 
 
 report: "workflow/report/workflow.rst"
+
+
+onstart:
+    remove_leftovers("results", "resources")
 
 
 include: "workflow/rules/common.smk"
