@@ -13,16 +13,17 @@ import copy
 import dataclasses
 import functools
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 import jsonschema
-import yaml
 
 from fpa.objectives import get_objective
 from fpa.online import get_online_method
+from fpa.yaml_strict import YamlFileError, load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -67,8 +68,14 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _parse_schema(path: str) -> dict:
-    with open(path) as handle:
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return load_yaml(path)
+
+
+# An integer is an int: JSON Schema also counts 44.0, which the `seed=\d+` wildcard and range() refuse.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
@@ -84,6 +91,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return error.message.replace("Additional properties are not allowed", "unknown key")
     if kind == "required":
         return error.message
+    if kind in ("minProperties", "minItems"):
+        return f"expected at least {expected} {'entry' if expected == 1 else 'entries'}, got {got!r}"
     return f"{error.message}"
 
 
@@ -93,7 +102,7 @@ def _key_path(parts) -> str:
 
 def check_against_schema(config: Mapping, schema: Mapping, where: str) -> None:
     """Raise ``ConfigError`` for the most relevant schema violation, if any."""
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
         path = list(error.absolute_path)
@@ -108,12 +117,32 @@ def check_against_schema(config: Mapping, schema: Mapping, where: str) -> None:
 def validate_config(config: dict, where: str = "config", schema_path: str | Path = SCHEMA_PATH) -> dict:
     """Validate ``config`` in place (defaults filled) and return it; one-line ``ConfigError`` otherwise."""
     schema = load_schema(schema_path)
+    _refuse_non_finite(config, where)
     check_against_schema(config, schema, where)
     from snakemake.utils import validate as snakemake_validate  # fills the defaults; jobs need no snakemake
 
     snakemake_validate(config, str(schema_path), set_default=True)
     _check_semantics(config, where, schema)
     return config
+
+
+def read_config_file(path: str | Path) -> dict:
+    """The mapping in a YAML config file; ``ConfigError`` naming file and line for a syntax error or a
+    duplicate key."""
+    try:
+        config = load_yaml(path)
+    except (YamlFileError, OSError) as error:
+        raise ConfigError(str(error)) from None
+    return {} if config is None else config
+
+
+def _refuse_non_finite(node, where: str, path: tuple = ()) -> None:
+    """NaN and infinity pass every JSON Schema bound (and YAML writes them .nan, .inf): refused everywhere."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise ConfigError(f"{where}: {_key_path(path)}: expected a finite number, got {node!r}")
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        _refuse_non_finite(child, where, (*path, key))
 
 
 def _check_semantics(config: dict, where: str, schema: dict) -> None:
@@ -162,7 +191,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
                           f"{future['anchor_step']}, got {future['target_steps']}")
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
-    if not config["methods"] and not config["evaluate_base"]:
+    if not config["methods"] and not config["evaluate_base"]:  # what else needs runs: fpa.planning.validation
         raise ConfigError(f"{where}: methods: empty and evaluate_base is false, so no table has a row; "
                           "name at least one method or set evaluate_base: true")
     if BASE_METHOD in config["methods"]:
@@ -243,7 +272,10 @@ def _read_catalog(path: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per process and file version (validation and common.smk both need it)."""
     from fpa.data.download import read_benchmarks_config
 
-    return read_benchmarks_config(path)
+    try:
+        return read_benchmarks_config(path)
+    except ValueError as error:  # a syntax error, duplicate or missing key: one line naming file and key
+        raise ConfigError(str(error)) from None
 
 
 def check_catalog_entry(catalog: dict, section: str, name: str, config: Mapping, where: str) -> None:
@@ -327,10 +359,8 @@ def run_names(runs: Mapping[tuple[str, str], Run]) -> list[str]:
 
 
 def load_config_file(path: str | Path) -> dict:
-    """Read and validate a YAML config outside Snakemake (CLI, tests)."""
-    with open(path) as handle:
-        config = yaml.safe_load(handle) or {}
-    return validate_config(config, where=str(path))
+    """Read and validate a YAML config outside Snakemake (CLI, tests) as planning does."""
+    return validate_config(read_config_file(path), where=str(path))
 
 
 __all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "is_code_grader", "load_config_file", "run_names"]

@@ -11,8 +11,12 @@ import csv
 import gzip
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
+import socket
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -25,23 +29,32 @@ def _current_umask() -> int:
 
 
 _UMASK = _current_umask()
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+# ".<output name>.<pid>-<host>.<random>.tmp", as atomic_path names its temporaries (mkstemp's random part)
+_TEMP = re.compile(r"\.(.+)\.(\d+)-([A-Za-z0-9-]+)\.[a-z0-9_]+\.tmp")
+log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, directory: bool = False) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` on success only."""
+    """Yield a temporary path beside ``path``; rename it onto ``path`` on success only.
+
+    The temporary name carries the writer's pid and host, so that the next writer of ``path``
+    removes what a killed one left (``remove_stale_temps``) and leaves a running one's alone.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent, target.name)
+    prefix = f".{target.name}.{os.getpid()}-{_HOST}."
     if directory:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=target.parent))
     else:
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
         os.close(fd)
         tmp = Path(name)
-    # mkstemp/mkdtemp create owner-only entries; outputs get the usual umask-based mode.
-    tmp.chmod((0o777 if directory else 0o666) & ~_UMASK)
     try:
         yield tmp
+        _follow_umask(tmp)
         if directory and target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
@@ -51,6 +64,52 @@ def atomic_path(path: str | os.PathLike, *, directory: bool = False) -> Iterator
         else:
             tmp.unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temps(directory: str | os.PathLike, name: str | None = None) -> list[Path]:
+    """Remove the temporaries in ``directory`` (of the output ``name``, else of any) whose writer ran on
+    this host and is no longer running: what a killed job left."""
+    removed = []
+    for stale in temps_of(directory, name):
+        pid, host = _TEMP.fullmatch(stale.name).group(2, 3)
+        if host != _HOST or _is_running(int(pid)):
+            continue
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
+        log.warning("removed %s, left by process %s (no longer running)", stale, pid)
+        removed.append(stale)
+    return removed
+
+
+def temps_of(directory: str | os.PathLike, name: str | None = None) -> list[Path]:
+    """The temporaries of ``atomic_path`` writers in ``directory`` (of the output ``name``, else of any)."""
+    matches = (_TEMP.fullmatch(entry.name) for entry in os.scandir(directory))
+    return [Path(directory) / match.group(0) for match in matches
+            if match is not None and (name is None or match.group(1) == name)]
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _follow_umask(tmp: Path) -> None:
+    """Give the output the modes ``open()`` and ``mkdir()`` give: mkstemp, mkdtemp and libraries that write
+    through their own temporary files (safetensors: 0600) create owner-only entries."""
+    entries = [tmp, *tmp.rglob("*")] if tmp.is_dir() else [tmp]
+    for entry in entries:
+        mode = entry.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            continue
+        executable = stat.S_ISDIR(mode) or mode & 0o111
+        entry.chmod((0o777 if executable else 0o666) & ~_UMASK)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

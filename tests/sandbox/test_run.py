@@ -102,9 +102,11 @@ def test_unsandboxed_mode_warns_and_runs():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"timeout_s": 0}, "Limits.timeout_s: expected a number > 0, got 0"),
+        ({"timeout_s": 0}, "Limits.timeout_s: expected a finite number > 0, got 0"),
+        ({"timeout_s": float("nan")}, "Limits.timeout_s: expected a finite number > 0, got nan"),
+        ({"timeout_s": float("inf")}, "Limits.timeout_s: expected a finite number > 0, got inf"),
         ({"nproc": 1.5}, "Limits.nproc: expected an integer, got 1.5"),
-        ({"memory_bytes": -1}, "Limits.memory_bytes: expected a number > 0, got -1"),
+        ({"memory_bytes": -1}, "Limits.memory_bytes: expected a finite number > 0, got -1"),
     ],
 )
 def test_limits_are_validated(kwargs, message):

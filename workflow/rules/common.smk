@@ -5,7 +5,7 @@ from pathlib import Path
 
 from fpa.config import ConfigError
 from fpa.memory.plan import memory_warnings
-from fpa.planning import NAME, Plan, validate_config
+from fpa.planning import NAME, Plan, validate_config_files
 from fpa.planning.plan import COST_TABLE
 from fpa.planning.shell import shell_prefix
 from fpa.provenance.fingerprint import code_fingerprint
@@ -14,7 +14,7 @@ from fpa.provenance.fingerprint import code_fingerprint
 shell.prefix(shell_prefix(workflow.basedir))
 
 try:
-    validate_config(config, where=", ".join(map(str, workflow.configfiles)) or "config")
+    validate_config_files(config, workflow.configfiles)
     PLAN = Plan(config, workflow.basedir)
 except ConfigError as error:
     sys.exit(f"config error: {error}")

@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa {args.command}: error: {error}", file=sys.stderr)
         sys.exit(2)
     finally:
-        if not sys.stderr.isatty():  # a job's log, not a user at a terminal
+        # a job's log, not a user at a terminal (nor a user's pipe: interactive commands never run as jobs)
+        if not sys.stderr.isatty() and not getattr(args, "interactive", False):
             report_usage()
 
 

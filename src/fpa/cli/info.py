@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from fpa.config import expand_runs
+from fpa.config import ConfigError, expand_runs
 from fpa.planning import load_config_file
 from fpa.objectives import OBJECTIVES
 from fpa.provenance.explain import explain_cell
@@ -29,9 +29,19 @@ def methods(args) -> None:
 
 
 def check_config(args) -> None:
-    config = load_config_file(args.config)
-    runs = expand_runs(config, where=args.config)
-    print(f"{args.config}: ok ({len(runs)} runs x {len(config['seeds'])} seeds x {len(config['benchmarks'])} benchmarks)")
+    """Each file on its own (a config is a whole experiment): one line each, exit 2 if any is refused."""
+    refused = 0
+    for path in args.configs:
+        try:
+            config = load_config_file(path)
+        except ConfigError as error:
+            print(f"fpa check-config: error: {error}", file=sys.stderr)
+            refused += 1
+            continue
+        runs = expand_runs(config, where=path)
+        print(f"{path}: ok ({len(runs)} runs x {len(config['seeds'])} seeds x {len(config['benchmarks'])} benchmarks)")
+    if refused:
+        sys.exit(2)
 
 
 def register(commands) -> None:
@@ -39,11 +49,12 @@ def register(commands) -> None:
     parser.add_argument("table", help="results/tables/<table>.csv (or .md/.tex)")
     parser.add_argument("--row", required=True, help="method (row label)")
     parser.add_argument("--col", required=True, help="benchmark (column) or Avg.")
-    parser.set_defaults(handler=explain)
+    parser.set_defaults(handler=explain, interactive=True)
 
     parser = commands.add_parser("methods", help="list the registered offline objectives and online methods")
-    parser.set_defaults(handler=methods)
+    parser.set_defaults(handler=methods, interactive=True)
 
-    parser = commands.add_parser("check-config", help="validate a config file")
-    parser.add_argument("config")
-    parser.set_defaults(handler=check_config)
+    parser = commands.add_parser("check-config", help="validate config files, each a whole experiment, "
+                                 "as planning (snakemake -n) does")
+    parser.add_argument("configs", nargs="+", metavar="config")
+    parser.set_defaults(handler=check_config, interactive=True)

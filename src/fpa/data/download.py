@@ -24,9 +24,8 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-import yaml
-
 from fpa.io import atomic_path, sha256_file
+from fpa.yaml_strict import load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +41,7 @@ ALL_SECTIONS = (*SECTIONS, CODE_SECTION, PREFERENCE_SECTION)
 
 def read_benchmarks_config(path: str | os.PathLike) -> dict:
     """Parse ``benchmarks.yaml``; every entry gains its ``name``. Errors name file and key."""
-    with open(path) as handle:
-        config = yaml.safe_load(handle)
+    config = load_yaml(path)
     for section in ALL_SECTIONS:
         for name, entry in config.get(section, {}).items():
             entry["name"] = name

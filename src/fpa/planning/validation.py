@@ -33,6 +33,15 @@ def validate_config(config: dict, where: str = "config") -> dict:
     return config
 
 
+def validate_config_files(config: dict, paths) -> dict:
+    """``validate_config`` for a config Snakemake read from ``paths``: each file is read again
+    strictly first (``fpa.config.read_config_file``), since Snakemake's YAML loader keeps the last
+    of two equal keys and names no line of a syntax error."""
+    for path in paths:
+        base_config.read_config_file(path)
+    return validate_config(config, ", ".join(map(str, paths)) or "config")
+
+
 def load_config_file(path: str | Path) -> dict:
     """Read and fully validate a YAML config outside Snakemake (CLI, tests)."""
     config = base_config.load_config_file(path)
@@ -61,6 +70,12 @@ def check_names(config: Mapping, where: str) -> None:
 
 
 def _check_figures(config: Mapping, where: str) -> None:
+    if not config["methods"]:  # the Base row alone: nothing that draws trained runs
+        of_runs = [f"figures.{name}" for name in config["figures"] if name in FIGURES and not FIGURES[name].of_base]
+        of_runs += [key for key in ("curve_benchmarks", "model_selection") if config[key]]
+        if of_runs:
+            raise ConfigError(f"{where}: methods: expected at least one method for {', '.join(of_runs)} (they "
+                              "draw trained runs), got {} (the Base row alone)")
     for name, roles in config["figures"].items():
         if name not in FIGURES:
             raise ConfigError(f"{where}: figures: unknown figure {name!r}; expected one of {sorted(FIGURES)}")

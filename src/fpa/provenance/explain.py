@@ -85,4 +85,6 @@ def explain_cell(table: str | Path, row: str, col: str) -> Explanation:
         out.lines.append(f"  seed {source['seed']}: value {source['value']:.4f}")
         for path in source["files"]:
             _walk(path, source["sha256"][path], 2, seen, out)
+    # a file behind several evaluations (the base model, the dataset) is checked once per path to it
+    out.problems, out.verified = list(dict.fromkeys(out.problems)), list(dict.fromkeys(out.verified))
     return out

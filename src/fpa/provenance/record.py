@@ -16,6 +16,7 @@ import contextlib
 import datetime as _dt
 import importlib.metadata
 import json
+import logging
 import os
 import platform
 import resource
@@ -26,13 +27,14 @@ import time
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from fpa.io import atomic_path, read_json, sha256_path, write_json
+from fpa.io import atomic_path, read_json, remove_stale_temps, sha256_path, temps_of, write_json
 from fpa.numerics import numerics_record
 
 SIDECAR_SUFFIX = ".prov.json"
 TRACKED_PACKAGES = ("fpa-bench", "torch", "transformers", "accelerate", "tokenizers", "safetensors",
                     "snakemake", "pandas", "trl", "vllm", "math-verify", "evalplus", "bigcodebench")
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+log = logging.getLogger(__name__)
 
 
 def sidecar_of(path: str | os.PathLike) -> Path:
@@ -148,6 +150,25 @@ class Job:
                 **extra,
             }
             write_json(sidecar_of(path), record)
+
+
+def remove_leftovers(*roots: str | os.PathLike) -> list[Path]:
+    """Remove under ``roots`` what killed and failed jobs left: temporaries of writers no longer running
+    (``fpa.io.remove_stale_temps``), and sidecars whose output is gone (Snakemake deletes a failed job's
+    outputs, not their records) unless a writer of that output is still running. Returns what it removed."""
+    removed = []
+    for root in map(Path, roots):
+        if not root.is_dir():
+            continue
+        for directory, _, _ in os.walk(root):
+            removed += remove_stale_temps(directory)
+        for sidecar in sorted(root.rglob("*" + SIDECAR_SUFFIX)):
+            output = sidecar.with_name(sidecar.name[: -len(SIDECAR_SUFFIX)])
+            if not (output.exists() or output.is_symlink() or temps_of(output.parent, output.name)):
+                sidecar.unlink(missing_ok=True)
+                log.warning("removed %s, the record of an output that is gone", sidecar)
+                removed.append(sidecar)
+    return removed
 
 
 def read_record(path: str | os.PathLike) -> dict | None:

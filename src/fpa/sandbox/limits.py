@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 MiB = 1 << 20
@@ -25,8 +26,8 @@ class Limits:
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"Limits.{field.name}: expected a number > 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ValueError(f"Limits.{field.name}: expected a finite number > 0, got {value!r}")
             if field.name != "timeout_s" and not isinstance(value, int):
                 raise ValueError(f"Limits.{field.name}: expected an integer, got {value!r}")
 

@@ -1,0 +1,204 @@
+"""One schema, one truth: ``fpa check-config`` and planning (``snakemake -n``) refuse the same configs,
+each with the same one line naming the file and the key.
+
+The corpus is ``config/config.yaml`` with one small edit each. Every config goes through
+``fpa check-config`` (one subprocess for all) and through what planning does with it: Snakemake's own
+loader, then the validation the Snakefile calls (``fpa.planning.validate_config_files``); a few go through
+real ``snakemake -n`` runs, which proves the Snakefile calls that validation.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from workflow_helpers import copy_project
+
+from fpa.config import ConfigError
+from fpa.planning import validate_config_files
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = (ROOT / "config" / "config.yaml").read_text()
+METHODS = """methods:
+  offrl: {objective: offrl, label: Off-RL}
+  fpa: {objective: fpa, label: FPA, params: {lam: 1.0}}
+"""
+YAML_SYNTAX = "invalid YAML: "
+MODELS = 'models:\n  toy:\n    source: toy\n    prompt_template: "Q: {problem}\\nA:"\n    toy: {preset: default}\n'
+
+
+@dataclass(frozen=True)
+class Bad:
+    name: str
+    old: str  # text of config/config.yaml ...
+    new: str  # ... replaced by this
+    expected: str  # regex the one-line message continues with after "<file>: "
+    at_line: bool = False  # ... after "<file>:<line>:<column>: " (YAML errors)
+
+    def text(self) -> str:
+        assert BASE.count(self.old) == 1, f"{self.name}: {self.old!r} is not once in config/config.yaml"
+        return BASE.replace(self.old, self.new)
+
+
+def _in_fpa(old: str, new: str) -> tuple[str, str]:
+    line = "  fpa: {objective: fpa, label: FPA, params: {lam: 1.0}}"
+    return line, line.replace(old, new)
+
+
+CORPUS = [
+    # non-finite numbers, wherever a number goes
+    Bad("lr_nan", "  lr: 2.0e-4", "  lr: .nan", r"training\.lr: expected a finite number, got nan"),
+    Bad("lr_inf", "  lr: 2.0e-4", "  lr: .inf", r"training\.lr: expected a finite number, got inf"),
+    Bad("lr_overflow", "  lr: 2.0e-4", "  lr: 1.0e+999", r"training\.lr: expected a finite number, got inf"),
+    Bad("lr_nan_string", "  lr: 2.0e-4", '  lr: ".nan"', r"training\.lr: expected number, got '\.nan'"),
+    Bad("lr_NaN_word", "  lr: 2.0e-4", "  lr: NaN", r"training\.lr: expected number, got 'NaN'"),
+    Bad("lr_zero", "  lr: 2.0e-4", "  lr: 0", r"training\.lr: expected number > 0, got 0"),
+    Bad("param_inf", *_in_fpa("lam: 1.0", "lam: .inf"), r"methods\.fpa\.params\.lam: expected a finite number, got inf"),
+    Bad("sweep_value_nan", *_in_fpa("}}", "}, sweep: {lam: [1, .nan]}}"),
+        r"methods\.fpa\.sweep\.lam\.1: expected a finite number, got nan"),
+    Bad("method_training_inf", *_in_fpa("}}", "}, training: {max_grad_norm: .inf}}"),
+        r"methods\.fpa\.training\.max_grad_norm: expected a finite number, got inf"),
+    Bad("toy_model_setting_nan", "toy: {preset: default}", "toy: {preset: default, lr: .nan}",
+        r"models\.toy\.toy\.lr: expected a finite number, got nan"),
+    Bad("resources_nan", "seeds: [42, 43, 44]", "seeds: [42, 43, 44]\nresources: {train: {mem_mb: .nan}}",
+        r"resources\.train\.mem_mb: expected a finite number, got nan"),
+    # seeds as the rules' seed=\d+ wildcard takes them
+    Bad("seed_negative", "seeds: [42, 43, 44]", "seeds: [42, 43, -1]", r"seeds\.2: expected number >= 0, got -1"),
+    Bad("seed_float", "seeds: [42, 43, 44]", "seeds: [42, 43, 44.0]", r"seeds\.2: expected integer, got 44\.0"),
+    Bad("seed_string", "seeds: [42, 43, 44]", "seeds: [42, 43, x]", r"seeds\.2: expected integer, got 'x'"),
+    Bad("seed_bool", "seeds: [42, 43, 44]", "seeds: [42, 43, true]", r"seeds\.2: expected integer, got True"),
+    Bad("method_seed_float", *_in_fpa("}}", "}, seeds: [1.5]}"), r"methods\.fpa\.seeds\.0: expected integer, got 1\.5"),
+    Bad("dataset_seed_negative", "  seed: 42", "  seed: -3", r"dataset\.seed: expected number >= 0, got -3"),
+    # duplicate keys (Snakemake's loader keeps the last) and YAML syntax
+    Bad("duplicate_top_level_key", "seeds: [42, 43, 44]", "seeds: [42, 43, 44]\nmethods:\n  dpo: {objective: dpo}",
+        r"methods: duplicate key; expected each key once, got it at lines \d+ and \d+", at_line=True),
+    Bad("duplicate_nested_key", "  lr: 2.0e-4", "  lr: 2.0e-4\n  lr: 1.0e-4",
+        r"training\.lr: duplicate key; expected each key once, got it at lines \d+ and \d+", at_line=True),
+    Bad("duplicate_flow_key", *_in_fpa("label: FPA,", "label: FPA, label: F,"),
+        r"methods\.fpa\.label: duplicate key; expected each key once, got it at lines \d+ and \d+", at_line=True),
+    Bad("yaml_unclosed_list", "seeds: [42, 43, 44]", "seeds: [42, 43, 44", YAML_SYNTAX, at_line=True),
+    Bad("yaml_tab_indent", "  lr: 2.0e-4", "\tlr: 2.0e-4", YAML_SYNTAX, at_line=True),
+    # empty maps that would plan less than the config names
+    Bad("sweep_empty", *_in_fpa("}}", "}, sweep: {}}"), r"methods\.fpa\.sweep: expected at least 1 entry, got \{\}"),
+    Bad("methods_empty", METHODS, "methods: {}\n",
+        r"methods: expected at least one method for figures\.training_dynamics, .*got \{\}"),
+    Bad("models_empty", MODELS, "models: {}\n", r"models: expected at least 1 entry, got \{\}"),
+    # unknown keys, wrong types, bad values
+    Bad("unknown_top_level_key", "seeds: [42, 43, 44]", "seeds: [42, 43, 44]\nepochs: 3",
+        r"epochs: unknown key; expected one of \["),
+    Bad("unknown_training_key", "  epochs: 3", "  epochz: 3", r"training\.epochz: unknown key; expected one of \["),
+    Bad("wrong_type", "  batch_size: 256", "  batch_size: many", r"generation\.batch_size: expected integer, got 'many'"),
+    Bad("negative_batch_size", "  batch_size: 256", "  batch_size: -4",
+        r"generation\.batch_size: expected number >= 1, got -4"),
+    Bad("negative_batch_problems", "  batch_problems: 8", "  batch_problems: -8",
+        r"training\.batch_problems: expected number >= 1, got -8"),
+    Bad("unknown_objective", "{objective: offrl,", "{objective: offrl_v2,",
+        r"methods\.offrl\.objective: expected one of \['apo', 'dpo'"),
+    Bad("param_out_of_range", *_in_fpa("lam: 1.0", "lam: -1.0"), r"methods\.fpa\.params\.lam: expected number >= 0"),
+    Bad("unknown_param", *_in_fpa("lam: 1.0", "lamda: 1.0"), r"methods\.fpa\.params\.lamda: unknown parameter of fpa"),
+    Bad("table_unknown_benchmark", "toy: [toy8, toy9, toy10]", "toy: [toy8, toy11]",
+        r"tables\.toy\.columns: unknown benchmark 'toy11'"),
+    Bad("table_unknown_method", "toy: [toy8, toy9, toy10]", "toy: {columns: [toy8], rows: [offrl, dpo]}",
+        r"tables\.toy\.rows: 'dpo' names no run of model 'toy'"),
+    Bad("figure_unknown_method", "training_dynamics: {}", "training_dynamics: {fpa: dpo}",
+        r"figures\.training_dynamics\.fpa: unknown method 'dpo'"),
+    Bad("curve_unknown_benchmark", "curve_benchmarks: [toy8_curve]", "curve_benchmarks: [toy7]",
+        r"curve_benchmarks: unknown benchmark 'toy7'"),
+]
+SYNTAX_ERRORS = {bad.name for bad in CORPUS if bad.expected == YAML_SYNTAX}  # Snakemake's loader refuses them
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    directory = tmp_path_factory.mktemp("bad_configs")
+    paths = {}
+    for bad in CORPUS:
+        paths[bad.name] = directory / f"{bad.name}.yaml"
+        paths[bad.name].write_text(bad.text())
+    return paths
+
+
+@pytest.fixture(scope="module")
+def check_config_lines(corpus) -> dict[str, str]:
+    """Each corpus config's error line from one ``fpa check-config`` call over the whole corpus."""
+    result = subprocess.run([sys.executable, "-m", "fpa", "check-config", *map(str, corpus.values())],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and not result.stdout, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == len(corpus), result.stderr  # one line per config, nothing else (no usage line)
+    prefix = "fpa check-config: error: "
+    assert all(line.startswith(prefix) for line in lines), result.stderr
+    return {name: next(line[len(prefix):] for line in lines if line[len(prefix):].startswith(f"{path}:"))
+            for name, path in corpus.items()}
+
+
+def _planning_refusal(path: Path) -> str:
+    """What planning says of ``path``: Snakemake's loader reads it, then the Snakefile's validation."""
+    from snakemake.common.configfile import load_configfile
+    from snakemake.exceptions import WorkflowError
+
+    try:
+        config = load_configfile(path)
+    except WorkflowError as error:
+        return f"snakemake: {error}"
+    try:
+        validate_config_files(config, [path])
+    except ConfigError as error:
+        return str(error)
+    raise AssertionError(f"{path}: planning accepts it")
+
+
+def test_the_base_of_the_corpus_is_accepted(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(BASE)
+    result = subprocess.run([sys.executable, "-m", "fpa", "check-config", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith(f"{path}: ok"), result.stdout + result.stderr
+    assert not result.stderr  # no usage line on a user's terminal or pipe
+
+
+@pytest.mark.parametrize("bad", CORPUS, ids=lambda bad: bad.name)
+def test_check_config_and_planning_refuse_alike(bad, corpus, check_config_lines):
+    path, message = corpus[bad.name], check_config_lines[bad.name]
+    at = r":\d+:\d+" if bad.at_line else ""
+    assert "\n" not in message and re.match(re.escape(str(path)) + at + ": " + bad.expected, message), message
+    planned = _planning_refusal(path)
+    if bad.name in SYNTAX_ERRORS:
+        # Snakemake reads a --configfile in its CLI before any workflow code runs, and names no line
+        assert planned == "snakemake: Config file is not valid JSON or YAML. In case of YAML, make sure to not mix " \
+                          "whitespace and tab indentation.", planned
+    else:
+        assert planned == message
+
+
+def _dry_run(project: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "-s", str(project / "Snakefile"),
+                           "-d", str(workdir), *args], capture_output=True, text=True, timeout=300, cwd=project)
+
+
+@pytest.mark.parametrize("name", ["duplicate_top_level_key", "lr_nan", "seed_float", "methods_empty"])
+def test_snakemake_dry_run_refuses_with_the_same_line(name, corpus, check_config_lines, tmp_path):
+    result = _dry_run(ROOT, tmp_path / "work", "--configfile", str(corpus[name]))
+    assert result.returncode != 0
+    assert f"config error: {check_config_lines[name]}" in result.stderr.splitlines(), result.stderr[-2000:]
+    assert not (tmp_path / "work" / "results").exists()
+
+
+def test_a_syntax_error_in_the_default_config_is_named_by_line_in_planning(tmp_path):
+    project = copy_project(tmp_path)
+    config = project / "config" / "config.yaml"
+    config.write_text(CORPUS[[bad.name for bad in CORPUS].index("yaml_unclosed_list")].text())
+    result = _dry_run(project, project)
+    checked = subprocess.run([sys.executable, "-m", "fpa", "check-config", "config/config.yaml"], cwd=project,
+                             capture_output=True, text=True)
+    line = checked.stderr.strip().removeprefix("fpa check-config: error: ")
+    assert re.fullmatch(r"config/config\.yaml:\d+:\d+: invalid YAML: did not find expected ',' or '\]' "
+                        r"\(while parsing a flow sequence at line \d+, column \d+\)", line), checked.stderr
+    assert f"config error: {line}" in result.stderr.splitlines(), result.stderr[-2000:]
+
+
+def test_corpus_size():
+    assert len(CORPUS) >= 20 and len({bad.name for bad in CORPUS}) == len(CORPUS)
