@@ -3,7 +3,7 @@
 In order of preference (``BOUNDS``): a cgroup v2 child (``fpa.sandbox.cgroup``), a cgroup
 v1 child in the memory and pids hierarchies, and the polling ``watchdog``
 (``fpa.sandbox.watchdog``), which works wherever /proc does. ``Sandbox(aggregate=...)``
-forces one; ``describe()`` is what the self-check prints.
+forces one; ``fpa.sandbox.check.aggregate_report`` prints what each would do here.
 """
 
 from __future__ import annotations
@@ -39,17 +39,6 @@ def choose(name: str | None = None) -> Bound:
         if not isinstance(found, str):
             return found
     raise OSError(f"aggregate bound {name!r} does not work here: {found}")
-
-
-def describe() -> list[str]:
-    """One line per mechanism: what it would do here, or why it cannot; the chosen one first."""
-    chosen = choose().name
-    lines = [f"aggregate bound: {chosen}"]
-    for name in BOUNDS:
-        found = probe(name)
-        text = f"{name}: unavailable: {found}" if isinstance(found, str) else found.describe()
-        lines.append(f"  {'*' if name == chosen else '-'} {text}")
-    return lines
 
 
 def memory_bound() -> str:

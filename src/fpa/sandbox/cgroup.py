@@ -197,8 +197,9 @@ def _enable_v2_controllers(directory: str) -> None:
     wanted = {"memory", "pids"}
     available = set(Path(directory, "cgroup.controllers").read_text().split())
     if not wanted <= available:  # bound to a v1 hierarchy, or not delegated to us
-        missing = " and ".join(sorted(wanted - available))
-        raise OSError(f"the {missing} controller is not available in {directory} "
+        missing = sorted(wanted - available)
+        are = "controllers are" if len(missing) > 1 else "controller is"
+        raise OSError(f"the {' and '.join(missing)} {are} not available in {directory} "
                       f"(cgroup.controllers: {' '.join(sorted(available)) or 'none'})")
     enabled = set(Path(directory, "cgroup.subtree_control").read_text().split())
     if not wanted <= enabled:  # EBUSY where the cgroup holds processes and is not the root

@@ -1,0 +1,251 @@
+"""Adversarial: one program's TOTAL memory and processes are bounded, not only each process's.
+
+Each attack runs under every mechanism that bounds the total here (the first cgroup
+version that works, and the watchdog, which works everywhere), forced by
+``Sandbox(aggregate=...)``. A meter outside the sandbox samples the memory that every
+host process of the run owns: its anonymous and shared-memory proportional set size (PSS:
+a page shared by k processes counts 1/k to each) and swap. File pages (the interpreter,
+libraries) are page cache shared with the host, not the run's, and are left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import TEST_LIMITS, host_pids_with, in_ci, require_sandbox
+
+from fpa.grading.code import grade_code_many
+from fpa.sandbox import Sandbox, bound, cgroup, sandbox_problem, watchdog
+from fpa.sandbox.check import aggregate_report
+from fpa.sandbox.limits import MiB
+
+CAP = 512 * MiB
+CHILDREN, CHILD_MIB = 4, 200  # 800 MiB in all: each child alone is allowed, together they are not
+HOG_LIMITS = dataclasses.replace(TEST_LIMITS, timeout_s=30, memory_bytes=1024 * MiB, total_memory_bytes=CAP)
+# What the watchdog lets through between two polls: pages faulted in during one poll and
+# one /proc scan, on each core (docs/sandbox.md). Generous for a loaded 2-core machine.
+WATCHDOG_WINDOW = 128 * MiB
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "lcb" / "test6_fixture.jsonl"
+
+FORKED_HOGS = """
+import os, sys, time
+children, mib, hold_s = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+for _ in range(children):
+    if os.fork() == 0:
+        block = bytearray(mib << 20)  # calloc'd: the pages arrive when touched
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        print("touched", flush=True)
+        time.sleep(hold_s)
+        os._exit(0)
+for _ in range(children):
+    os.wait()
+"""
+
+
+def cgroup_mechanism() -> str | None:
+    """The first cgroup version that works here (None: no cgroup is writable)."""
+    return next((name for name in ("cgroup2", "cgroup1") if not isinstance(bound.probe(name), str)), None)
+
+
+@pytest.fixture
+def cgroup_name() -> str:
+    """The cgroup mechanism; where none is writable, skip locally and fail under CI (CI runs as root)."""
+    name = cgroup_mechanism()
+    if name is None:
+        reasons = "; ".join(f"{n}: {bound.probe(n)}" for n in ("cgroup2", "cgroup1"))
+        if in_ci():
+            pytest.fail(f"no writable cgroup under CI: {reasons}", pytrace=False)
+        pytest.skip(f"no writable cgroup here: {reasons}")
+    return name
+
+
+@pytest.fixture(params=["cgroup", "watchdog"])
+def mechanism(request) -> str:
+    """Each mechanism in turn, on a host where the sandbox works (else skip, or fail under CI)."""
+    require_sandbox(sandbox_problem())
+    return "watchdog" if request.param == "watchdog" else request.getfixturevalue("cgroup_name")
+
+
+class PeakMeter:
+    """Samples the memory owned by all host processes whose command line holds ``marker``."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker, self.peak, self.most_processes = marker, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> PeakMeter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            pids = host_pids_with(self.marker)
+            self.most_processes = max(self.most_processes, len(pids))
+            self.peak = max(self.peak, sum(map(_owned_bytes, pids)))
+
+
+OWNED = ("Pss_Anon:", "Pss_Shmem:", "SwapPss:")
+
+
+def _owned_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            return sum(int(line.split()[1]) * 1024 for line in handle if line.startswith(OWNED))
+    except OSError:
+        return 0
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_forked_memory_hogs_are_killed_below_the_total_cap(mechanism, mode):
+    marker = f"fpa-hogs-{uuid.uuid4().hex}"
+    with pytest.warns(RuntimeWarning) if mode == "none" else contextlib.nullcontext():
+        sandbox = Sandbox(HOG_LIMITS, mode=mode, aggregate=mechanism)
+    with PeakMeter(marker) as meter:
+        result = sandbox.run_python(FORKED_HOGS, args=[marker, str(CHILDREN), str(CHILD_MIB), "60"])
+    allowed = CAP + (WATCHDOG_WINDOW if mechanism == "watchdog" else 0)
+    print(f"{mechanism} {mode}: meter peak {meter.peak / MiB:.1f} MiB, own peak "
+          f"{result.memory_peak_bytes / MiB:.1f} MiB, cap {CAP / MiB:.0f} MiB, wall {result.wall_s:.2f} s")
+    assert result.memory_exceeded and not result.ok and not result.timed_out, result
+    assert result.stdout.count("touched") < CHILDREN  # not every child got its memory
+    assert 0 < meter.peak <= allowed, (meter.peak, allowed)
+    assert result.memory_peak_bytes <= allowed
+    if mechanism != "watchdog":  # the kernel's own count never passes the cap
+        assert result.memory_peak_bytes <= CAP
+    assert host_pids_with(marker) == []
+
+
+def test_a_program_within_the_total_cap_is_untouched(mechanism):
+    sandbox = Sandbox(HOG_LIMITS, aggregate=mechanism)
+    result = sandbox.run_python(FORKED_HOGS, args=["fpa-small", "2", "100", "0.5"])  # 200 MiB for 0.5 s
+    assert result.ok and result.stdout == "touched\ntouched\n" and not result.memory_exceeded, result
+    assert 200 * MiB <= result.memory_peak_bytes < CAP
+
+
+FORK_BOMB = """
+import os, sys, time
+n = 0
+while n < 4 * int(sys.argv[2]):  # a ceiling, should the bound under test be broken
+    try:
+        if os.fork() == 0:
+            os.close(1), os.close(2)  # a caller reading our output to its end does not wait for them
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    except OSError as err:
+        print(n, err.strerror, flush=True)
+        time.sleep(0.5)  # let the meter see them all
+        break
+else:
+    print(n, "no limit hit", flush=True)
+"""
+
+
+def test_fork_bomb_is_bounded_in_total(mechanism):
+    marker = f"fpa-bomb-{uuid.uuid4().hex}"
+    sandbox = Sandbox(TEST_LIMITS, aggregate=mechanism)
+    with PeakMeter(marker) as meter:
+        result = sandbox.run_python(FORK_BOMB, args=[marker, str(TEST_LIMITS.nproc)], timeout_s=10)
+    count, reason = result.stdout.split(" ", 1)
+    assert int(count) < TEST_LIMITS.nproc and reason.strip() == "Resource temporarily unavailable"
+    assert meter.most_processes <= TEST_LIMITS.nproc
+    assert host_pids_with(marker) == []
+
+
+def test_cgroup_pids_max_alone_bounds_a_fork_bomb(cgroup_name):
+    """Without prlimit or bwrap: only the run's cgroup stops the forks."""
+    run = bound.choose(cgroup_name).start(dataclasses.replace(TEST_LIMITS, nproc=12))
+    try:
+        argv = [*run.prefix, sys.executable, "-c", FORK_BOMB, "fpa-bomb", "12"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    finally:
+        run.kill()
+        time.sleep(0.1)
+        run.close()
+    count, reason = done.stdout.split(" ", 1)
+    assert int(count) == 12 - 1 and reason.strip() == "Resource temporarily unavailable"
+    assert not any(os.path.exists(directory) for directory in run.dirs.values())
+
+
+def test_killed_for_memory_is_graded_failed_with_its_reason(mechanism):
+    hog = textwrap.dedent(
+        """
+        import os
+        for _ in range(4):
+            if os.fork() == 0:
+                block = bytearray(200 << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                os._exit(0)
+        for _ in range(4):
+            os.wait()
+        print(sum(map(int, input().split())))
+        """
+    )
+    sandbox = Sandbox(HOG_LIMITS, aggregate=mechanism)
+    assert grade_code_many("livecodebench", [(hog, "fx_stdin_sum")], data_path=FIXTURE, sandbox=sandbox) == [
+        (False, "lcb_memory_exceeded")
+    ]
+
+
+def test_the_self_check_names_the_mechanism():
+    lines = aggregate_report()
+    chosen = bound.memory_bound()
+    assert lines[0].endswith(f": {chosen}") and len(lines) == 1 + len(bound.BOUNDS)
+    assert any(line.startswith(f"  * {chosen}: ") for line in lines)
+    out = subprocess.run([sys.executable, "-m", "fpa.sandbox"], capture_output=True, text=True, timeout=60).stdout
+    assert f"aggregate bound (total memory and processes of one run): {chosen}" in out
+
+
+def test_every_mechanism_is_usable_or_says_why():
+    for name in bound.BOUNDS:
+        found = bound.probe(name)
+        if isinstance(found, str):
+            with pytest.raises(OSError, match=f"aggregate bound '{name}' does not work here"):
+                Sandbox(TEST_LIMITS, aggregate=name, checked=True)
+        else:
+            assert found.name == name
+    assert not isinstance(bound.probe("watchdog"), str)
+    with pytest.raises(ValueError, match=r"Sandbox.aggregate: expected one of \['cgroup2', 'cgroup1', 'watchdog'\]"):
+        Sandbox(TEST_LIMITS, aggregate="ulimit", checked=True)
+
+
+def test_no_cgroup_is_left_behind(cgroup_name):
+    require_sandbox(sandbox_problem())
+    parents = set(bound.choose(cgroup_name).parents.values())
+    Sandbox(TEST_LIMITS, aggregate=cgroup_name).run_python("print(1)")
+    mine = f"{cgroup.PREFIX}{os.getpid()}-"
+    assert [name for parent in parents for name in os.listdir(parent) if name.startswith(mine)] == []
+
+
+def test_watchdog_finds_the_whole_tree():
+    source = "import os, time\nif os.fork() == 0:\n    b = bytearray(64 << 20)\n    b[::4096] = b'x' * 16384\ntime.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", source])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            pids, total = watchdog.tree_rss(child.pid)
+            if len(pids) == 2 and total > 64 * MiB:
+                break
+            time.sleep(0.05)
+        assert len(pids) == 2 and child.pid in pids and total > 64 * MiB
+    finally:
+        for pid in watchdog.tree_rss(child.pid)[0]:
+            os.kill(pid, 9)
+        child.wait()
+
