@@ -25,7 +25,7 @@ import pytest
 from sandbox_helpers import TEST_LIMITS, host_pids_with, in_ci, require_sandbox
 
 from fpa.grading.code import grade_code_many
-from fpa.sandbox import Sandbox, bound, cgroup, sandbox_problem, watchdog
+from fpa.sandbox import Sandbox, bound, cgroup, janitor, sandbox_problem, watchdog
 from fpa.sandbox.check import aggregate_report
 from fpa.sandbox.limits import MiB
 
@@ -231,6 +231,19 @@ def test_no_cgroup_is_left_behind(cgroup_name):
     Sandbox(TEST_LIMITS, aggregate=cgroup_name).run_python("print(1)")
     mine = f"{cgroup.PREFIX}{os.getpid()}-"
     assert [name for parent in parents for name in os.listdir(parent) if name.startswith(mine)] == []
+
+
+def test_cgroups_of_dead_launchers_are_removed(cgroup_name):
+    parents = set(bound.choose(cgroup_name).parents.values())
+    dead = [os.path.join(parent, f"{cgroup.PREFIX}999999999-123-0") for parent in parents]
+    for directory in dead:
+        os.mkdir(directory)
+    try:
+        assert sorted(janitor.remove_dead_cgroups(parents, cgroup.PREFIX)) == sorted(dead)
+    finally:
+        for directory in dead:
+            if os.path.exists(directory):
+                os.rmdir(directory)
 
 
 def test_watchdog_finds_the_whole_tree():

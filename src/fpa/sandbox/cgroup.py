@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fpa.sandbox import janitor
 from fpa.sandbox.bwrap import tool
 from fpa.sandbox.limits import Limits
 
@@ -79,6 +80,7 @@ class CgroupBound:
         self.parents = {controller: own_cgroup_dir(flavour, controller) for controller in flavour.controllers}
         if flavour is V2:
             _enable_v2_controllers(self.parents[""])
+        janitor.remove_dead_cgroups(set(self.parents.values()), PREFIX)
         self.start(Limits()).close()  # detect by trying: make one, limit it, remove it
 
     def describe(self) -> str:
@@ -87,7 +89,8 @@ class CgroupBound:
         return f"{self.name}: a cgroup per run under {', '.join(dirs)} ({files})"
 
     def start(self, limits: Limits) -> CgroupRun:
-        name = f"{PREFIX}{os.getpid()}-{next(_counter)}"
+        pid = os.getpid()  # named like staging dirs, so that the janitor knows when the owner is gone
+        name = f"{PREFIX}{pid}-{janitor.start_time(pid)}-{next(_counter)}"
         run = CgroupRun(self.flavour, {c: os.path.join(parent, name) for c, parent in self.parents.items()})
         try:
             for directory in run.dirs.values():
