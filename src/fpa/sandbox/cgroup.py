@@ -119,9 +119,11 @@ class CgroupRun:
     def attach(self, pid: int) -> None:
         """Nothing to do: the run joined its cgroups itself before starting."""
 
-    def over(self) -> bool:
+    def oom_killed(self) -> bool:
         """Has the OOM killer acted in this run (its total memory reached the cap)?"""
         return _counter_of(Path(self.memory_dir, self.flavour.oom_file), "oom_kill") > 0
+
+    over = oom_killed  # polled: the kernel holds the cap, the launcher only ends the run
 
     def peak_bytes(self) -> int | None:
         try:

@@ -53,7 +53,7 @@ class _Run:
     status: bytearray = field(default_factory=bytearray)
     pending: memoryview = memoryview(b"")
     init_pidfd: int | None = None
-    guard: object | None = None  # a CgroupRun or WatchdogRun: over(), kill(), peak_bytes()
+    guard: object | None = None  # a CgroupRun or WatchdogRun: over(), oom_killed(), kill(), peak_bytes()
 
 
 def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, cap: int, *,
@@ -80,9 +80,8 @@ def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, ca
                 guard.kill()
             _kill(run)
             _pump(run, time.monotonic() + DRAIN_AFTER_KILL_S, watch=False)
-        # v1's OOM killer may have killed one process of a run that then exited by itself;
-        # checked before the leader is reaped, so that its pid cannot have been reused
-        over = outcome == "memory" or (guard is not None and guard.over())
+        # v1's OOM killer may have killed one process of a run that then exited by itself
+        over = outcome == "memory" or (guard is not None and guard.oom_killed())
     finally:
         run.sel.close()
         for fd in (leader_fd, run.init_pidfd, init_status_fd):
@@ -102,7 +101,7 @@ def _pump(run: _Run, deadline: float, *, watch: bool) -> str:
     """Serve every event until nothing is left to wait for ("done"), the deadline ("timeout"),
     or, with ``watch``, until the guard finds the run over its memory cap ("memory")."""
     guard = run.guard if watch else None
-    next_check = time.monotonic()
+    next_check = time.monotonic() + (guard.interval_s if guard else 0)  # a run cannot grow much sooner
     while len(run.sel.get_map()) > 0:
         now = time.monotonic()
         if guard is not None and now >= next_check:

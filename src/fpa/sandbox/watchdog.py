@@ -65,6 +65,10 @@ class WatchdogRun:
     def peak_bytes(self) -> int | None:
         return self.peak
 
+    def oom_killed(self) -> bool:
+        """The kernel enforces no total here; only ``over`` ends a run."""
+        return False
+
     def kill(self) -> None:
         """SIGKILL the tree of the last poll (a setsid'd child outside the group too)."""
         for pid in self.pids:
