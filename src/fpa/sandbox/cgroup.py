@@ -4,7 +4,8 @@ cgroup v2 (``cgroup2``): a child of the launcher's own cgroup with ``memory.max`
 ``memory.swap.max`` = 0, ``pids.max`` and ``memory.oom.group`` = 1 (the OOM killer takes
 the whole run). It needs the memory and pids controllers in the launcher's cgroup's
 ``cgroup.subtree_control``: true at the top of a hierarchy as root, and in a delegated
-subtree (SLURM's job cgroup, ``systemd-run -p Delegate=yes``) once enabled there.
+subtree (SLURM's job cgroup, ``systemd-run -p Delegate=yes``) once enabled there; a
+delegated cgroup's own processes first move into a leaf child, ``fpa-launcher``.
 
 cgroup v1 (``cgroup1``): a child of the launcher's cgroup in the memory hierarchy
 (``memory.limit_in_bytes``, and ``memory.memsw.limit_in_bytes`` so swap counts too) and
@@ -19,6 +20,7 @@ prlimit, bwrap and the program inherit the cgroups. A fork fails with EAGAIN at
 
 from __future__ import annotations
 
+import errno
 import itertools
 import logging
 import os
@@ -35,6 +37,7 @@ log = logging.getLogger("fpa.sandbox")
 PREFIX = "fpa-sandbox-"
 POLL_S = 0.01  # how often the launcher reads the OOM-kill count
 RMDIR_WAIT_S = 2.0  # a cgroup is busy for a moment after its last process is reaped
+LAUNCHER_LEAF = "fpa-launcher"  # v2: where the launcher's cgroup puts its own processes (see enable_v2_controllers)
 JOIN = 'for procs in "$@"; do [ "$procs" = -- ] && break; echo $$ > "$procs" || exit 125; shift; done; shift; exec "$@"'
 _counter = itertools.count()
 
@@ -79,7 +82,7 @@ class CgroupBound:
         self.name = flavour.name
         self.parents = {controller: own_cgroup_dir(flavour, controller) for controller in flavour.controllers}
         if flavour is V2:
-            _enable_v2_controllers(self.parents[""])
+            enable_v2_controllers(self.parents[""])
         janitor.remove_dead_cgroups(set(self.parents.values()), PREFIX)
         self.start(Limits()).close()  # detect by trying: make one, limit it, remove it
 
@@ -198,17 +201,42 @@ def _own_cgroups() -> dict[str, str]:
     return cgroups
 
 
-def _enable_v2_controllers(directory: str) -> None:
-    wanted = {"memory", "pids"}
+def enable_v2_controllers(directory: str, wanted: tuple[str, ...] = ("memory", "pids")) -> None:
+    """Give the children of ``directory`` the ``wanted`` controllers. v2 lets a cgroup other
+    than the root do that only while it holds no processes, and a delegated cgroup (SLURM's
+    task cgroup) holds the launcher and its shell: those move into a leaf child first."""
     available = set(Path(directory, "cgroup.controllers").read_text().split())
-    if not wanted <= available:  # bound to a v1 hierarchy, or not delegated to us
-        missing = sorted(wanted - available)
+    if not set(wanted) <= available:  # bound to a v1 hierarchy, or not delegated to us
+        missing = sorted(set(wanted) - available)
         are = "controllers are" if len(missing) > 1 else "controller is"
         raise OSError(f"the {' and '.join(missing)} {are} not available in {directory} "
                       f"(cgroup.controllers: {' '.join(sorted(available)) or 'none'})")
-    enabled = set(Path(directory, "cgroup.subtree_control").read_text().split())
-    if not wanted <= enabled:  # EBUSY where the cgroup holds processes and is not the root
-        _write(Path(directory, "cgroup.subtree_control"), " ".join(f"+{c}" for c in sorted(wanted - enabled)))
+    control = Path(directory, "cgroup.subtree_control")
+    enabling = " ".join(f"+{c}" for c in sorted(set(wanted) - set(control.read_text().split())))
+    if not enabling:
+        return
+    try:
+        control.write_text(enabling)
+    except OSError as err:
+        if err.errno != errno.EBUSY:
+            raise OSError(f"cannot write {enabling!r} to {control}: {err.strerror}") from err
+        _move_processes(directory, os.path.join(directory, LAUNCHER_LEAF))
+        _write(control, enabling)
+
+
+def _move_processes(source: str, leaf: str) -> None:
+    """Move every process of ``source`` into ``leaf`` (made if missing); new forks follow their parents."""
+    os.makedirs(leaf, exist_ok=True)
+    for _ in range(10):  # a process forked meanwhile lands in ``source``; move it too
+        pids = _procs(source)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                Path(leaf, "cgroup.procs").write_text(str(pid))
+            except ProcessLookupError:  # exited meanwhile
+                pass
+    raise OSError(f"cannot empty {source}: processes keep arriving")
 
 
 def _write(path: Path, value: str, *, optional: bool = False) -> None:
