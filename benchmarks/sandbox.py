@@ -18,18 +18,32 @@ about 300 s, which would decide the wall time of a 2-core run by itself, and its
 depend on the load (``KNOWN_EXCEPTIONS``). The 8 samples of a task are fixed variants of its
 canonical solution (``SAMPLES``): 4 correct, 4 wrong; ``--samples K`` takes the first K.
 A profile of sequential single runs shows where a run's time goes. Writes
-benchmarks/results/sandbox.json.
+benchmarks/results/sandbox.json. Both modes bound the run's total memory with the same
+mechanism (``fpa.sandbox.bound``), so the ratio is the cost of bwrap alone.
+
+    python benchmarks/sandbox.py --bound-cost --baseline-src /tmp/fpa-before/src
+
+``--bound-cost`` measures instead what the aggregate memory bound adds to one run: the
+sandbox's fixed cost (``/usr/bin/true`` inside, ``mbppplus.LIMITS``) under each mechanism
+that works here, and, with ``--baseline-src`` (the ``src`` of a checkout from before the
+bound, e.g. ``git archive 9e581c8 src | tar -x -C /tmp/fpa-before``), without one. Each
+variant runs in its own interpreter (``PYTHONPATH`` picks the code); ``--bound-rounds``
+rounds with the order rotating, ``--bound-runs`` runs each; per round the median wall and
+the launcher's CPU per run (the watchdog polls in the launcher), and each variant's
+per-round ratio to the first. Writes benchmarks/results/sandbox_bound.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import pickle
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -39,6 +53,23 @@ from fpa.sandbox import Sandbox
 
 TARGET_RATIO = 1.5  # sandboxed time / unsandboxed time
 OUT = Path(__file__).resolve().parent / "results" / "sandbox.json"
+BOUND_OUT = OUT.with_name("sandbox_bound.json")
+SRC = Path(__file__).resolve().parents[1] / "src"
+# One variant's runs, in a fresh interpreter; argv: Sandbox kwargs as JSON, number of runs.
+FIXED_COST_LOOP = """
+import json, statistics, sys, time
+from fpa.grading.code import mbppplus
+from fpa.sandbox import Sandbox
+sandbox = Sandbox(mbppplus.LIMITS, **json.loads(sys.argv[1]))
+sandbox.run(["/usr/bin/true"])  # warm: staging helper, page cache, the bound's probe
+walls, cpu = [], time.process_time()
+for _ in range(int(sys.argv[2])):
+    start = time.perf_counter()
+    assert sandbox.run(["/usr/bin/true"]).ok
+    walls.append(time.perf_counter() - start)
+print(json.dumps({"wall_ms": 1000 * statistics.median(walls),
+                  "launcher_cpu_ms": 1000 * (time.process_time() - cpu) / len(walls)}))
+"""
 MODES = {"unsandboxed": "none", "sandbox": "bwrap"}  # label -> Sandbox mode
 
 # Wrong on every top-level call after the first ``n_base`` (one count per process, so it passes
@@ -168,8 +199,13 @@ def parse_args(argv=None):
     add("--blocks", type=int, default=4, help="rounds: blocks of tasks, each graded in both modes, order alternating")
     add("--profile-repeat", type=int, default=5, help="sequential runs per profile step (0: skip)")
     add("--data", type=Path, default=None, help="MBPP+ file (default: the mirror's)")
-    add("--out", type=Path, default=OUT)
+    add("--out", type=Path, default=None, help=f"default: {OUT} ({BOUND_OUT} with --bound-cost)")
+    add("--bound-cost", action="store_true", help="measure the aggregate memory bound's cost per run instead")
+    add("--baseline-src", type=Path, default=None, help="with --bound-cost: src/ of a checkout without the bound")
+    add("--bound-rounds", type=int, default=5, help="with --bound-cost: rounds, the variants' order rotating")
+    add("--bound-runs", type=int, default=30, help="with --bound-cost: runs of /usr/bin/true per variant and round")
     args = parser.parse_args(argv)
+    args.out = args.out or (BOUND_OUT if args.bound_cost else OUT)
     if not 1 <= args.samples <= len(SAMPLES):
         parser.error(f"--samples: expected 1..{len(SAMPLES)}, got {args.samples}")
     return args
@@ -186,8 +222,75 @@ def machine(load_before, load_after) -> dict:
     }
 
 
+def bound_variants(baseline_src: Path | None) -> dict[str, tuple[Path, dict]]:
+    """label -> (src dir, Sandbox kwargs): the baseline first, then each mechanism that works here."""
+    from fpa.sandbox import bound
+
+    variants = {"no bound (baseline)": (baseline_src, {})} if baseline_src else {}
+    for name in bound.BOUNDS:
+        if not isinstance(bound.probe(name), str):
+            variants[name] = (SRC, {"aggregate": name})
+    return variants
+
+
+def fixed_cost(src: Path, kwargs: dict, runs: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    argv = [sys.executable, "-c", FIXED_COST_LOOP, json.dumps(kwargs), str(runs)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def bound_cost(args) -> dict:
+    """Per-round medians of every variant, and each variant's per-round ratio to the first."""
+    variants = bound_variants(args.baseline_src)
+    labels = list(variants)
+    rounds = []
+    load_before = os.getloadavg()
+    for n in range(args.bound_rounds):
+        order = labels[n % len(labels):] + labels[: n % len(labels)]
+        rounds.append({label: fixed_cost(*variants[label], args.bound_runs) for label in order})
+        print(f"round {n + 1}: " + ", ".join(f"{label} {r['wall_ms']:.1f} ms" for label, r in rounds[-1].items()),
+              flush=True)  # fmt: skip
+    first = labels[0]
+    summary = {}
+    for label in labels:
+        walls = [r[label]["wall_ms"] for r in rounds]
+        ratios = [r[label]["wall_ms"] / r[first]["wall_ms"] for r in rounds]
+        summary[label] = {
+            "wall_ms_median": round(statistics.median(walls), 1),
+            "wall_ms_range": [round(min(walls), 1), round(max(walls), 1)],
+            "launcher_cpu_ms_median": round(statistics.median(r[label]["launcher_cpu_ms"] for r in rounds), 2),
+            f"wall_ratio_to_{first}_per_round": [round(x, 3) for x in ratios],
+            f"wall_ratio_to_{first}_median": round(statistics.median(ratios), 3),
+        }
+    return {"program": "/usr/bin/true", "limits": "mbppplus.LIMITS", "runs_per_round": args.bound_runs,
+            "rounds": args.bound_rounds, "variants": {k: {"src": str(v[0]), "sandbox_kwargs": v[1]}
+                                                       for k, v in variants.items()},
+            "summary": summary, "per_round": rounds, "machine": machine(load_before, os.getloadavg())}  # fmt: skip
+
+
+def print_bound_cost(report: dict, args) -> None:
+    first = next(iter(report["summary"]))
+    load = report["machine"]
+    print(f"\n/usr/bin/true in the sandbox, {args.bound_runs} runs x {args.bound_rounds} rounds, "
+          f"load average {load['loadavg_before'][0]:.2f} -> {load['loadavg_after'][0]:.2f}")
+    print(f"{'variant':22s} {'wall ms':>8s} {'(min-max)':>13s} {'launcher CPU ms':>16s} {'ratio to ' + first:>30s}")
+    for label, row in report["summary"].items():
+        ratios = row[f"wall_ratio_to_{first}_per_round"]
+        spread = f"{row[f'wall_ratio_to_{first}_median']:.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+        low, high = row["wall_ms_range"]
+        print(f"{label:22s} {row['wall_ms_median']:8.1f} {f'({low:.1f}-{high:.1f})':>13s} "
+              f"{row['launcher_cpu_ms_median']:16.2f} {spread:>30s}")  # fmt: skip
+    print(f"wrote {args.out}")
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
+    if args.bound_cost:
+        report = bound_cost(args)
+        write_json(args.out, report)
+        print_bound_cost(report, args)
+        return
     data = args.data or default_mirror() / MIRROR_PATHS["mbppplus"]
     kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
     tasks = dict(kept[: args.tasks])

@@ -1,4 +1,5 @@
-"""Helpers for the sandbox tests (importable, unlike conftest): limits, skip-or-fail, /proc scan."""
+"""Helpers for the sandbox tests (importable, unlike conftest): limits, skip-or-fail, /proc scan,
+the cgroup mechanism that works here, a fork bomb."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 
 import pytest
 
-from fpa.sandbox import Limits
+from fpa.sandbox import Limits, bound
 from fpa.sandbox.limits import MiB
 
 TEST_LIMITS = Limits(
@@ -45,3 +46,39 @@ def host_pids_with(marker: str) -> list[int]:
             except OSError:
                 pass
     return pids
+
+
+def cgroup_mechanism() -> str | None:
+    """The first cgroup version that works here (None: no cgroup is writable)."""
+    return next((name for name in ("cgroup2", "cgroup1") if not isinstance(bound.probe(name), str)), None)
+
+
+def require_cgroup() -> str:
+    """The cgroup mechanism; where none is writable, skip locally and fail under CI (CI runs as root)."""
+    name = cgroup_mechanism()
+    if name is None:
+        reasons = "; ".join(f"{n}: {bound.probe(n)}" for n in ("cgroup2", "cgroup1"))
+        if in_ci():
+            pytest.fail(f"no writable cgroup under CI: {reasons}", pytrace=False)
+        pytest.skip(f"no writable cgroup here: {reasons}")
+    return name
+
+
+# Forks children that sleep until a fork fails, then prints "N strerror"; argv: marker, ceiling / 4.
+FORK_BOMB = """
+import os, sys, time
+n = 0
+while n < 4 * int(sys.argv[2]):  # a ceiling, should the bound under test be broken
+    try:
+        if os.fork() == 0:
+            os.close(1), os.close(2)  # a caller reading our output to its end does not wait for them
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    except OSError as err:
+        print(n, err.strerror, flush=True)
+        time.sleep(0.5)  # let the meter see them all
+        break
+else:
+    print(n, "no limit hit", flush=True)
+"""

@@ -13,6 +13,7 @@ from fpa.grading import get_grader
 from fpa.grading.code import sandbox_mode
 from fpa.io import read_json, read_jsonl, write_json, write_jsonl
 from fpa.provenance.record import Job
+from fpa.sandbox import memory_bound
 
 
 def evaluate_code(args) -> None:
@@ -28,7 +29,7 @@ def evaluate_code(args) -> None:
     result = score_completions(records, generated["completions"], n=bench["n"], grader=grader)
     job = Job("evaluate_code", {**args.config_json, "seed": args.seed},
               {"completions": args.completions, "benchmark": args.benchmark, "tasks": args.tasks}, args.code)
-    with job.output(args.out, sandbox=sandbox_mode()) as tmp:
+    with job.output(args.out, sandbox=sandbox_mode(), sandbox_aggregate_bound=memory_bound()) as tmp:
         write_json(tmp, {"seed": args.seed, **result})
     print(f"Pass@1 = {result['pass_at_1']:.4f} over {result['n_problems']} problems x {bench['n']} samples")
 

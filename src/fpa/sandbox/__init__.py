@@ -1,8 +1,9 @@
-"""Sandbox for model-generated code: bubblewrap + setpriv + rlimits + a wall clock.
+"""Sandbox for model-generated code: bubblewrap + setpriv + rlimits + a per-run cgroup
+(or watchdog) bounding the run's total memory and processes + a wall clock.
 
     from fpa.sandbox import Limits, Sandbox, run_python
     result = Sandbox(Limits(timeout_s=5)).run_python("print(input())", stdin="hi\n")
-    result.stdout, result.returncode, result.timed_out
+    result.stdout, result.returncode, result.timed_out, result.memory_exceeded
 
 See docs/sandbox.md for what is isolated and how.
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 import functools
 from typing import Mapping
 
+from fpa.sandbox.bound import memory_bound
 from fpa.sandbox.check import SandboxUnavailable
 from fpa.sandbox.limits import Limits, RunResult
 from fpa.sandbox.runner import Sandbox, check_sandbox, sandbox_problem
 
-__all__ = ["Limits", "RunResult", "Sandbox", "SandboxUnavailable", "check_sandbox", "run_python", "sandbox_problem"]
+__all__ = ["Limits", "RunResult", "Sandbox", "SandboxUnavailable", "check_sandbox", "memory_bound", "run_python",
+           "sandbox_problem"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,4 +1,5 @@
-"""Start-up check: can the sandbox be built here? One line saying what is missing and how to fix it."""
+"""Start-up check: can the sandbox be built here? One line saying what is missing and how to
+fix it. ``aggregate_report`` says which mechanism bounds a run's total memory here, and why not the others."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fpa.sandbox import bound
 from fpa.sandbox.bwrap import needs_staging, python_roots
 
 TOOLS = {
@@ -46,6 +48,18 @@ def missing_prerequisite(python: str = sys.executable) -> str | None:
         if shutil.which(tool) is None:
             return fix
     return None
+
+
+def aggregate_report() -> list[str]:
+    """The mechanism a default ``Sandbox`` uses here, then one line per mechanism: what it
+    does here, or why it cannot (``*`` marks the chosen one)."""
+    chosen = bound.memory_bound()
+    lines = [f"aggregate bound (total memory and processes of one run): {chosen}"]
+    for name in bound.BOUNDS:
+        found = bound.probe(name)
+        text = f"{name}: unavailable: {found}" if isinstance(found, str) else found.describe()
+        lines.append(f"  {'*' if name == chosen else '-'} {text}")
+    return lines
 
 
 def _read_sysctl(path: str) -> str | None:

@@ -8,7 +8,8 @@ called bwrap and has ppid 1; a live run's bwrap processes still have their monit
 parent (or are being torn down anyway), so killing them all is always right.
 
 A staging directory is named after its owner's pid and start time; one whose owner is
-gone is removed (its private mounts died with the owner's helper).
+gone is removed (its private mounts died with the owner's helper). So is a run's cgroup
+(``fpa.sandbox.cgroup``), once empty: a launcher killed mid-run never removed it.
 """
 
 from __future__ import annotations
@@ -70,19 +71,33 @@ def stage_prefix() -> str:
     return f"{STAGE_PREFIX}{os.getpid()}-{start_time(os.getpid())}-"
 
 
+def owner_is_gone(name: str, prefix: str) -> bool:
+    """``name`` is ``prefix + "PID-STARTTIME-..."`` and that process no longer exists."""
+    parts = name[len(prefix) :].split("-")
+    return name.startswith(prefix) and len(parts) >= 3 and parts[0].isdigit() and start_time(int(parts[0])) != parts[1]
+
+
+def remove_dead_cgroups(parents, prefix: str) -> list[str]:
+    """rmdir the empty run cgroups of launchers that are gone (a cgroup in use cannot be removed)."""
+    removed = []
+    for parent in parents:
+        for entry in os.scandir(parent):
+            if entry.is_dir(follow_symlinks=False) and owner_is_gone(entry.name, prefix):
+                try:
+                    os.rmdir(entry.path)
+                    removed.append(entry.path)
+                except OSError:  # still holds processes, or not ours to remove
+                    pass
+    return removed
+
+
 def remove_dead_stages(tmp: str | None = None) -> list[str]:
     """Remove root-owned staging directories whose owning process is gone."""
     removed = []
     for entry in os.scandir(tmp or tempfile.gettempdir()):
-        if not entry.name.startswith(STAGE_PREFIX):
+        if not owner_is_gone(entry.name, STAGE_PREFIX):  # gone, or its pid reused
             continue
-        parts = entry.name[len(STAGE_PREFIX) :].split("-")
-        if len(parts) < 3 or not parts[0].isdigit():
-            continue
-        info = entry.stat(follow_symlinks=False)
-        if not entry.is_dir(follow_symlinks=False) or info.st_uid != 0:
-            continue
-        if start_time(int(parts[0])) != parts[1]:  # owner gone (or its pid reused)
+        if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == 0:
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(entry.path)
     return removed

@@ -12,7 +12,9 @@ GiB = 1 << 30
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-run resource limits; every field is enforced by the kernel, not by polling."""
+    """Per-run resource limits. The kernel enforces every field, except that
+    ``total_memory_bytes`` falls back to a polling watchdog where no cgroup is writable
+    (``fpa.sandbox.bound``; docs/sandbox.md says what each mechanism guarantees)."""
 
     timeout_s: float = 10.0  # wall clock; the whole sandbox is SIGKILLed when it runs out
     cpu_s: int = 10  # RLIMIT_CPU (seconds of CPU, per process)
@@ -22,6 +24,7 @@ class Limits:
     nofile: int = 256  # RLIMIT_NOFILE
     tmpfs_bytes: int = 64 * MiB  # size of each writable tmpfs: /sandbox and /tmp (= /dev/shm)
     output_bytes: int = 1 * MiB  # stdout and stderr each keep at most this many bytes
+    total_memory_bytes: int = 4 * GiB  # memory of all the run's processes together (cgroup or watchdog)
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -49,7 +52,9 @@ class RunResult:
     wall_s: float
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    memory_exceeded: bool = False  # the run's processes together went over ``total_memory_bytes``
+    memory_peak_bytes: int | None = None  # the run's peak total, as its cgroup or watchdog measured it
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.memory_exceeded

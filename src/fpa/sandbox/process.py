@@ -10,6 +10,10 @@ while bwrap's init (pid 1 of the sandbox) is still tearing the namespace down an
 killing leftover background processes. ``init_status_fd`` is bwrap's
 ``--json-status-fd``; from its ``child-pid`` we take a pidfd on that init and also wait
 for it, so that when we return no process of the run is left on the host.
+
+A ``guard`` (``fpa.sandbox.bound``: the run's cgroup or the watchdog) is polled every
+``guard.interval_s``; once it finds the run over its memory cap the run is killed as at
+a timeout, and reported with ``memory_exceeded``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class Finished:
     stdout_truncated: bool
     stderr_truncated: bool
     timed_out: bool
+    memory_exceeded: bool = False
+    memory_peak_bytes: int | None = None
 
 
 @dataclass
@@ -47,13 +53,15 @@ class _Run:
     status: bytearray = field(default_factory=bytearray)
     pending: memoryview = memoryview(b"")
     init_pidfd: int | None = None
+    guard: object | None = None  # a CgroupRun or WatchdogRun: over(), oom_killed(), kill(), peak_bytes()
 
 
 def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, cap: int, *,
-               init_status_fd: int | None = None, expect_uid: int | None = None) -> Finished:  # fmt: skip
-    """Pump ``proc``'s pipes until it (and bwrap's init) exit and the pipes close, or until ``timeout_s``."""
+               init_status_fd: int | None = None, expect_uid: int | None = None, guard=None) -> Finished:  # fmt: skip
+    """Pump ``proc``'s pipes until it (and bwrap's init) exit and the pipes close, until
+    ``timeout_s``, or until ``guard`` finds the run over its memory cap."""
     deadline = time.monotonic() + timeout_s
-    run = _Run(proc, cap, expect_uid)
+    run = _Run(proc, cap, expect_uid, guard=guard)
     leader_fd = os.pidfd_open(proc.pid)
     try:
         run.sel.register(leader_fd, selectors.EVENT_READ, "leader")
@@ -66,10 +74,14 @@ def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, ca
             run.pending = memoryview(stdin or b"")
             os.set_blocking(proc.stdin.fileno(), False)
             run.sel.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
-        timed_out = not _pump(run, deadline)
-        if timed_out:
+        outcome = _pump(run, deadline, watch=True)
+        if outcome != "done":
+            if guard is not None:
+                guard.kill()
             _kill(run)
-            _pump(run, time.monotonic() + DRAIN_AFTER_KILL_S)
+            _pump(run, time.monotonic() + DRAIN_AFTER_KILL_S, watch=False)
+        # v1's OOM killer may have killed one process of a run that then exited by itself
+        over = outcome == "memory" or (guard is not None and guard.oom_killed())
     finally:
         run.sel.close()
         for fd in (leader_fd, run.init_pidfd, init_status_fd):
@@ -80,17 +92,27 @@ def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, ca
                 pipe.close()
     returncode = proc.wait()
     out, err = proc.stdout, proc.stderr
+    peak = guard.peak_bytes() if guard is not None else None
     return Finished(returncode, bytes(run.out[out]), bytes(run.out[err]),
-                    run.truncated[out], run.truncated[err], timed_out)  # fmt: skip
+                    run.truncated[out], run.truncated[err], outcome == "timeout", over, peak)  # fmt: skip
 
 
-def _pump(run: _Run, deadline: float) -> bool:
-    """Serve every event until nothing is left to wait for (True) or the deadline (False)."""
+def _pump(run: _Run, deadline: float, *, watch: bool) -> str:
+    """Serve every event until nothing is left to wait for ("done"), the deadline ("timeout"),
+    or, with ``watch``, until the guard finds the run over its memory cap ("memory")."""
+    guard = run.guard if watch else None
+    next_check = time.monotonic() + (guard.interval_s if guard else 0)  # a run cannot grow much sooner
     while len(run.sel.get_map()) > 0:
-        remaining = deadline - time.monotonic()
+        now = time.monotonic()
+        if guard is not None and now >= next_check:
+            if guard.over():
+                return "memory"
+            next_check = now + guard.interval_s
+        remaining = deadline - now
         if remaining <= 0:
-            return False
-        for key, _ in run.sel.select(remaining):
+            return "timeout"
+        wait = remaining if guard is None else min(remaining, next_check - now)
+        for key, _ in run.sel.select(wait):
             kind = key.data
             if kind == "leader":
                 run.sel.unregister(key.fileobj)
@@ -103,7 +125,7 @@ def _pump(run: _Run, deadline: float) -> bool:
                 _read_status(run, key.fileobj)
             else:
                 _read_output(run, key.fileobj)
-    return True
+    return "done"
 
 
 def _kill(run: _Run) -> None:

@@ -1,8 +1,10 @@
 """``Sandbox``: run untrusted programs (argv or Python source) and collect a ``RunResult``.
 
 Every run gets a fresh tmpfs work dir (/sandbox), its own uid, fresh namespaces and
-rlimits; see ``fpa.sandbox.bwrap`` for the exact command line. ``mode="none"`` runs the
-same program unsandboxed (rlimits and the wall clock only) and warns loudly.
+rlimits; see ``fpa.sandbox.bwrap`` for the exact command line. The run's total memory
+and process count are bounded by the mechanism ``fpa.sandbox.bound`` finds here (a cgroup,
+else a watchdog), in both modes. ``mode="none"`` runs the same program unsandboxed
+(rlimits, the total bound and the wall clock only) and warns loudly.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import warnings
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
-from fpa.sandbox import bwrap, janitor
+from fpa.sandbox import bound, bwrap, janitor
 from fpa.sandbox.check import SandboxUnavailable, missing_prerequisite, userns_hint
 from fpa.sandbox.limits import Limits, RunResult
 from fpa.sandbox.process import wait_group
@@ -36,15 +38,17 @@ _counter_lock = threading.Lock()
 
 
 class Sandbox:
-    """Run programs under ``limits``; ``python`` is the interpreter used inside."""
+    """Run programs under ``limits``; ``python`` is the interpreter used inside; ``aggregate``
+    forces one mechanism of ``fpa.sandbox.bound.BOUNDS`` (default: the first that works here)."""
 
-    def __init__(self, limits: Limits | None = None, *, mode: str = "bwrap",
-                 python: str = sys.executable, checked: bool = False) -> None:  # fmt: skip
+    def __init__(self, limits: Limits | None = None, *, mode: str = "bwrap", python: str = sys.executable,
+                 checked: bool = False, aggregate: str | None = None) -> None:  # fmt: skip
         if mode not in MODES:
             raise ValueError(f"Sandbox.mode: expected one of {list(MODES)}, got {mode!r}")
         self.limits = limits or Limits()
         self.mode = mode
         self.python = str(python)
+        self.aggregate = bound.choose(aggregate)
         if mode == "none":
             warnings.warn(UNSANDBOXED_WARNING, RuntimeWarning, stacklevel=2)
             log.warning(UNSANDBOXED_WARNING)
@@ -82,7 +86,11 @@ class Sandbox:
         stdin_bytes = None if stdin is None else _as_bytes(stdin)
         run = self._run_bwrap if self.mode == "bwrap" else self._run_unsandboxed
         start = time.monotonic()
-        done = run(list(argv), contents, stdin_bytes, timeout, bwrap.sandbox_env(self.python, env))
+        guard = self.aggregate.start(self.limits)
+        try:
+            done = run(list(argv), contents, stdin_bytes, timeout, bwrap.sandbox_env(self.python, env), guard)
+        finally:
+            guard.close()
         wall = time.monotonic() - start
         signum = _signal_of(done.returncode, self.mode)
         return RunResult(
@@ -94,6 +102,8 @@ class Sandbox:
             wall_s=wall,
             stdout_truncated=done.stdout_truncated,
             stderr_truncated=done.stderr_truncated,
+            memory_exceeded=done.memory_exceeded,
+            memory_peak_bytes=done.memory_peak_bytes,
         )
 
     def _check_sizes(self, contents: Mapping[str, bytes]) -> None:
@@ -121,14 +131,15 @@ class Sandbox:
             *argv,
         ]
 
-    def _run_bwrap(self, argv, contents, stdin, timeout, env):
+    def _run_bwrap(self, argv, contents, stdin, timeout, env, guard):
         uid = _next_uid()
         files = {**bwrap.etc_files(uid), **{f"{bwrap.WORKDIR}/{name}": data for name, data in contents.items()}}
         fds = {dest: _memfd(dest, data) for dest, data in files.items()}
         status_r, status_w = os.pipe()
         try:
             cmd = self.command(argv, uid=uid, file_fds=fds, env=env, status_fd=status_w)
-            proc = _popen(cmd, stdin, pass_fds=(*fds.values(), status_w), cwd="/", env=env)
+            proc = _popen([*guard.prefix, *cmd], stdin, pass_fds=(*fds.values(), status_w), cwd="/", env=env)
+            guard.attach(proc.pid)
         except BaseException:
             os.close(status_r)
             raise
@@ -137,9 +148,9 @@ class Sandbox:
                 os.close(fd)
         expect_uid = uid if os.geteuid() == 0 else os.getuid()
         cap = self.limits.output_bytes
-        return wait_group(proc, stdin, timeout, cap, init_status_fd=status_r, expect_uid=expect_uid)
+        return wait_group(proc, stdin, timeout, cap, init_status_fd=status_r, expect_uid=expect_uid, guard=guard)
 
-    def _run_unsandboxed(self, argv, contents, stdin, timeout, env):
+    def _run_unsandboxed(self, argv, contents, stdin, timeout, env, guard):
         workdir = tempfile.mkdtemp(prefix="fpa-unsandboxed-")
         try:
             for name, data in contents.items():
@@ -147,8 +158,10 @@ class Sandbox:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             env = {**env, "HOME": workdir, "TMPDIR": workdir}
-            proc = _popen([*bwrap.rlimit_args(self.limits), *argv], stdin, pass_fds=(), cwd=workdir, env=env)
-            return wait_group(proc, stdin, timeout, self.limits.output_bytes)
+            cmd = [*guard.prefix, *bwrap.rlimit_args(self.limits), *argv]
+            proc = _popen(cmd, stdin, pass_fds=(), cwd=workdir, env=env)
+            guard.attach(proc.pid)
+            return wait_group(proc, stdin, timeout, self.limits.output_bytes, guard=guard)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 

@@ -24,7 +24,7 @@ import secrets
 from fpa.sandbox import Limits, Sandbox
 
 # BigCodeBench's own per-task limit is TIMEOUT_LIMIT = 240 s; the harness gets 5 s less.
-LIMITS = Limits(timeout_s=245.0, cpu_s=245, memory_bytes=8 << 30, nproc=256)
+LIMITS = Limits(timeout_s=245.0, cpu_s=245, memory_bytes=8 << 30, nproc=256, total_memory_bytes=8 << 30)
 REQUIRED_MODULES = ("bigcodebench.eval", "matplotlib.pyplot", "numpy")
 
 HARNESS = r"""
@@ -78,6 +78,8 @@ def run_test(code: str, test: str, entry_point: str, sandbox: Sandbox, timeout_s
                                 env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
     if result.timed_out:
         return {"status": "timeout", "failed": [], "first": ""}
+    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
+        return {"status": "memory_exceeded", "failed": [], "first": ""}
     lines = [line[len(nonce):] for line in result.stdout.splitlines() if line.startswith(nonce)]
     if result.returncode != 0 or not lines:
         return {"status": "harness_error", "failed": [], "first": result.stderr[-400:]}

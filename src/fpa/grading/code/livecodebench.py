@@ -121,6 +121,8 @@ def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | No
         result = sandbox.run_python(FUNCTIONAL, args=[nonce, func_name, style], files=files, timeout_s=timeout)
         if result.timed_out:
             return False, "lcb_timeout"
+        if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
+            return False, "lcb_memory_exceeded"
         lines = [line[len(nonce):] for line in result.stdout.splitlines() if line.startswith(nonce)]
         if result.returncode != 0 or not lines:
             return False, "lcb_runtime_error"
@@ -129,6 +131,8 @@ def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | No
         result = sandbox.run_python(code, stdin=test["input"])
         if result.timed_out:
             return False, "lcb_timeout"
+        if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
+            return False, "lcb_memory_exceeded"
         if result.returncode != 0:
             return False, "lcb_runtime_error"
         if not stdout_matches(result.stdout, test["output"]):

@@ -111,9 +111,12 @@ def grade_task(bench: str, task: dict, completions: list[str], sandbox: Sandbox)
     env = {"EVALPLUS_MAX_MEMORY_BYTES": str(sandbox.limits.memory_bytes)}
     result = sandbox.run_python(HARNESS, args=[nonce], files=files, env=env, timeout_s=timeout)
     lines = [line[len(nonce):] for line in result.stdout.splitlines() if line.startswith(nonce)]
-    if result.timed_out or result.returncode != 0 or not lines:
-        rule = "evalplus_timeout" if result.timed_out else "evalplus_harness_error"
-        return [(False, rule)] * len(programs)
+    if result.timed_out:
+        return [(False, "evalplus_timeout")] * len(programs)
+    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
+        return [(False, "evalplus_memory_exceeded")] * len(programs)
+    if result.returncode != 0 or not lines:
+        return [(False, "evalplus_harness_error")] * len(programs)
     return [_verdict(verdict) for verdict in json.loads(lines[-1])]
 
 
