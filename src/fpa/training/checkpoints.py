@@ -33,14 +33,21 @@ def latest_checkpoint(work: Path) -> Path | None:
     return work / pointer.read_text().strip() if pointer.exists() else None
 
 
+def save_pretrained(lm, directory: Path, *, tokenizer=None, weights: dict | None = None) -> None:
+    """``lm`` in HF format into ``directory`` (atomically); ``weights``: its full state dict when the
+    model holds only shards (FSDP), else None."""
+    with atomic_path(directory, directory=True) as tmp:
+        lm.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+
+
 def save_policy(run, directory: Path, *, tokenizer: bool) -> None:
-    """The policy's full weights in HF format into ``directory`` (atomically), written by rank 0."""
+    """The training loop's policy in HF format into ``directory``: every rank gathers, rank 0 writes."""
     weights = run.parallel.full_state_dict(run.body)
     if run.accelerator.is_main_process:
-        with atomic_path(directory, directory=True) as tmp:
-            run.parallel.unwrap(run.body).lm.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
-            if tokenizer:
-                run.tokenizer.save_pretrained(tmp)
+        save_pretrained(run.parallel.unwrap(run.body).lm, directory, tokenizer=run.tokenizer if tokenizer else None,
+                        weights=weights)
 
 
 def track_validation(state: State, val: float, cfg, run, work: Path) -> None:
@@ -80,12 +87,12 @@ def snapshot_name(step: int) -> str:
     return f"step-{step:08d}"
 
 
-def save_snapshot(run, work: Path, step: int) -> None:
-    """The policy at ``step`` in HF format (like the final checkpoint), in ``work/snapshots/``.
+def snapshot_path(work: Path, step: int) -> Path:
+    """Where the policy at ``step`` goes in HF format (like the final checkpoint): ``work/snapshots/``.
 
     A resumed run writes the snapshots after its checkpoint again: the same weights, replaced atomically.
     """
-    save_policy(run, work / SNAPSHOT_DIR / snapshot_name(step), tokenizer=True)
+    return work / SNAPSHOT_DIR / snapshot_name(step)
 
 
 def snapshot_steps(snapshots_dir: str | Path) -> list[int]:

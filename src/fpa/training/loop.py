@@ -32,7 +32,8 @@ from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
-from fpa.training.checkpoints import State, latest_checkpoint, save_resumable, save_snapshot, track_validation
+from fpa.training.checkpoints import (State, latest_checkpoint, save_policy, save_resumable, snapshot_path,
+                                      track_validation)
 from fpa.training.parallel import DataParallel, Policy, make_parallel
 from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput, truncate_csv
 from fpa.training.stats import diagnostics, sequence_stats
@@ -280,7 +281,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
             log.info("step %d/%d loss %.4f grad_norm %.3f lr %.2e", state.step, total, row["loss"],
                      row["grad_norm"], row["lr"])
         if cfg.snapshot_every and state.step % cfg.snapshot_every == 0:
-            save_snapshot(run, work, state.step)
+            save_policy(run, snapshot_path(work, state.step), tokenizer=True)
         if state.step % cfg.checkpoint_every == 0 and state.step < total:
             save_resumable(run, work, state, fingerprint)
         if stop_after is not None and state.step >= stop_after:
@@ -293,8 +294,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
                "stopped_early": state.stopped_early, "train_problems": len(run.train.groups),
                "train_samples": len(run.train.samples), "elapsed_s": time.perf_counter() - clock_zero,
                "throughput": throughput(metrics_path, run.accelerator.device)}
-    best = work / "best"
-    weights = None if best.exists() else run.parallel.full_state_dict(run.body)  # a gather: every rank
+    weights = run.parallel.full_state_dict(run.body)  # a gather under FSDP: every rank, best kept or not
     if run.rank == 0:
         _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary}, weights)
     run.accelerator.wait_for_everyone()
@@ -305,7 +305,10 @@ def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Pa
                       weights: dict | None) -> None:
     """The final (or best-validation) weights in HF format, with tokenizer, metrics and training state."""
     best = work / "best"
-    final = AutoModelForCausalLM.from_pretrained(best) if best.exists() else run.parallel.unwrap(run.body).lm
+    if best.exists():  # the best validation's weights, not the gathered final ones
+        final, weights = AutoModelForCausalLM.from_pretrained(best), None
+    else:
+        final = run.parallel.unwrap(run.body).lm
     with atomic_path(out_dir, directory=True) as tmp:
         final.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
         run.tokenizer.save_pretrained(tmp)

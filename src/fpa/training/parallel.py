@@ -126,10 +126,7 @@ class FullyShardedDataParallel(DataParallel):
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
         full = get_model_state_dict(body, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-        # a tied head's weight under its first name only, as save_pretrained writes it from the model itself
-        # (the gathered copies no longer share storage, so transformers cannot see the tie)
-        names = {name for name, _ in body.named_parameters()} | {name for name, _ in body.named_buffers()}
-        return {name.removeprefix("lm."): tensor for name, tensor in full.items() if name in names}
+        return {name.removeprefix("lm."): tensor for name, tensor in first_names(full, body).items()}
 
     def save_state(self, body, optimizer, directory: Path) -> None:
         import torch.distributed.checkpoint as dcp
@@ -148,6 +145,13 @@ class FullyShardedDataParallel(DataParallel):
         state = {"model": model_state, "optimizer": optimizer_state}
         dcp.load(state, checkpoint_id=str(directory / SHARDED_DIR))
         set_state_dict(body, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"])
+
+
+def first_names(weights: dict[str, Tensor], module: torch.nn.Module) -> dict[str, Tensor]:
+    """A gathered state dict of ``module`` with a tied weight under its first name only, as ``save_pretrained``
+    writes it from the model itself (gathered copies share no storage: transformers cannot see the tie)."""
+    names = {name for name, _ in module.named_parameters()} | {name for name, _ in module.named_buffers()}
+    return {name: tensor for name, tensor in weights.items() if name in names}
 
 
 PARALLEL = {kind.name: kind for kind in (DataParallel, FullyShardedDataParallel)}
