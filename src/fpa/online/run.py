@@ -13,7 +13,9 @@ same run resumes from the latest, its wall clock going on from there.
 model's ``_no_split_modules`` names it, then the root), with ``fsdp_reshard_after_forward`` and
 ``fsdp_cpu_offload``; its compute dtype follows ``training.precision`` (accelerate's mixed-precision
 policy), not ``fsdp_param_dtype`` / ``fsdp_reduce_dtype``, which only ``fpa train`` reads. The
-HF-format weights (snapshots, checkpoint) are gathered on every rank and written by rank 0.
+HF-format weights (snapshots, checkpoint) are gathered on every rank and written by rank 0. GPUs
+only: accelerate 1.15 enables FSDP for accelerator ranks alone (``AcceleratorState``), so on CPU
+the setting is refused rather than silently trained as DDP.
 """
 
 from __future__ import annotations
@@ -141,6 +143,10 @@ def _fsdp_settings(training: dict) -> dict:
     make_parallel(cfg, accelerator=None)  # the names checked before any model is loaded
     if cfg.parallel != "fsdp":
         return {}
+    if not torch.cuda.is_available():
+        raise ValueError("training.parallel: fsdp: fpa train-online shards through accelerate, which applies its "
+                         "FSDP plugin to GPU ranks only and would train unsharded DDP replicas on CPU; expected "
+                         "'ddp' on CPU, got 'fsdp'")
     return {"fsdp": True, "fsdp_config": {"version": 2, "auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
                                           "reshard_after_forward": cfg.fsdp_reshard_after_forward,
                                           "cpu_offload": cfg.fsdp_cpu_offload, "state_dict_type": "FULL_STATE_DICT"}}
