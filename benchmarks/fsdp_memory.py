@@ -18,8 +18,8 @@ allocated) is the one compared: per round and rank, FSDP peak / DDP peak, paired
 
 After setup each rank hands freed heap memory back to the kernel (``malloc_trim``): both build
 the full model before wrapping it, and glibc would otherwise keep the pages of the full copy that
-FSDP frees when it shards (~0.8 GB more FSDP RSS in a first run without it). A GPU run never has
-that copy on the GPU; on CPU it would count as the rank's footprint although nothing uses it.
+FSDP frees when it shards. A GPU run never has that copy on the GPU; on CPU it would count as the
+rank's footprint although nothing uses it.
 """
 
 from __future__ import annotations
@@ -104,9 +104,9 @@ def launch(args, parallel: str) -> list[list[dict]]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def paired(rounds: list[dict]) -> dict:
-    """Per round and rank, FSDP / DDP of the last step's peak; median and range."""
-    ratios = [fsdp[-1]["peak_mb"] / ddp[-1]["peak_mb"] for r in rounds for ddp, fsdp in zip(r["ddp"], r["fsdp"])]
+def paired(rounds: list[dict], key: str = "peak_mb") -> dict:
+    """Per round and rank, FSDP / DDP of the last step's ``key``; median and range."""
+    ratios = [fsdp[-1][key] / ddp[-1][key] for r in rounds for ddp, fsdp in zip(r["ddp"], r["fsdp"])]
     return {"ratios": ratios, "median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
 
 
@@ -119,9 +119,9 @@ def table(results: dict) -> str:
             lines.append(f"| {index + 1} | {rank} | {ddp[-1]['peak_mb']:.0f} | {fsdp[-1]['peak_mb']:.0f} | "
                          f"{fsdp[-1]['peak_mb'] / ddp[-1]['peak_mb']:.3f} | {ddp[-1]['baseline_mb']:.0f} | "
                          f"{fsdp[-1]['baseline_mb']:.0f} |")
-    ratio = results["ratio"]
-    lines.append(f"\nFSDP / DDP peak per rank: median {ratio['median']:.3f}, range {ratio['min']:.3f}–"
-                 f"{ratio['max']:.3f} over {len(ratio['ratios'])} (round, rank) pairs.")
+    for label, ratio in (("peak", results["ratio"]), ("before the step", paired(results["rounds"], "baseline_mb"))):
+        lines.append(f"\nFSDP / DDP {label} per rank: median {ratio['median']:.3f}, range {ratio['min']:.3f}–"
+                     f"{ratio['max']:.3f} over {len(ratio['ratios'])} (round, rank) pairs.")
     return "\n".join(lines)
 
 
