@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from fpa.data.offline import grade_samples
@@ -100,3 +101,15 @@ def test_an_online_run_on_two_gloo_processes(tmp_path, toy_model_dir):
     with open(tmp_path / "ddp" / "ckpt" / "training_metrics.csv", newline="") as handle:
         assert [int(row["step"]) for row in csv.DictReader(handle)] == [1, 2, 3, 4]
     assert read_json(tmp_path / "ddp" / "snaps.prov.json")["snapshot_steps"] == [2, 4]
+
+
+
+def test_fsdp_online_is_refused_on_cpu_rather_than_trained_as_ddp(tmp_path, toy_model_dir):
+    """accelerate applies its FSDP plugin to GPU ranks only; on CPU TRL would train DDP replicas unsaid."""
+    if torch.cuda.is_available():
+        pytest.skip("GPUs present: FSDP online runs")
+    run = {**RUN, "training": {**RUN["training"], "parallel": "fsdp"}}
+    result = _train_online(tmp_path, toy_model_dir, "fsdp", run_json=run)
+    assert result.returncode != 0
+    assert "training.parallel: fsdp: fpa train-online shards through accelerate" in result.stderr
+    assert not (tmp_path / "fsdp" / "ckpt").exists()

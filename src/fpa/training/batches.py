@@ -102,3 +102,19 @@ def collate(groups: list[Group], encoded: list[EncodedSample], samples: list[dic
         length=torch.tensor([float(encoded[i].completion_len) for i in indices]),
         group=torch.tensor([group_of[i] for i in indices]),
     )
+
+
+def rank_micro_batches(groups: list[Group], rank: int, world: int,
+                       micro_batch_problems: int) -> tuple[list[list[Group]], int, int]:
+    """Rank ``rank``'s micro-batches of ``groups``, padded to as many as any rank has; returns
+    (micro-batches, how many of them are its own, all ranks' own micro-batches together).
+
+    Every rank must run the same number of forwards: DDP and FSDP synchronise inside them.
+    A rank with fewer (uneven shards, an epoch's short last batch) repeats the first
+    micro-batch of a rank that has one; the caller gives the copies zero weight.
+    """
+    shards = [micro_batches(shard(groups, r, world), micro_batch_problems) for r in range(world)]
+    own = shards[rank]
+    padding = max(map(len, shards)) - len(own)
+    filler = [next(s for s in shards if s)[0]] * padding if padding else []
+    return own + filler, len(own), sum(map(len, shards))

@@ -1,4 +1,8 @@
-"""Resumable checkpoints and snapshots in ``work/``, and the early-stopping state."""
+"""Resumable checkpoints and snapshots in ``work/``, and the early-stopping state.
+
+``run`` is the training loop's session (its accelerator, parallel strategy, body, optimizer and
+tokenizer). Saving HF-format weights gathers them first (FSDP): every rank calls these functions.
+"""
 
 from __future__ import annotations
 
@@ -29,27 +33,44 @@ def latest_checkpoint(work: Path) -> Path | None:
     return work / pointer.read_text().strip() if pointer.exists() else None
 
 
-def track_validation(state: State, val: float, cfg, accelerator, body, work: Path) -> None:
+def save_pretrained(lm, directory: Path, *, tokenizer=None, weights: dict | None = None) -> None:
+    """``lm`` in HF format into ``directory`` (atomically); ``weights``: its full state dict when the
+    model holds only shards (FSDP), else None."""
+    with atomic_path(directory, directory=True) as tmp:
+        lm.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+
+
+def save_policy(run, directory: Path, *, tokenizer: bool) -> None:
+    """The training loop's policy in HF format into ``directory``: every rank gathers, rank 0 writes."""
+    weights = run.parallel.full_state_dict(run.body)
+    if run.accelerator.is_main_process:
+        save_pretrained(run.parallel.unwrap(run.body).lm, directory, tokenizer=run.tokenizer if tokenizer else None,
+                        weights=weights)
+
+
+def track_validation(state: State, val: float, cfg, run, work: Path) -> None:
     if val < state.best_val:
         state.best_val, state.evals_without_improvement = val, 0
-        if cfg.early_stopping_patience and accelerator.is_main_process:
-            with atomic_path(work / "best", directory=True) as tmp:
-                accelerator.unwrap_model(body).lm.save_pretrained(tmp, safe_serialization=True)
+        if cfg.early_stopping_patience:
+            save_policy(run, work / "best", tokenizer=False)
     else:
         state.evals_without_improvement += 1
         if cfg.early_stopping_patience and state.evals_without_improvement >= cfg.early_stopping_patience:
             state.stopped_early = True
 
 
-def save_resumable(accelerator, work: Path, state: State, fingerprint: dict) -> None:
-    """Every rank writes its part (RNG state) into one temp dir; rank 0 renames it into place."""
+def save_resumable(run, work: Path, state: State, fingerprint: dict) -> None:
+    """Every rank writes its part (RNG state; FSDP: its shards) into one temp dir; rank 0 renames it into place."""
+    accelerator = run.accelerator
     name = f"step-{state.step:08d}"
     tmp = work / f".{name}.tmp"
     if accelerator.is_main_process:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
     accelerator.wait_for_everyone()
-    accelerator.save_state(str(tmp))
+    run.parallel.save_state(run.body, run.optimizer, tmp)
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         write_json(tmp / "trainer_state.json", {"fingerprint": fingerprint, "state": dataclasses.asdict(state)})
@@ -66,14 +87,12 @@ def snapshot_name(step: int) -> str:
     return f"step-{step:08d}"
 
 
-def save_snapshot(lm, tokenizer, work: Path, step: int) -> None:
-    """The policy at ``step`` in HF format (like the final checkpoint), in ``work/snapshots/``.
+def snapshot_path(work: Path, step: int) -> Path:
+    """Where the policy at ``step`` goes in HF format (like the final checkpoint): ``work/snapshots/``.
 
     A resumed run writes the snapshots after its checkpoint again: the same weights, replaced atomically.
     """
-    with atomic_path(work / SNAPSHOT_DIR / snapshot_name(step), directory=True) as tmp:
-        lm.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
+    return work / SNAPSHOT_DIR / snapshot_name(step)
 
 
 def snapshot_steps(snapshots_dir: str | Path) -> list[int]:

@@ -13,12 +13,15 @@ The job's CPUs are split evenly over its processes (``threads_per_process``): th
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import sys
 from typing import Mapping, Sequence
 
 # torchrun sets it in every worker it starts (with RANK, WORLD_SIZE, MASTER_ADDR/PORT)
 WORKER_VARIABLE = "LOCAL_RANK"
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def is_worker(environ: Mapping[str, str] = os.environ) -> bool:
@@ -57,6 +60,21 @@ def exec_launch(argv: Sequence[str], processes: int, threads: int) -> None:
     os.execve(command[0], command, launch_env(os.environ, threads, processes))
 
 
+def die_with_launcher() -> None:
+    """Have the kernel SIGKILL this rank when its launcher dies (Linux).
+
+    torchrun starts each rank in a session of its own, so a SIGKILL of the launcher's process
+    group (the OOM killer, ``kill -9 -PGID``) would leave the ranks training on, orphaned,
+    finishing and writing the job's output after the job was killed.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    launcher = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != launcher:  # it died before prctl took effect
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def enter_ranks(args) -> None:
     """A training command's first step: with ``--processes`` > 1 outside a launcher, become
     torchrun over the same command line (never returns); in a rank or a single process, set
@@ -64,4 +82,6 @@ def enter_ranks(args) -> None:
     threads = threads_per_process(args.threads, args.processes)
     if args.processes > 1 and not is_worker():
         exec_launch(args.argv, args.processes, args.threads)
+    if is_worker():
+        die_with_launcher()
     args.threads = threads

@@ -4,8 +4,8 @@
 
 AdamW (β = 0.9, 0.999), linear warmup then cosine decay, grad-norm clipping,
 gradient accumulation over micro-batches of whole problem groups, bf16 autocast,
-optional gradient checkpointing, data parallel through ``accelerate`` (DDP; each
-rank takes a contiguous shard of the global batch), validation every
+optional gradient checkpointing, data parallel (DDP or FSDP2, ``fpa.training.parallel``;
+each rank takes a contiguous shard of the global batch), validation every
 ``eval_every`` steps with early stopping, resumable checkpoints in ``work/``
 (model, optimizer, scheduler, RNG; the data order is a function of seed and step),
 HF-format snapshots every ``snapshot_every`` steps (for accuracy through training)
@@ -14,7 +14,6 @@ and the final checkpoint in HF format.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -34,7 +33,9 @@ from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
-from fpa.training.checkpoints import State, latest_checkpoint, save_resumable, save_snapshot, track_validation
+from fpa.training.checkpoints import (State, latest_checkpoint, save_policy, save_resumable, snapshot_path,
+                                      track_validation)
+from fpa.training.parallel import DataParallel, Policy, make_parallel
 from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput, truncate_csv
 from fpa.training.stats import diagnostics, sequence_stats
 
@@ -64,6 +65,11 @@ class TrainConfig:
     checkpoint_every: int = 50
     snapshot_every: int = 0
     diagnostics: bool = True
+    parallel: str = "ddp"
+    fsdp_reshard_after_forward: bool = True
+    fsdp_cpu_offload: bool = False
+    fsdp_param_dtype: str = "float32"
+    fsdp_reduce_dtype: str = "float32"
 
     @classmethod
     def from_dict(cls, raw: dict) -> "TrainConfig":
@@ -81,21 +87,6 @@ def lr_factor(step: int, total: int, cfg: TrainConfig) -> float:
     progress = min(1.0, (step - cfg.warmup_steps) / max(1, total - cfg.warmup_steps))
     cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
     return cfg.min_lr_ratio + (1.0 - cfg.min_lr_ratio) * cosine * cfg.lr_decay_scale ** progress
-
-
-class HiddenStates(torch.nn.Module):
-    """The causal LM as DDP sees it: forward gives final (post-norm) hidden states."""
-
-    def __init__(self, lm):
-        super().__init__()
-        self.lm = lm
-
-    def forward(self, input_ids, attention_mask):
-        return self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    @property
-    def head_weight(self):
-        return self.lm.get_output_embeddings().weight
 
 
 @dataclass
@@ -117,6 +108,7 @@ class Session:
     hyper: object
     seed: int
     accelerator: Accelerator
+    parallel: DataParallel
     tokenizer: object
     body: torch.nn.Module
     optimizer: torch.optim.Optimizer
@@ -146,10 +138,11 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     objective = get_objective(objective_name)
     hyper = objective.parse_params(params, "params")
     # No buffer broadcast in DDP's forward: the buffers (rotary frequencies) are the same on every
-    # rank, and ranks with different numbers of forwards (uneven shards, validation) would deadlock.
-    accelerator = Accelerator(cpu=not torch.cuda.is_available(),
-                              mixed_precision="bf16" if cfg.precision == "bf16" else "no",
+    # rank, and ranks with different numbers of forwards (validation) would deadlock. Autocast is
+    # the Policy's, around the decoder only: accelerate's would cover the loss head too.
+    accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision="no",
                               kwargs_handlers=[DistributedDataParallelKwargs(broadcast_buffers=False)])
+    parallel = make_parallel(cfg, accelerator)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     if cfg.chunk_size == "auto":
@@ -164,39 +157,42 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     reference = make_reference(objective, cfg.reference, reference_dir=reference_dir, model_dir=model_dir,
                                train_samples=train_split.samples, val_samples=val_split.samples,
                                device=accelerator.device, diagnostics=cfg.diagnostics)
-    body = HiddenStates(lm)
-    optimizer = torch.optim.AdamW(body.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
+    policy = Policy(lm, torch.bfloat16 if cfg.precision == "bf16" else None)
+    body, optimizer = parallel.prepare(policy, lambda weights: torch.optim.AdamW(
+        weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay))
     total = cfg.epochs * B.steps_per_epoch(len(train_split.groups), cfg.batch_problems)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
     # The scheduler stays outside ``prepare``: accelerate would step it once per process.
-    body, optimizer = accelerator.prepare(body, optimizer)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
     accelerator.register_for_checkpointing(scheduler)
-    session = Session(cfg, objective, hyper, seed, accelerator, tokenizer, body, optimizer, scheduler, reference,
-                      train_split, val_split)
+    session = Session(cfg, objective, hyper, seed, accelerator, parallel, tokenizer, body, optimizer, scheduler,
+                      reference, train_split, val_split)
     return session, total
 
 
 def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch.nn.Module):
     batch = B.collate(micro, split.encoded, split.samples, run.tokenizer.pad_token_id)
-    device = run.accelerator.device
-    with run.accelerator.autocast():
-        hidden = body(batch.input_ids.to(device), batch.attention_mask.to(device))
     ref = run.reference.inputs(batch, split.name) if run.reference else None
-    batch = _to(batch, device)
-    stats = sequence_stats(hidden, run.accelerator.unwrap_model(run.body).head_weight, batch, run.objective,
-                           run.hyper, reference=ref, pair_seed=run.seed, chunk_size=run.cfg.chunk_size)
-    return stats, int(batch.targets.numel())
+    batch = _to(batch, run.accelerator.device)
+
+    def statistics(hidden, head_weight):
+        return sequence_stats(hidden, head_weight, batch, run.objective, run.hyper, reference=ref,
+                              pair_seed=run.seed, chunk_size=run.cfg.chunk_size)
+
+    return body(batch.input_ids, batch.attention_mask, statistics), int(batch.targets.numel())
 
 
 def _validate(run: Session) -> float:
     """Mean objective loss over the validation split (all ranks)."""
     run.body.eval()
     losses = []
-    body = run.accelerator.unwrap_model(run.body)  # no gradients: no DDP, whose hooks would sync the ranks
+    # FSDP gathers weights inside every forward: all ranks run as many (padded); DDP needs no hooks here
+    body = run.body if run.parallel.name == "fsdp" else run.parallel.unwrap(run.body)
+    micros, own, _ = B.rank_micro_batches(run.val.groups, run.rank, run.world, run.cfg.micro_batch_problems)
     with torch.no_grad():
-        for micro in B.micro_batches(B.shard(run.val.groups, run.rank, run.world), run.cfg.micro_batch_problems):
+        for micro in micros:
             stats, _ = _forward_stats(run, micro, run.val, body)
             losses.append(run.objective.loss(stats, run.hyper)[0])
+    losses = losses[:own]
     run.body.train()
     local = torch.stack(losses).mean() if losses else torch.tensor(0.0)
     return run.accelerator.reduce(local.to(run.accelerator.device), reduction="mean").item()
@@ -207,19 +203,13 @@ def _optimizer_step(run: Session, step: int) -> dict:
     started = time.perf_counter()
     cfg = run.cfg
     batch = B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed)
-    shards = [B.micro_batches(B.shard(batch, rank, run.world), cfg.micro_batch_problems) for rank in range(run.world)]
-    # Every micro-batch of every rank weighs 1 / (all ranks' micro-batches) once DDP averages the
-    # ranks' gradients, as in one process. Ranks with fewer (uneven shards, an epoch's short last
-    # batch) add zero-weighted copies of the batch's first one: every rank runs the same forwards and syncs.
-    own = shards[run.rank]
-    padding = max(map(len, shards)) - len(own)
-    micros = own + [next(shard for shard in shards if shard)[0]] * padding
-    weights = [run.world] * len(own) + [0] * padding
-    count = sum(map(len, shards))
+    # Every micro-batch of every rank weighs 1 / (all ranks' micro-batches) once DDP / FSDP average
+    # the ranks' gradients, as in one process; a rank's padding copies weigh 0.
+    micros, own, count = B.rank_micro_batches(batch, run.rank, run.world, cfg.micro_batch_problems)
+    weights = [run.world] * own + [0] * (len(micros) - own)
     row, n_tokens, n_examples = {}, 0, 0
     for index, (micro, weight) in enumerate(zip(micros, weights)):
-        last = index == len(micros) - 1
-        with run.accelerator.no_sync(run.body) if not last and run.world > 1 else contextlib.nullcontext():
+        with run.parallel.gradient_sync(run.body, enabled=index == len(micros) - 1):
             stats, tokens = _forward_stats(run, micro, run.train, run.body)
             loss, aux = run.objective.loss(stats, run.hyper)
             if not torch.isfinite(loss):
@@ -229,9 +219,9 @@ def _optimizer_step(run: Session, step: int) -> dict:
             n_tokens += tokens
             n_examples += sum(len(group.samples) for group in micro)
             row = accumulate(row, {"loss": loss.item(), **{k: v.item() for k, v in aux.items()},
-                                    **diagnostics(stats)}, len(own) or padding)
-    grad_norm = run.accelerator.clip_grad_norm_(run.body.parameters(), cfg.max_grad_norm)
-    row.update(step=step + 1, lr=run.scheduler.get_last_lr()[0], grad_norm=float(grad_norm),
+                                    **diagnostics(stats)}, own or len(micros))
+    grad_norm = run.parallel.clip_grad_norm(run.body, cfg.max_grad_norm)
+    row.update(step=step + 1, lr=run.scheduler.get_last_lr()[0], grad_norm=grad_norm,
                tokens_per_s=n_tokens / (time.perf_counter() - started),
                examples_per_s=n_examples / (time.perf_counter() - started))
     run.optimizer.step()
@@ -245,7 +235,7 @@ def _resume(run: Session, work: Path, fingerprint: dict) -> State:
     resume = latest_checkpoint(work)
     state = State()
     if resume is not None and json.loads((resume / "trainer_state.json").read_text())["fingerprint"] == fingerprint:
-        run.accelerator.load_state(str(resume))
+        run.parallel.load_state(run.body, run.optimizer, resume)
         state = State(**json.loads((resume / "trainer_state.json").read_text())["state"])
         truncate_csv(work / f"metrics.rank{run.rank}.csv", state.step)
         log.info("resumed from %s at step %d", resume, state.step)
@@ -286,7 +276,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
         state.elapsed_s = row["elapsed_s"] = time.perf_counter() - clock_zero
         if state.step % cfg.eval_every == 0 or state.step == total:
             row["val_loss"] = _validate(run)
-            track_validation(state, row["val_loss"], cfg, run.accelerator, run.body, work)
+            track_validation(state, row["val_loss"], cfg, run, work)
         append_csv(metrics_path, row)
         for key, value in row.items() if board is not None else ():
             board.add_scalar(key, value, state.step)
@@ -295,10 +285,10 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
         if state.step % 10 == 0 or state.step == total:
             log.info("step %d/%d loss %.4f grad_norm %.3f lr %.2e", state.step, total, row["loss"],
                      row["grad_norm"], row["lr"])
-        if cfg.snapshot_every and state.step % cfg.snapshot_every == 0 and run.rank == 0:
-            save_snapshot(run.accelerator.unwrap_model(run.body).lm, run.tokenizer, work, state.step)
+        if cfg.snapshot_every and state.step % cfg.snapshot_every == 0:
+            save_policy(run, snapshot_path(work, state.step), tokenizer=True)
         if state.step % cfg.checkpoint_every == 0 and state.step < total:
-            save_resumable(run.accelerator, work, state, fingerprint)
+            save_resumable(run, work, state, fingerprint)
         if stop_after is not None and state.step >= stop_after:
             return {"stopped_after": state.step}
     progress.close()
@@ -309,18 +299,23 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
                "stopped_early": state.stopped_early, "train_problems": len(run.train.groups),
                "train_samples": len(run.train.samples), "elapsed_s": time.perf_counter() - clock_zero,
                "throughput": throughput(metrics_path, run.accelerator.device)}
+    weights = run.parallel.full_state_dict(run.body)  # a gather under FSDP: every rank, best kept or not
     if run.rank == 0:
-        _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary})
+        _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary}, weights)
     run.accelerator.wait_for_everyone()
     return summary
 
 
-def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Path, out_dir: str, state: dict) -> None:
+def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Path, out_dir: str, state: dict,
+                      weights: dict | None) -> None:
     """The final (or best-validation) weights in HF format, with tokenizer, metrics and training state."""
     best = work / "best"
-    final = AutoModelForCausalLM.from_pretrained(best) if best.exists() else run.accelerator.unwrap_model(run.body).lm
+    if best.exists():  # the best validation's weights, not the gathered final ones
+        final, weights = AutoModelForCausalLM.from_pretrained(best), None
+    else:
+        final = run.parallel.unwrap(run.body).lm
     with atomic_path(out_dir, directory=True) as tmp:
-        final.save_pretrained(tmp, safe_serialization=True)
+        final.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
         run.tokenizer.save_pretrained(tmp)
         if Path(model_dir, "generation_config.json").exists():
             shutil.copy(Path(model_dir, "generation_config.json"), tmp)

@@ -1,0 +1,183 @@
+"""FSDP2 on 2 gloo ranks trains what DDP on 2 ranks and one process train, resumes after a SIGKILL
+of its launcher, and writes a consolidated HF checkpoint (tied and untied heads)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from fpa.io import read_jsonl
+from fpa.training.loop import train
+
+# 8 problems, 4 per step over 2 ranks, 1 per micro-batch: 2 micro-batches per rank (accumulation), 6 steps
+TRAINING = {"lr": 1e-3, "warmup_steps": 2, "epochs": 3, "batch_problems": 4, "micro_batch_problems": 1,
+            "max_length": 128, "eval_every": 2, "checkpoint_every": 2, "chunk_size": 64}
+PARAMS = {"offrl": {}, "fpa": {"lam": 2.0}, "dpo": {}}
+
+
+@pytest.fixture(scope="module")
+def reference_cache(tmp_path_factory, toy_model_dir, tiny_dataset) -> Path:
+    from transformers import AutoTokenizer
+
+    from fpa.reference.cache import write_reference_cache
+
+    path = tmp_path_factory.mktemp("reference") / "cache"
+    samples = read_jsonl(tiny_dataset / "train.jsonl") + read_jsonl(tiny_dataset / "val.jsonl")
+    write_reference_cache(toy_model_dir, samples, AutoTokenizer.from_pretrained(toy_model_dir), path,
+                          max_length=128, dtype="float32")
+    return path
+
+
+def _command(run_dir: Path, model: Path, data: Path, objective: str, parallel: str, reference: Path | None,
+             training: dict = TRAINING) -> list[str]:
+    run = json.dumps({"objective": objective, "params": PARAMS[objective],
+                      "training": {**training, "parallel": parallel}})
+    return [sys.executable, "-m", "fpa", "train", "--processes", "2", "--threads", "2",
+            "--model", str(model), "--train", str(data / "train.jsonl"), "--val", str(data / "val.jsonl"),
+            *(["--reference", str(reference)] if reference else []), "--run-json", run, "--method", objective,
+            "--seed", "3", "--work", str(run_dir / "work"), "--out", str(run_dir / "out"),
+            "--snapshots", str(run_dir / "snapshots")]
+
+
+def _fpa_train(command: list[str]) -> None:
+    result = subprocess.run(command, env=os.environ, timeout=300, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def _single(run_dir: Path, model: Path, data: Path, objective: str, reference: Path | None,
+            training: dict = TRAINING) -> Path:
+    train(model_dir=str(model), train_path=str(data / "train.jsonl"), val_path=str(data / "val.jsonl"),
+          reference_dir=str(reference) if reference else None, objective_name=objective, params=PARAMS[objective],
+          training=training, seed=3, work_dir=str(run_dir / "work"), out_dir=str(run_dir / "out"))
+    return run_dir / "out"
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory, toy_model_dir, tiny_dataset, reference_cache):
+    """``fpa train --processes 2`` of (objective, parallel), each run once for the module."""
+    done = {}
+
+    def run(objective: str, parallel: str) -> Path:
+        if (objective, parallel) not in done:
+            run_dir = tmp_path_factory.mktemp(f"{objective}-{parallel}")
+            reference = reference_cache if objective != "offrl" else None
+            _fpa_train(_command(run_dir, toy_model_dir, tiny_dataset, objective, parallel, reference))
+            done[objective, parallel] = run_dir / "out"
+        return done[objective, parallel]
+
+    return run
+
+
+def _metrics(out: Path, key: str) -> list[float]:
+    with open(out / "training_metrics.csv", newline="") as handle:
+        return [float(row[key]) for row in csv.DictReader(handle) if row.get(key)]
+
+
+def _max_difference(a: list[float] | dict, b: list[float] | dict) -> float:
+    if isinstance(a, dict):
+        return max((a[name] - b[name]).abs().max().item() for name in a)
+    return max(abs(x - y) for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("objective", sorted(PARAMS))
+def test_fsdp_on_two_ranks_trains_the_weights_of_ddp_and_of_one_process(
+        tmp_path, objective, two_ranks, toy_model_dir, tiny_dataset, reference_cache):
+    single_out = _single(tmp_path / "single", toy_model_dir, tiny_dataset, objective,
+                         reference_cache if objective != "offrl" else None)
+    ddp_out, fsdp_out = two_ranks(objective, "ddp"), two_ranks(objective, "fsdp")
+    state = json.loads((fsdp_out / "training_state.json").read_text())
+    assert (state["world"], state["training"]["parallel"], state["summary"]["steps"]) == (2, "fsdp", 6)
+    single, ddp, fsdp = (load_file(str(out / "model.safetensors")) for out in (single_out, ddp_out, fsdp_out))
+    assert fsdp.keys() == ddp.keys() == single.keys()
+    # rank 0's training loss (its shard, the same under DDP and FSDP); validation loss over all ranks
+    train_fsdp, train_ddp = _metrics(fsdp_out, "loss"), _metrics(ddp_out, "loss")
+    val = {name: _metrics(out, "val_loss") for name, out in (("single", single_out), ("ddp", ddp_out),
+                                                             ("fsdp", fsdp_out))}
+    print(f"\n{objective}: max|dloss| train fsdp-ddp {_max_difference(train_fsdp, train_ddp):.2e}, "
+          f"val fsdp-ddp {_max_difference(val['fsdp'], val['ddp']):.2e}, "
+          f"val fsdp-1proc {_max_difference(val['fsdp'], val['single']):.2e}; "
+          f"max|dweight| fsdp-ddp {_max_difference(fsdp, ddp):.2e}, fsdp-1proc {_max_difference(fsdp, single):.2e}, "
+          f"ddp-1proc {_max_difference(ddp, single):.2e}")
+    torch.testing.assert_close(torch.tensor(train_fsdp), torch.tensor(train_ddp), rtol=1e-5, atol=1e-5)
+    for name in ("ddp", "single"):
+        torch.testing.assert_close(torch.tensor(val["fsdp"]), torch.tensor(val[name]), rtol=1e-5, atol=1e-6)
+    # AdamW normalises each gradient: where one is tiny (k_proj.bias, ~1e-4 against v_proj.bias's ~1e-1),
+    # reduction-order rounding moves the weight by ~1e-6 in 6 steps of lr 1e-3 (DDP against 1 process too)
+    for name in single:
+        torch.testing.assert_close(fsdp[name], ddp[name], rtol=1e-5, atol=1e-5, msg=name)
+        torch.testing.assert_close(fsdp[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
+
+
+def _processes_naming(path: Path) -> list[int]:
+    """Ids of the live processes whose command line names ``path`` (a run's ranks and launcher)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(path) in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:  # exited meanwhile
+            continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; ranks die with the launcher on Linux")
+def test_fsdp_resumes_after_sigkill_of_the_launcher_to_the_same_weights(tmp_path, two_ranks, toy_model_dir,
+                                                                       tiny_dataset):
+    straight = load_file(str(two_ranks("offrl", "fsdp") / "model.safetensors"))
+    command = _command(tmp_path, toy_model_dir, tiny_dataset, "offrl", "fsdp", None)
+    launcher = subprocess.Popen(command, env=os.environ, start_new_session=True, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while not (tmp_path / "work" / "latest").exists() and launcher.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(launcher.pid, signal.SIGKILL)  # the launcher's whole process group, as the OOM killer or kill -9
+    launcher.wait()
+    assert (tmp_path / "work" / "latest").read_text() == "step-00000002"
+    deadline = time.monotonic() + 30  # the ranks (sessions of their own) follow their launcher
+    while _processes_naming(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_naming(tmp_path), "ranks outlived their SIGKILLed launcher"
+    assert not (tmp_path / "out").exists(), "the run finished before the kill: nothing was resumed"
+
+    _fpa_train(command)
+    state = json.loads((tmp_path / "out" / "training_state.json").read_text())
+    assert state["summary"]["resumed_from_step"] == 2 and state["summary"]["steps"] == 6
+    resumed = load_file(str(tmp_path / "out" / "model.safetensors"))
+    assert resumed.keys() == straight.keys()
+    for name in straight:
+        assert torch.equal(resumed[name], straight[name]), name
+
+
+def test_the_consolidated_checkpoint_loads_in_transformers(tmp_path, tiny_model_dir, tiny_dataset):
+    """Tied and untied heads: from_pretrained gives the weights one process trains, the tie kept; so do
+    the snapshots, and the best validation's weights (early stopping on) are gathered as the final ones."""
+    from transformers import AutoModelForCausalLM
+
+    training = {**TRAINING, "snapshot_every": 2, "early_stopping_patience": 1}
+    single_out = _single(tmp_path / "single", tiny_model_dir, tiny_dataset, "offrl", None, training)
+    single = load_file(str(single_out / "model.safetensors"))
+    _fpa_train(_command(tmp_path / "fsdp", tiny_model_dir, tiny_dataset, "offrl", "fsdp", None, training))
+    snapshot = load_file(str(tmp_path / "fsdp" / "snapshots" / "step-00000002" / "model.safetensors"))
+    single_snapshot = load_file(str(tmp_path / "single" / "work" / "snapshots" / "step-00000002" / "model.safetensors"))
+    assert snapshot.keys() == single_snapshot.keys()
+    for name in snapshot:
+        torch.testing.assert_close(snapshot[name], single_snapshot[name], rtol=1e-5, atol=1e-5, msg=name)
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "fsdp" / "out")
+    tied = model.config.tie_word_embeddings
+    assert (model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()) == tied
+    loaded = model.state_dict()
+    assert set(single) <= set(loaded)
+    for name in single:
+        torch.testing.assert_close(loaded[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
+    if not tied:
+        assert not torch.equal(loaded["lm_head.weight"], loaded["model.embed_tokens.weight"])
