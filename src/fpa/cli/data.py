@@ -1,13 +1,13 @@
-"""Data commands: ``fetch-data``, ``prepare-benchmark``, ``math-train``, ``fetch-model``,
-``gold-selfcheck``."""
+"""Data commands: ``fetch-data``, ``prepare-benchmark``, ``validate-benchmark``, ``math-train``,
+``fetch-model``, ``gold-selfcheck``."""
 
 from __future__ import annotations
-
 
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
 from fpa.data.download import fetch, find_entry, read_benchmarks_config
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
+from fpa.data.validate import check_user_benchmark
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
 
@@ -30,12 +30,22 @@ def prepare_benchmark(args) -> None:
     parts = args.config_json["parts"]
     if len(parts) != len(args.files):
         raise ValueError(f"prepare-benchmark: {len(parts)} parts {parts} but {len(args.files)} files")
-    records = [problem.to_dict() for part, path in zip(parts, args.files)
-               for problem in load_benchmark(find_entry(catalog, part)[1]["loader"], path, source=part)]
+    entries = [find_entry(catalog, part)[1] for part in parts]
+    records = [problem.to_dict() for entry, path in zip(entries, args.files)
+               for problem in load_benchmark(entry["loader"], path, source=entry["name"], expected=entry["records"])]
     job = Job("prepare_benchmark", args.config_json, dict(zip(parts, args.files)), args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)
     print(f"{args.name}: {len(records)} problems from {parts}")
+
+
+def validate_benchmark(args) -> None:
+    """A ``source: file`` benchmark (a user's own JSONL), checked before any job samples it."""
+    setup(args)
+    records = check_user_benchmark(args.file, args.name, args.config_json.get("records"))
+    with Job("validate_benchmark", args.config_json, {"file": args.file}, args.code).output(args.out) as tmp:
+        write_jsonl(tmp, records)
+    print(f"{args.name}: {len(records)} problems from {args.file}")
 
 
 def math_train(args) -> None:
@@ -91,6 +101,13 @@ def register(commands) -> None:
     parser.add_argument("--catalog", required=True)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=prepare_benchmark)
+
+    parser = commands.add_parser("validate-benchmark", help="check a `source: file` benchmark's JSONL")
+    add_common(parser)
+    parser.add_argument("file", help="the benchmark's JSONL of {id, problem, answer} records")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--out", required=True, help="the validated records, as evaluation reads them")
+    parser.set_defaults(handler=validate_benchmark)
 
     parser = commands.add_parser("math-train", help="the 12K MATH training problems (Lightman et al.)")
     parser.add_argument("--math-train", required=True)
