@@ -302,9 +302,12 @@ def benchmark_file(name, model=None):
     bench = config["benchmarks"][name]
     if bench["source"] == "validation":
         return f"results/benchmarks/validation/{model}.jsonl"
-    if bench["source"] == "file":
-        return bench["path"]
     return f"results/benchmarks/{bench['source']}/{name}.jsonl"
+
+
+def get_user_benchmark(wildcards):
+    """The JSONL of a ``source: file`` benchmark, which rule validate_benchmark checks."""
+    return config["benchmarks"][wildcards.bench]["path"]
 
 
 def get_benchmark_file(wildcards):
