@@ -102,6 +102,8 @@ rule fetch_model:
         **get_resources("fetch"),
     params:
         model=get_model_config,
-        code=get_code("fpa.cli.data"),
+        model_mirror=config["data"]["model_mirror"] or "",
+        code=get_code("fpa.cli.data", "fpa.data.models"),
     shell:
-        "python -m fpa fetch-model --config-json {params.model:q} --code {params.code} --out {output} > {log} 2>&1"
+        "python -m fpa fetch-model --config-json {params.model:q} --model-mirror {params.model_mirror:q} "
+        "--code {params.code} --out {output} > {log} 2>&1"

@@ -7,6 +7,7 @@ from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
 from fpa.data.download import fetch, find_entry, read_benchmarks_config
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
+from fpa.data.models import fetch_snapshot, is_pinned
 from fpa.data.validate import check_user_benchmark
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
@@ -62,13 +63,16 @@ def math_train(args) -> None:
 
 
 def fetch_model(args) -> None:
-    """Download a hub model once (needs network and ``huggingface_hub``; not used by the toy default)."""
+    """A hub model's snapshot, from the model mirror or the hub, checked against its pins (``fpa lock``)."""
     setup(args)
-    from huggingface_hub import snapshot_download
-
     model = args.config_json
-    with Job("fetch_model", model, {}, args.code).output(args.out, directory=True) as tmp:
-        snapshot_download(model["hub_id"], revision=model["revision"], local_dir=tmp)
+    where = f"model {model['hub_id']}"
+    job = Job("fetch_model", model, {}, args.code)
+    with job.output(args.out, directory=True) as tmp:
+        job.extra["snapshot"] = fetch_snapshot(model, tmp, args.model_mirror or None, where)
+    pinned = "verified" if is_pinned(model) else "not pinned: run `fpa lock` on the config"
+    print(f"{where}: {args.out} at revision {job.extra['snapshot']['revision']} "
+          f"({len(job.extra['snapshot']['files'])} files, {pinned})")
 
 
 def gold_selfcheck(args) -> None:
@@ -120,8 +124,10 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=math_train)
 
-    parser = commands.add_parser("fetch-model", help="download a hub model once")
+    parser = commands.add_parser("fetch-model", help="download a hub model once; check its pinned files")
     add_common(parser)
+    parser.add_argument("--model-mirror", default="",
+                        help="a Hugging Face hub cache directory holding the model (no network); empty: the hub")
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=fetch_model)
 
