@@ -29,7 +29,7 @@ from typing import Callable
 
 from fpa.data import code
 from fpa.data.records import MathProblem
-from fpa.data.validate import check_count, read_records
+from fpa.data.validate import check_count, check_not_empty, read_records
 from fpa.grading.answers import last_boxed
 
 AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
@@ -156,6 +156,7 @@ def load_benchmark(loader: str, path: str | os.PathLike, source: str,
     """
     if loader not in LOADERS:
         raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
+    check_not_empty(path, expected)
     problems = LOADERS[loader](path, source=source)
     check_count(path, len(problems), expected)
     return problems

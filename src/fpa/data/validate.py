@@ -41,10 +41,20 @@ def numbered_records(path: str | os.PathLike, fields: Sequence[str] = (), expect
                              f"{list(fields)}, got {sorted(record)}")
         records.append((line, record))
     if not records:
-        wanted = f"{expected} records" if expected is not None else "JSONL records"
-        raise ValueError(f"{path}: empty file: expected {wanted}, got none")
+        raise empty_file(path, expected)
     check_count(path, len(records), expected)
     return records
+
+
+def empty_file(path: str | os.PathLike, expected: int | None) -> ValueError:
+    wanted = f"{expected} records" if expected is not None else "JSONL records"
+    return ValueError(f"{path}: empty file: expected {wanted}, got none")
+
+
+def check_not_empty(path: str | os.PathLike, expected: int | None) -> None:
+    """At least one record (read up to the first), so an empty file's error can say how many were due."""
+    if next(iter_jsonl(path), None) is None:
+        raise empty_file(path, expected)
 
 
 def check_count(path: str | os.PathLike, got: int, expected: int | None) -> None:
