@@ -98,7 +98,7 @@ def test_a_tampered_model_file_fails_lock_and_fetch_naming_it(project, capsys, t
     got = sha256_file(snapshot / "config.json")
     message = f"config.json: sha256 mismatch at revision {COMMIT}: expected {expected}, got {got}"
 
-    assert f"models.tiny (org/tiny): {message}" in _fails(["lock", "--check", str(config)], capsys)
+    assert f"{config}: models.tiny: model org/tiny: {message}" in _fails(["lock", "--check", str(config)], capsys)
     import json
     out = tmp_path / "resources" / "models" / "tiny"
     error = _fails(["fetch-model", "--config-json", json.dumps(pinned), "--model-mirror", str(tmp_path / "hub"),

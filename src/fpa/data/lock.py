@@ -55,8 +55,12 @@ def lock_models(config: dict, text: str, where: str, check: bool) -> tuple[str, 
             problems.append(f"{where}: {key}: {model['hub_id']} not pinned (revision {model['revision']!r}"
                             f"{', no files' if not model.get('files') else ''}); run `fpa lock {where}`")
             continue
-        commit, files = model_pins(model, config["data"]["model_mirror"])
-        check_model(f"{where}: {key} ({model['hub_id']})", model, commit, files)
+        try:
+            commit, files = model_pins(model, config["data"]["model_mirror"])
+            check_model(f"model {model['hub_id']}", model, commit, files)
+        except ValueError as error:  # reported with every other input's problem
+            problems.append(f"{where}: {key}: {error}")
+            continue
         if is_pinned(model):
             lines.append(f"{key}: {model['hub_id']} verified at {commit} ({len(files)} files)")
         else:
