@@ -140,19 +140,36 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.load(handle)
 
 
-def read_jsonl(path: str | os.PathLike) -> list[dict]:
+def iter_jsonl(path: str | os.PathLike, gzipped: bool | None = None) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSONL file (``.gz`` transparently;
+    ``gzipped`` says it for a file whose name does not, e.g. a temporary one).
+
+    Lines are decoded as UTF-8 one by one, so a bad byte or bad JSON names the file and line
+    (the locale's encoding would give a bare ``UnicodeDecodeError`` that names neither).
+    """
+    gzipped = str(path).endswith(".gz") if gzipped is None else gzipped
+    opener = gzip.open if gzipped else open
+    try:
+        with opener(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise ValueError(f"{path}:{number}: not UTF-8: byte 0x{raw[err.start]:02x} at column "
+                                     f"{err.start + 1}") from None
+                if not line.strip():
+                    continue
+                try:
+                    yield number, json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}:{number}: invalid JSON ({err.msg} at column {err.colno})") from None
+    except (gzip.BadGzipFile, EOFError) as err:  # a truncated or non-gzip ``.gz``
+        raise ValueError(f"{path}: not a complete gzip file ({err})") from None
+
+
+def read_jsonl(path: str | os.PathLike) -> list:
     """Read JSONL (``.gz`` transparently); a bad line names the file and line number."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    records = []
-    with opener(path, "rt") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: invalid JSON ({err.msg})") from None
-    return records
+    return [value for _, value in iter_jsonl(path)]
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:

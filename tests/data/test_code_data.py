@@ -56,7 +56,9 @@ def test_ci_catalog_pins_the_fixtures():
 
 
 def test_unpinned_hub_file_from_the_mirror_override(tmp_path, caplog):
-    entry = CATALOG[CODE_SECTION]["livecodebench_v6"]
+    # the real catalog's unpinned entry, with the fixture's record count
+    records = CI_CATALOG[CODE_SECTION]["livecodebench_v6"]["records"]
+    entry = {**CATALOG[CODE_SECTION]["livecodebench_v6"], "records": records}
     with caplog.at_level(logging.WARNING):
         dest = fetch(entry, tmp_path / "test6.jsonl", mirror_dir=FIXTURES)
     assert dest.read_bytes() == (FIXTURES / entry["path"]).read_bytes()
@@ -81,7 +83,8 @@ def test_parquet_shards_become_one_jsonl(tmp_path):
     for shard, part in enumerate([rows[:2], rows[2:]]):
         pq.write_table(pa.Table.from_pylist(part), tmp_path / f"train-{shard:05d}.parquet")
     entry = {"name": "taco_train", "hub": "BAAI/TACO", "path": "taco/train.jsonl", "sha256": None,
-             "url": f"file://{tmp_path}/train-{{shard:05d}}.parquet", "upstream_format": "parquet", "shards": 2}
+             "url": f"file://{tmp_path}/train-{{shard:05d}}.parquet", "upstream_format": "parquet", "shards": 2,
+             "records": len(rows)}
     dest = fetch(entry, tmp_path / "out" / "train.jsonl")
     assert read_jsonl(dest) == rows
 

@@ -55,7 +55,7 @@ def test_hub_parquet_rows_load(tmp_path):
     rows = read_jsonl(FIXTURE)
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "train-00000-of-00001.parquet")
     entry = {**find_entry(read_benchmarks_config(ROOT / "config" / "benchmarks.yaml"), "math_step_dpo")[1],
-             "url": f"file://{tmp_path}/train-{{shard:05d}}-of-00001.parquet"}
+             "url": f"file://{tmp_path}/train-{{shard:05d}}-of-00001.parquet", "records": len(rows)}
     assert read_step_dpo(fetch(entry, tmp_path / "out" / "train.jsonl")) == rows
 
 
@@ -116,9 +116,9 @@ def test_hold_out_ignores_input_order():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("rejected", None, "line 2: field 'rejected' is missing"),
-    ("chosen", 3, "line 2: field 'chosen': expected a string, got int 3"),
-    ("prompt", "  ", "line 2: field 'prompt': expected text"),
+    ("rejected", None, "2: field 'rejected' is missing"),
+    ("chosen", 3, "2: field 'chosen': expected a string, got int 3"),
+    ("prompt", "  ", "2: field 'prompt': expected text"),
 ])
 def test_bad_record_names_the_line_and_field(tmp_path, field, value, message):
     records = read_jsonl(FIXTURE)
@@ -128,7 +128,7 @@ def test_bad_record_names_the_line_and_field(tmp_path, field, value, message):
         records[1][field] = value
     path = tmp_path / "pairs.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    with pytest.raises(ValueError, match=re.escape(f"{path}: {message}")):
+    with pytest.raises(ValueError, match=re.escape(f"{path}:{message}")):
         read_step_dpo(path)
 
 

@@ -73,7 +73,8 @@ def test_benchmark_file_by_source(default):
         config["benchmarks"] = {"v": {"source": "validation"}, "f": {"source": "file", "path": PLANTED},
                                 "t": {"source": "toy"}, "c": {"source": "catalog"}}
         assert default.benchmark_file("v", "m1") == "results/benchmarks/validation/m1.jsonl"
-        assert default.benchmark_file("f") == PLANTED
+        assert default.benchmark_file("f") == "results/benchmarks/file/f.jsonl"  # validated by its own job
+        assert default.user_benchmark(SimpleNamespace(bench="f")) == PLANTED
         assert default.benchmark_file("t") == "results/benchmarks/toy/t.jsonl"
         assert default.benchmark_file("c") == "results/benchmarks/catalog/c.jsonl"
     finally:

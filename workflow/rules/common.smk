@@ -74,6 +74,7 @@ benchmark_file = PLAN.benchmark_file
 graders_code = PLAN.graders_code
 get_checkpoint = PLAN.checkpoint
 get_benchmark_file = PLAN.bench_records
+get_user_benchmark = PLAN.user_benchmark
 get_eval_records = PLAN.eval_records
 get_evaluate_config = PLAN.evaluate_config
 get_sampling_args = PLAN.sampling_args

@@ -42,6 +42,29 @@ rule prepare_benchmark:
         "--catalog {params.catalog:q} --code {params.code} --out {output} {input:q} > {log} 2>&1"
 
 
+# A `source: file` benchmark (a user's own JSONL) is checked by a job of its own: evaluation
+# reads the validated records, so it never samples a benchmark that cannot be graded.
+rule validate_benchmark:
+    input:
+        get_user_benchmark,
+    output:
+        "results/benchmarks/file/{bench}.jsonl",
+    log:
+        "logs/validate_benchmark/{bench}.log",
+    benchmark:
+        "logs/benchmarks/validate_benchmark/{bench}.tsv"
+    conda:
+        "../../envs/tables.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        bench=get_benchmark_config,
+        code=get_code("fpa.cli.data", "fpa.data.validate"),
+    shell:
+        "python -m fpa validate-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
+        "--code {params.code} --out {output} {input:q} > {log} 2>&1"
+
+
 if config["dataset"]["source"] == "math12k":
 
     rule math_train_problems:
@@ -79,6 +102,8 @@ rule fetch_model:
         **get_resources("fetch"),
     params:
         model=get_model_config,
-        code=get_code("fpa.cli.data"),
+        model_mirror=config["data"]["model_mirror"] or "",
+        code=get_code("fpa.cli.data", "fpa.data.models"),
     shell:
-        "python -m fpa fetch-model --config-json {params.model:q} --code {params.code} --out {output} > {log} 2>&1"
+        "python -m fpa fetch-model --config-json {params.model:q} --model-mirror {params.model_mirror:q} "
+        "--code {params.code} --out {output} > {log} 2>&1"

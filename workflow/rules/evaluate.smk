@@ -1,6 +1,9 @@
 # One job per checkpoint samples and grades every non-code benchmark: the model is loaded
 # once, and each benchmark's finished shards stay in work/, so a re-run after one
-# benchmark's settings change regenerates only that benchmark.
+# benchmark's settings change regenerates only that benchmark. Its records are validated
+# upstream (prepare_benchmark, validate_benchmark); a benchmark whose grading still fails
+# fails the job after the others are graded, and the re-run regenerates nothing
+# (fpa.cli.evaluate). `snakemake --keep-going` lets the other checkpoints' jobs go on.
 if EVAL_BENCHES:
 
     rule evaluate:

@@ -19,14 +19,14 @@ from fpa.config import ConfigError  # noqa: E402 (after the clock starts)
 # command -> module that registers it; a command imports only its own module (the others pull
 # in torch/transformers, ~5 s per job, and envs that don't have them)
 COMMANDS = {
-    "fetch-data": "data", "prepare-benchmark": "data", "math-train": "data", "fetch-model": "data",
+    "fetch-data": "data", "prepare-benchmark": "data", "validate-benchmark": "data", "math-train": "data", "fetch-model": "data",
     "gold-selfcheck": "data", "toy-model": "toy", "toy-problems": "toy", "sample": "dataset",
     "build-dataset": "dataset", "step-dpo-dataset": "dataset", "validation-benchmark": "dataset",
     "cache-reference": "reference", "train": "train", "train-online": "train_online", "evaluate": "evaluate", "curve": "curve",
     "select-checkpoint": "select",
     "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "cost": "cost",
     "figure": "figure", "figure-table": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
-    "explain": "info", "methods": "info", "check-config": "info", "plan-memory": "memory",
+    "explain": "info", "methods": "info", "check-config": "info", "plan-memory": "memory", "lock": "lock",
 }
 
 

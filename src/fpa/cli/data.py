@@ -1,13 +1,14 @@
-"""Data commands: ``fetch-data``, ``prepare-benchmark``, ``math-train``, ``fetch-model``,
-``gold-selfcheck``."""
+"""Data commands: ``fetch-data``, ``prepare-benchmark``, ``validate-benchmark``, ``math-train``,
+``fetch-model``, ``gold-selfcheck``."""
 
 from __future__ import annotations
-
 
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
 from fpa.data.download import fetch, find_entry, read_benchmarks_config
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
+from fpa.data.models import fetch_snapshot, is_pinned
+from fpa.data.validate import check_user_benchmark
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
 
@@ -30,12 +31,22 @@ def prepare_benchmark(args) -> None:
     parts = args.config_json["parts"]
     if len(parts) != len(args.files):
         raise ValueError(f"prepare-benchmark: {len(parts)} parts {parts} but {len(args.files)} files")
-    records = [problem.to_dict() for part, path in zip(parts, args.files)
-               for problem in load_benchmark(find_entry(catalog, part)[1]["loader"], path, source=part)]
+    entries = [find_entry(catalog, part)[1] for part in parts]
+    records = [problem.to_dict() for entry, path in zip(entries, args.files)
+               for problem in load_benchmark(entry["loader"], path, source=entry["name"], expected=entry["records"])]
     job = Job("prepare_benchmark", args.config_json, dict(zip(parts, args.files)), args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)
     print(f"{args.name}: {len(records)} problems from {parts}")
+
+
+def validate_benchmark(args) -> None:
+    """A ``source: file`` benchmark (a user's own JSONL), checked before any job samples it."""
+    setup(args)
+    records = check_user_benchmark(args.file, args.name, args.config_json.get("records"))
+    with Job("validate_benchmark", args.config_json, {"file": args.file}, args.code).output(args.out) as tmp:
+        write_jsonl(tmp, records)
+    print(f"{args.name}: {len(records)} problems from {args.file}")
 
 
 def math_train(args) -> None:
@@ -52,13 +63,16 @@ def math_train(args) -> None:
 
 
 def fetch_model(args) -> None:
-    """Download a hub model once (needs network and ``huggingface_hub``; not used by the toy default)."""
+    """A hub model's snapshot, from the model mirror or the hub, checked against its pins (``fpa lock``)."""
     setup(args)
-    from huggingface_hub import snapshot_download
-
     model = args.config_json
-    with Job("fetch_model", model, {}, args.code).output(args.out, directory=True) as tmp:
-        snapshot_download(model["hub_id"], revision=model["revision"], local_dir=tmp)
+    where = f"model {model['hub_id']}"
+    job = Job("fetch_model", model, {}, args.code)
+    with job.output(args.out, directory=True) as tmp:
+        job.extra["snapshot"] = fetch_snapshot(model, tmp, args.model_mirror or None, where)
+    pinned = "verified" if is_pinned(model) else "not pinned: run `fpa lock` on the config"
+    print(f"{where}: {args.out} at revision {job.extra['snapshot']['revision']} "
+          f"({len(job.extra['snapshot']['files'])} files, {pinned})")
 
 
 def gold_selfcheck(args) -> None:
@@ -92,6 +106,13 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=prepare_benchmark)
 
+    parser = commands.add_parser("validate-benchmark", help="check a `source: file` benchmark's JSONL")
+    add_common(parser)
+    parser.add_argument("file", help="the benchmark's JSONL of {id, problem, answer} records")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--out", required=True, help="the validated records, as evaluation reads them")
+    parser.set_defaults(handler=validate_benchmark)
+
     parser = commands.add_parser("math-train", help="the 12K MATH training problems (Lightman et al.)")
     parser.add_argument("--math-train", required=True)
     parser.add_argument("--math-test", required=True)
@@ -103,8 +124,10 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=math_train)
 
-    parser = commands.add_parser("fetch-model", help="download a hub model once")
+    parser = commands.add_parser("fetch-model", help="download a hub model once; check its pinned files")
     add_common(parser)
+    parser.add_argument("--model-mirror", default="",
+                        help="a Hugging Face hub cache directory holding the model (no network); empty: the hub")
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=fetch_model)
 

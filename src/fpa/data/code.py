@@ -27,13 +27,12 @@ in LiveCodeBench's encoding (stdin text; functional: one JSON argument per line)
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
 
 from fpa.data.records import MathProblem
-from fpa.io import read_jsonl
+from fpa.data.validate import read_records
 
 #: LiveCodeBench's format messages (lcb_runner/prompts/code_generation.py), restated.
 WITH_STARTER_CODE = ("You will use the following starter code to write the solution to the problem and enclose "
@@ -50,13 +49,6 @@ MAX_TEST_BYTES = 256 << 10
 _DOCSTRING = re.compile(r'^\s*"""\s*\n?(.*?)\n?\s*"""\s*$', re.DOTALL)
 
 
-def _rows(path: str | os.PathLike) -> list[dict]:
-    if str(path).endswith(".gz"):
-        with gzip.open(path, "rt") as handle:
-            return [json.loads(line) for line in handle if line.strip()]
-    return read_jsonl(path)
-
-
 def format_problem(question: str, starter_code: str | None) -> str:
     """The statement plus LCB's format message (starter code, or a stdin/stdout program)."""
     if starter_code and starter_code.strip():
@@ -66,7 +58,7 @@ def format_problem(question: str, starter_code: str | None) -> str:
 
 def load_mbppplus(path, source: str = "mbppplus") -> list[MathProblem]:
     problems = []
-    for row in _rows(path):
+    for row in read_records(path, ("task_id", "prompt")):
         match = _DOCSTRING.match(row["prompt"])
         statement = match.group(1).strip() if match else row["prompt"].strip()
         problems.append(MathProblem(row["task_id"], statement, row["task_id"], source))
@@ -75,16 +67,19 @@ def load_mbppplus(path, source: str = "mbppplus") -> list[MathProblem]:
 
 def load_humanevalplus(path, source: str = "humanevalplus") -> list[MathProblem]:
     return [MathProblem(row["task_id"], "Complete the following Python function.\n```python\n"
-                        f"{row['prompt'].rstrip()}\n```", row["task_id"], source) for row in _rows(path)]
+                        f"{row['prompt'].rstrip()}\n```", row["task_id"], source)
+            for row in read_records(path, ("task_id", "prompt"))]
 
 
 def load_bigcodebench(path, source: str = "bigcodebench") -> list[MathProblem]:
-    return [MathProblem(row["task_id"], row["instruct_prompt"].strip(), row["task_id"], source) for row in _rows(path)]
+    return [MathProblem(row["task_id"], row["instruct_prompt"].strip(), row["task_id"], source)
+            for row in read_records(path, ("task_id", "instruct_prompt"))]
 
 
 def load_livecodebench(path, source: str = "livecodebench") -> list[MathProblem]:
     return [MathProblem(row["question_id"], format_problem(row["question_content"], row.get("starter_code")),
-                        row["question_id"], source) for row in _rows(path)]
+                        row["question_id"], source)
+            for row in read_records(path, ("question_id", "question_content"))]
 
 
 # --- training problems: TACO and APPS ------------------------------------------------
@@ -133,7 +128,7 @@ def make_test_spec(input_output, where: str, max_tests: int = MAX_TESTS) -> dict
 def load_code_train(path: str | os.PathLike, source: str) -> tuple[list[MathProblem], int]:
     """TACO or APPS rows -> (problems with a test spec as answer, rows dropped for having no tests)."""
     problems, dropped = [], 0
-    for index, row in enumerate(_rows(path)):
+    for index, row in enumerate(read_records(path, ("question",))):
         key = row.get("problem_id", index)
         spec = make_test_spec(row.get("input_output"), f"{path}: row {index}")
         if spec is None:

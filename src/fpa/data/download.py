@@ -24,6 +24,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from fpa.data.validate import read_records
 from fpa.io import atomic_path, sha256_file
 from fpa.yaml_strict import load_yaml
 
@@ -103,12 +104,26 @@ def fetch(entry: dict, dest: str | os.PathLike, mirror_dir: str | os.PathLike | 
             where = entry["url"]
         actual = sha256_file(tmp)
         if entry["sha256"] is None:  # hub file never hashed here: accept, but say so (provenance keeps it)
-            log.warning("%s: sha256 not pinned in the catalog; fetched %s has sha256 %s", name, where, actual)
+            log.warning("%s: sha256 not pinned in the catalog (run `fpa lock`); fetched %s has sha256 %s",
+                        name, where, actual)
         elif actual != entry["sha256"]:
-            raise ValueError(
-                f"{name}: sha256 mismatch for {where}: expected {entry['sha256']}, got {actual}"
-            )
+            revision = f" at revision {entry['revision']}" if entry.get("revision") else ""
+            raise ValueError(f"{name}: sha256 mismatch for {where}{revision}: expected {entry['sha256']}, "
+                             f"got {actual}")
+        check_content(tmp, where, entry)
     return Path(dest)
+
+
+def check_content(path: Path, where: str, entry: dict) -> None:
+    """The fetched file is the non-empty UTF-8 JSONL of the catalog's ``records`` objects.
+
+    Checked in the fetch job, so a bad file fails there, naming its source and line, not in
+    a job that has built something from it.
+    """
+    try:
+        read_records(path, expected=entry["records"], gzipped=entry["path"].endswith(".gz"))
+    except ValueError as error:
+        raise ValueError(f"{entry['name']}: {str(error).replace(str(path), where)}") from None
 
 
 def _download(entry: dict, tmp: Path) -> None:

@@ -45,7 +45,7 @@ import os
 from collections import Counter
 
 from fpa.data.offline import OfflineDataset, hold_out
-from fpa.io import read_jsonl
+from fpa.data.validate import numbered_records
 
 FIELDS = ("dataset", "prompt", "initial_reason_steps", "chosen", "rejected", "full_chosen", "full_rejected",
           "answer")
@@ -58,20 +58,16 @@ ID_PREFIX = "stepdpo"
 
 def read_step_dpo(path: str | os.PathLike) -> list[dict]:
     """The records of a Math-Step-DPO-10K JSONL file, checked field by field (extra keys are kept)."""
-    records = read_jsonl(path)
-    if not records:
-        raise ValueError(f"{path}: no records")
-    for line, record in enumerate(records, start=1):
+    records = numbered_records(path, FIELDS)
+    for line, record in records:
         for field in FIELDS:
-            if field not in record:
-                raise ValueError(f"{path}: line {line}: field {field!r} is missing; expected the fields {list(FIELDS)}")
             if not isinstance(record[field], str):
-                raise ValueError(f"{path}: line {line}: field {field!r}: expected a string, "
+                raise ValueError(f"{path}:{line}: field {field!r}: expected a string, "
                                  f"got {type(record[field]).__name__} {record[field]!r}")
         for field in NON_EMPTY:
             if not record[field].strip():
-                raise ValueError(f"{path}: line {line}: field {field!r}: expected text, got {record[field]!r}")
-    return records
+                raise ValueError(f"{path}:{line}: field {field!r}: expected text, got {record[field]!r}")
+    return [record for _, record in records]
 
 
 def step_prompt(problem_prompt: str, initial_reason_steps: str) -> str:

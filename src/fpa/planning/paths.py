@@ -36,9 +36,11 @@ class PlanPaths:
         bench = self.config["benchmarks"][name]
         if bench["source"] == "validation":
             return f"results/benchmarks/validation/{model}.jsonl"
-        if bench["source"] == "file":
-            return bench["path"]
         return f"results/benchmarks/{bench['source']}/{name}.jsonl"
+
+    def user_benchmark(self, wildcards) -> str:
+        """The JSONL of a ``source: file`` benchmark, which rule validate_benchmark checks."""
+        return self.config["benchmarks"][wildcards.bench]["path"]
 
     def bench_records(self, wildcards) -> str:
         return self.benchmark_file(wildcards.bench)

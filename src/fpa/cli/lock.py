@@ -1,0 +1,21 @@
+"""``fpa lock CONFIG``: pin the config's hub models and data files (``--check``: verify only)."""
+
+from __future__ import annotations
+
+
+def lock_command(args) -> None:
+    from fpa.config import load_catalog, load_config_file
+    from fpa.data.lock import lock
+
+    config = load_config_file(args.config)
+    for line in lock(args.config, config, load_catalog(config, args.config), check=args.check):
+        print(line)
+    print(f"{args.config}: every hub model and data file {'is' if args.check else 'now'} pinned")
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("lock", help="pin the config's hub models and data files (revision + sha256)")
+    parser.add_argument("config", help="the config file; its models and its catalog (data.catalog) are edited")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; fail if an input is unpinned or differs from its pin")
+    parser.set_defaults(handler=lock_command)
