@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from fpa.aggregation.layout import Block, CellKey, Layout, Row
+from fpa.aggregation.grid import Block, CellKey, Layout, Row
 from fpa.aggregation.tables import (BEST, SECOND, EvalResult, cells_record, fill, format_cell, to_csv, to_html,
                                     to_latex, to_markdown)
 

@@ -79,6 +79,7 @@ def get_final_output():
         + get_curves()
         + get_figures()
         + COST_TABLE
+        + (REPRODUCTION_TABLE if get_compared_tables() else [])
     )
 
 
@@ -381,6 +382,14 @@ def get_table_columns(wildcards):
 
 def get_table_config(wildcards):
     return as_json(get_table_layout(wildcards).to_json())
+
+
+# the tables compared with the paper, summarised by rule reproduction
+REPRODUCTION_TABLE = [f"results/tables/reproduction.{ext}" for ext in ("csv", "md", "html")]
+
+
+def get_compared_tables():
+    return [f"results/tables/{name}.json" for name, layout in TABLE_LAYOUTS.items() if layout.paper_label]
 
 
 def get_toy_train_problems_config():

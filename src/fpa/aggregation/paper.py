@@ -1,0 +1,152 @@
+"""The paper's published numbers (``config/paper_results.yaml``) and how far a run is from them.
+
+The file holds, per table of the paper configs (our name), the paper's LaTeX ``label``, its
+column keys (``fpa.aggregation.columns``: benchmarks and ``avg``; runs for ``models_by_run``;
+training metrics for ``overhead``) and, per model, one line per row with the cells as printed,
+space-separated: ``84.10``, ``84.10±0.92`` (mean ± sample std), ``-`` (not printed). ``units``
+converts a column the paper prints in other units than ours (its GB into our MiB).
+
+A table with ``paper_results: <file>`` carries the paper's value of each of its cells
+(``with_paper``); ``compare`` gives a filled cell's Δ and whether it falls within the run's own
+seed spread of the paper's value (several seeds: |Δ| ≤ sample std + the paper's rounding) or,
+with one seed, equals it to the paper's rounding (|Δ| ≤ half a unit of its last printed digit).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import yaml
+
+from fpa.aggregation.grid import Layout, PaperCell
+from fpa.config import PROJECT_ROOT, ConfigError
+
+NOT_PRINTED = "-"
+TABLE_KEYS = {"label", "columns", "models", "units", "note"}
+SPREAD, ROUNDING = "seed spread", "rounding"
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    label: str
+    columns: tuple[str, ...]
+    cells: dict  # (model, row, column) -> (text, value, tolerance), units applied
+
+
+def resolve(path: str | Path) -> Path:
+    """``path`` as given, else relative to the workflow (as when run with -d elsewhere)."""
+    path = Path(path)
+    return path if path.is_absolute() or path.is_file() else PROJECT_ROOT / path
+
+
+def load_paper_results(path: str | Path) -> dict[str, PaperTable]:
+    """Every table of the file, checked; a malformed entry is a ConfigError naming file, key and line."""
+    path = resolve(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: paper results file not found")
+    stat = path.stat()
+    return _load(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: str, mtime_ns: int, size: int) -> dict[str, PaperTable]:
+    """Parsed once per process and file version (config validation and common.smk both read it)."""
+    data = yaml.safe_load(Path(path).read_text())
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of table name -> table, got {type(data).__name__}")
+    return {name: _table(path, name, spec) for name, spec in data.items()}
+
+
+def _table(path: str, name: str, spec) -> PaperTable:
+    if not isinstance(spec, dict) or set(spec) - TABLE_KEYS or not {"label", "columns", "models"} <= set(spec):
+        got = sorted(spec) if isinstance(spec, dict) else spec
+        raise ConfigError(f"{path}:{_line(path, [name])}: {name}: expected keys label, columns, models "
+                          f"(and optionally units, note), got {got}")
+    columns = spec["columns"]
+    if not isinstance(columns, list) or len(set(columns)) != len(columns) or not columns:
+        raise ConfigError(f"{path}:{_line(path, [name, 'columns'])}: {name}.columns: expected a list of distinct "
+                          f"column keys, got {columns!r}")
+    units = spec.get("units", {})
+    unknown = [c for c in units if c not in columns]
+    if unknown:
+        raise ConfigError(f"{path}: {name}.units: {unknown[0]!r} is not one of its columns {columns}")
+    cells = {}
+    for model, rows in spec["models"].items():
+        for row, printed in rows.items():
+            where = f"{path}:{_line(path, [name, 'models', model, row])}: {name}.models.{model}.{row}"
+            if not isinstance(printed, str):
+                raise ConfigError(f"{where}: expected the printed values as one string (quoted, so that "
+                                  f"'6.60' keeps its digits), got {printed!r}")
+            values = printed.split()
+            if len(values) != len(columns):
+                raise ConfigError(f"{where}: expected {len(columns)} values (columns {columns}), got "
+                                  f"{len(values)} in {printed!r}")
+            for column, text in zip(columns, values):
+                if text != NOT_PRINTED:
+                    cells[(model, str(row), column)] = _value(text, units.get(column, 1), f"{where}.{column}")
+    return PaperTable(spec["label"], tuple(columns), cells)
+
+
+def _value(text: str, unit: float, where: str) -> tuple[str, float, float]:
+    """(printed text, mean × unit, half a unit of the mean's last digit × unit) of ``84.10`` or ``84.10±0.92``."""
+    mean, _, std = text.partition("±")
+    try:
+        decimal = Decimal(mean)
+        parts = [float(decimal)] + ([float(Decimal(std))] if std else [])
+    except InvalidOperation:
+        raise ConfigError(f"{where}: expected a number, number±std or {NOT_PRINTED!r}, got {text!r}") from None
+    tolerance = 0.5 * 10.0 ** decimal.as_tuple().exponent
+    return (f"{mean} ± {std}" if std else mean), parts[0] * unit, tolerance * unit
+
+
+def _line(path: str, keys: list) -> int | str:
+    """The file line of the entry at ``keys`` (1-based), or '?' where it is not found."""
+    node = yaml.compose(Path(path).read_text())
+    for key in keys:
+        children = dict((k.value, v) for k, v in node.value) if isinstance(node, yaml.MappingNode) else {}
+        if str(key) not in children:
+            return "?"
+        node = children[str(key)]
+    return node.start_mark.line + 1
+
+
+def with_paper(layout: Layout, path: str, where: str) -> Layout:
+    """``layout`` carrying the paper's value of each of its cells that the paper prints, for the
+    models the table shows; a column or row of the file that the table lacks is a ConfigError."""
+    tables = load_paper_results(path)
+    if layout.name not in tables:
+        raise ConfigError(f"{where}.paper_results: {path} has no table {layout.name!r}; expected one of "
+                          f"{sorted(tables)}")
+    table = tables[layout.name]
+    unknown = [c for c in table.columns if c not in layout.column_keys]
+    if unknown:
+        raise ConfigError(f"{path}: {layout.name}.columns: {unknown[0]!r} is not a column of table "
+                          f"{layout.name!r}; expected some of {list(layout.column_keys)}")
+    keys = {(row.model, row.key.removeprefix(f"{row.model}/")): row.key
+            for block in layout.blocks for row in block.rows}
+    shown = {model for model, _ in keys}
+    cells = []
+    for (model, row, column), (text, value, tolerance) in table.cells.items():
+        if model not in shown:
+            continue
+        if (model, row) not in keys:
+            raise ConfigError(f"{path}:{_line(str(resolve(path)), [layout.name, 'models', model, row])}: "
+                              f"{layout.name}.models.{model}.{row}: no such row of table {layout.name!r}; expected "
+                              f"one of {sorted(name for m, name in keys if m == model)}")
+        cells.append(PaperCell(keys[(model, row)], column, text, value, tolerance))
+    return replace(layout, paper=tuple(cells), paper_label=table.label)
+
+
+def compare(mean: float, std: float, n_seeds: int, paper: PaperCell) -> dict:
+    """Δ = ours − paper (both as printed in the table's units), and whether ours is within: the
+    seed spread (|Δ| ≤ std + the paper's rounding) with several seeds, the rounding with one."""
+    delta = mean - paper.value
+    spread = n_seeds > 1 and not math.isnan(std)
+    bound = (std if spread else 0.0) + paper.tolerance
+    # 1e-9: a value equal to the printed one up to float noise (0.7552 * 100) counts as equal
+    return {"paper": paper.value, "paper_text": paper.text, "delta": delta,
+            "basis": SPREAD if spread else ROUNDING, "within": abs(delta) <= bound + 1e-9}
