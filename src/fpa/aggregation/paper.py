@@ -55,7 +55,10 @@ def load_paper_results(path: str | Path) -> dict[str, PaperTable]:
 @functools.lru_cache(maxsize=None)
 def _load(path: str, mtime_ns: int, size: int) -> dict[str, PaperTable]:
     """Parsed once per process and file version (config validation and common.smk both read it)."""
-    data = yaml.safe_load(Path(path).read_text())
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(error).split())}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of table name -> table, got {type(data).__name__}")
     return {name: _table(path, name, spec) for name, spec in data.items()}
@@ -64,52 +67,56 @@ def _load(path: str, mtime_ns: int, size: int) -> dict[str, PaperTable]:
 def _table(path: str, name: str, spec) -> PaperTable:
     if not isinstance(spec, dict) or set(spec) - TABLE_KEYS or not {"label", "columns", "models"} <= set(spec):
         got = sorted(spec) if isinstance(spec, dict) else spec
-        raise ConfigError(f"{path}:{_line(path, [name])}: {name}: expected keys label, columns, models "
-                          f"(and optionally units, note), got {got}")
+        _fail(path, [name], f"expected keys label, columns, models (and optionally units, note), got {got}")
     columns = spec["columns"]
     if not isinstance(columns, list) or len(set(columns)) != len(columns) or not columns:
-        raise ConfigError(f"{path}:{_line(path, [name, 'columns'])}: {name}.columns: expected a list of distinct "
-                          f"column keys, got {columns!r}")
+        _fail(path, [name, "columns"], f"expected a list of distinct column keys, got {columns!r}")
     units = spec.get("units", {})
     unknown = [c for c in units if c not in columns]
     if unknown:
-        raise ConfigError(f"{path}: {name}.units: {unknown[0]!r} is not one of its columns {columns}")
+        _fail(path, [name, "units"], f"{unknown[0]!r} is not one of its columns {columns}")
     cells = {}
     for model, rows in spec["models"].items():
         for row, printed in rows.items():
-            where = f"{path}:{_line(path, [name, 'models', model, row])}: {name}.models.{model}.{row}"
+            keys = [name, "models", model, row]
             if not isinstance(printed, str):
-                raise ConfigError(f"{where}: expected the printed values as one string (quoted, so that "
-                                  f"'6.60' keeps its digits), got {printed!r}")
+                _fail(path, keys, "expected the printed values as one string (quoted, so that '6.60' keeps its "
+                      f"digits), got {printed!r}")
             values = printed.split()
             if len(values) != len(columns):
-                raise ConfigError(f"{where}: expected {len(columns)} values (columns {columns}), got "
-                                  f"{len(values)} in {printed!r}")
+                _fail(path, keys, f"expected {len(columns)} values (columns {columns}), got {len(values)} in "
+                      f"{printed!r}")
             for column, text in zip(columns, values):
                 if text != NOT_PRINTED:
-                    cells[(model, str(row), column)] = _value(text, units.get(column, 1), f"{where}.{column}")
+                    cells[(model, str(row), column)] = _value(text, units.get(column, 1), path, keys + [column])
     return PaperTable(spec["label"], tuple(columns), cells)
 
 
-def _value(text: str, unit: float, where: str) -> tuple[str, float, float]:
+def _fail(path: str, keys: list, message: str):
+    """A ConfigError naming the file, the line and key path of the entry at ``keys``, and ``message``."""
+    raise ConfigError(f"{path}:{_line(path, keys)}: {'.'.join(map(str, keys))}: {message}")
+
+
+def _value(text: str, unit: float, path: str, keys: list) -> tuple[str, float, float]:
     """(printed text, mean × unit, half a unit of the mean's last digit × unit) of ``84.10`` or ``84.10±0.92``."""
     mean, _, std = text.partition("±")
     try:
         decimal = Decimal(mean)
-        parts = [float(decimal)] + ([float(Decimal(std))] if std else [])
+        if std:
+            Decimal(std)
     except InvalidOperation:
-        raise ConfigError(f"{where}: expected a number, number±std or {NOT_PRINTED!r}, got {text!r}") from None
+        _fail(path, keys, f"expected a number, number±std or {NOT_PRINTED!r}, got {text!r}")
     tolerance = 0.5 * 10.0 ** decimal.as_tuple().exponent
-    return (f"{mean} ± {std}" if std else mean), parts[0] * unit, tolerance * unit
+    return (f"{mean} ± {std}" if std else mean), float(decimal) * unit, tolerance * unit
 
 
-def _line(path: str, keys: list) -> int | str:
-    """The file line of the entry at ``keys`` (1-based), or '?' where it is not found."""
+def _line(path: str, keys: list) -> int:
+    """The file line (1-based) of the entry at ``keys``, or of the deepest of them the file has."""
     node = yaml.compose(Path(path).read_text())
     for key in keys:
         children = dict((k.value, v) for k, v in node.value) if isinstance(node, yaml.MappingNode) else {}
         if str(key) not in children:
-            return "?"
+            break
         node = children[str(key)]
     return node.start_mark.line + 1
 
@@ -124,8 +131,8 @@ def with_paper(layout: Layout, path: str, where: str) -> Layout:
     table = tables[layout.name]
     unknown = [c for c in table.columns if c not in layout.column_keys]
     if unknown:
-        raise ConfigError(f"{path}: {layout.name}.columns: {unknown[0]!r} is not a column of table "
-                          f"{layout.name!r}; expected some of {list(layout.column_keys)}")
+        _fail(str(resolve(path)), [layout.name, "columns"], f"{unknown[0]!r} is not a column of table "
+              f"{layout.name!r}; expected some of {list(layout.column_keys)}")
     keys = {(row.model, row.key.removeprefix(f"{row.model}/")): row.key
             for block in layout.blocks for row in block.rows}
     shown = {model for model, _ in keys}
@@ -134,9 +141,8 @@ def with_paper(layout: Layout, path: str, where: str) -> Layout:
         if model not in shown:
             continue
         if (model, row) not in keys:
-            raise ConfigError(f"{path}:{_line(str(resolve(path)), [layout.name, 'models', model, row])}: "
-                              f"{layout.name}.models.{model}.{row}: no such row of table {layout.name!r}; expected "
-                              f"one of {sorted(name for m, name in keys if m == model)}")
+            _fail(str(resolve(path)), [layout.name, "models", model, row], f"no such row of table {layout.name!r} "
+                  f"for model {model!r}; expected one of {sorted(name for m, name in keys if m == model)}")
         cells.append(PaperCell(keys[(model, row)], column, text, value, tolerance))
     return replace(layout, paper=tuple(cells), paper_label=table.label)
 
