@@ -241,7 +241,12 @@ def build_layout(name: str, spec, config: Mapping, runs: Mapping, where: str = "
         layout = _overhead(name, spec, config, runs, models, where)
     else:
         layout = _runs(name, spec, config, runs, models, where)
-    return with_paper(layout, spec.get("paper_results"), where) if spec.get("paper_results") else layout
+    if not spec.get("paper_results"):
+        return layout
+    known_rows = set(runs) | {(model, name) for model in config["models"] for name in (BASE_METHOD, model)}
+    known_columns = {*config["benchmarks"], AVG_KEY, *OVERHEAD_COLUMNS, *(name for _, name in runs),
+                     *layout.column_keys}
+    return with_paper(layout, spec["paper_results"], where, known_rows, known_columns)
 
 
 def _runs(name: str, spec: dict, config: Mapping, runs: Mapping, models: list[str], where: str) -> Layout:

@@ -121,29 +121,28 @@ def _line(path: str, keys: list) -> int:
     return node.start_mark.line + 1
 
 
-def with_paper(layout: Layout, path: str, where: str) -> Layout:
-    """``layout`` carrying the paper's value of each of its cells that the paper prints, for the
-    models the table shows; a column or row of the file that the table lacks is a ConfigError."""
+def with_paper(layout: Layout, path: str, where: str, known_rows: set, known_columns: set) -> Layout:
+    """``layout`` carrying the paper's value of each of its cells that the paper prints. A row or
+    column of the file that the table does not show is left out; one that names nothing of the
+    config (``known_rows``: (model, run, base or model); ``known_columns``) is a ConfigError."""
     tables = load_paper_results(path)
     if layout.name not in tables:
         raise ConfigError(f"{where}.paper_results: {path} has no table {layout.name!r}; expected one of "
                           f"{sorted(tables)}")
-    table = tables[layout.name]
-    unknown = [c for c in table.columns if c not in layout.column_keys]
+    table, file = tables[layout.name], str(resolve(path))
+    unknown = [c for c in table.columns if c not in known_columns]
     if unknown:
-        _fail(str(resolve(path)), [layout.name, "columns"], f"{unknown[0]!r} is not a column of table "
-              f"{layout.name!r}; expected some of {list(layout.column_keys)}")
+        _fail(file, [layout.name, "columns"], f"{unknown[0]!r} names no column of the config; expected some of "
+              f"{list(layout.column_keys)}")
     keys = {(row.model, row.key.removeprefix(f"{row.model}/")): row.key
             for block in layout.blocks for row in block.rows}
-    shown = {model for model, _ in keys}
     cells = []
     for (model, row, column), (text, value, tolerance) in table.cells.items():
-        if model not in shown:
-            continue
-        if (model, row) not in keys:
-            _fail(str(resolve(path)), [layout.name, "models", model, row], f"no such row of table {layout.name!r} "
-                  f"for model {model!r}; expected one of {sorted(name for m, name in keys if m == model)}")
-        cells.append(PaperCell(keys[(model, row)], column, text, value, tolerance))
+        if (model, row.partition("@")[0]) not in known_rows:
+            _fail(file, [layout.name, "models", model, row], f"names no run of model {model!r} (nor base); "
+                  f"the table's rows: {sorted(name for m, name in keys if m == model)}")
+        if (model, row) in keys and column in layout.column_keys:
+            cells.append(PaperCell(keys[(model, row)], column, text, value, tolerance))
     return replace(layout, paper=tuple(cells), paper_label=table.label)
 
 

@@ -126,7 +126,7 @@ def _with_paper(layout: Layout, row: FilledRow, scale: float) -> FilledRow:
 
 def format_delta(delta: float) -> str:
     """``Δ`` with a true minus sign and two decimals, as the cells print."""
-    return f"{delta:+.2f}".replace("-", "−")
+    return f"{round(delta, 2) + 0.0:+.2f}".replace("-", "−")  # + 0.0: float noise prints no "−0.00"
 
 
 def _shown(c: Cell) -> str:
@@ -184,7 +184,7 @@ def to_csv(layout: Layout, filled) -> str:
                      *(f"{column}{suffix}" for column in layout.columns for suffix in ("", "_paper", "_delta"))])
     for block, rows in filled:
         for r in rows:
-            compared = [(c.text, *((c.comparison["paper_text"], f"{c.comparison['delta']:.2f}") if c.comparison
+            compared = [(c.text, *((c.comparison["paper_text"], f"{round(c.comparison['delta'], 2) + 0.0:.2f}") if c.comparison
                                    else ("", ""))) for c in r.cells]
             writer.writerow([block.title or "", r.row.key, _label(r.row), *(v for cell in compared for v in cell)])
     return out.getvalue()
