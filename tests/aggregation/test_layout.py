@@ -92,3 +92,30 @@ def test_models_by_run_puts_models_in_rows_and_runs_in_columns():
 def test_errors_name_the_table_key(table, message):
     with pytest.raises(ConfigError, match=message):
         _config({"t": table})
+
+
+def test_seeds_list_reads_only_those_seeds_and_names_a_run_without_them():
+    methods = {"offrl": {"objective": "offrl"}, "fpa": {"objective": "fpa", "seeds": [43]}}
+    config, runs = _config({"t": {"columns": ["toy6"], "rows": ["base", "offrl"], "seeds": [42]}}, methods=methods)
+    layout = build_layout("t", config["tables"]["t"], config, runs)
+    assert {key.seeds for key in layout.cell_keys()} == {(42,)}
+    with pytest.raises(ConfigError, match=r"tables.t.seeds: run 'fpa' of model 'toy' has seeds \[43\]; expected 42"):
+        _config({"t": {"columns": ["toy6"], "rows": ["fpa"], "seeds": [42]}}, methods=methods)
+
+
+def test_a_pass_at_k_column_reads_the_same_evaluation_with_its_metric():
+    config, runs = _config({"t": {"columns": ["toy6", {"bench": "toy6", "metric": "pass@k", "k": 4}],
+                                  "rows": ["offrl"], "average": False}})
+    layout = build_layout("t", config["tables"]["t"], config, runs)
+    assert layout.columns == ("Toy-6", "Toy-6 pass@4") and layout.column_keys == ("toy6", "toy6:pass@4")
+    assert [(key.bench, key.metric) for key in layout.cell_keys()] == [("toy6", "pass@1"), ("toy6", "pass@4")]
+    assert {layout.input_path(key, 42) for key in layout.cell_keys()} == {"results/eval/toy/offrl/42/toy6.json"}
+
+
+@pytest.mark.parametrize("column, average, message", [
+    ({"bench": "toy6", "metric": "pass@k", "k": 9}, False, r"tables.t.columns.k: expected an integer 1 <= k <= n = 8"),
+    ({"bench": "toy6", "metric": "pass@k", "k": 2}, True, r"tables.t.average: the columns mix metrics"),
+])
+def test_pass_at_k_errors_name_the_key(column, average, message):
+    with pytest.raises(ConfigError, match=message):
+        _config({"t": {"columns": ["toy8", column], "rows": ["offrl"], "average": average}})
