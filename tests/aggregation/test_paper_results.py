@@ -15,7 +15,10 @@ from fpa.aggregation.paper import load_paper_results
 from fpa.config import ConfigError, expand_runs, load_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
-PAPER_TEX = ROOT.parent.parent / "shared" / "paper" / "000_1af70f51aafc48ba.txt"
+# beside the checkout (../shared, as the data mirror), or beside a worktree's parent
+PAPER_TEX = next((path for root in (ROOT.parent, ROOT.parent.parent)
+                  if (path := root / "shared" / "paper" / "000_1af70f51aafc48ba.txt").is_file()),
+                 ROOT.parent / "shared" / "paper" / "000_1af70f51aafc48ba.txt")
 RESULTS = ROOT / "config" / "paper_results.yaml"
 PAPER_CONFIGS = ["paper.yaml", "paper-code.yaml", "paper-stepdpo.yaml", "paper-rlvr.yaml"]
 MODELS = ["qwen3-4b-base", "qwen2.5-math-7b", "llama-3.2-3b-instruct"]
