@@ -43,6 +43,7 @@ def test_stepdpo_job_counts(tmp_path):
         "train": methods * seeds,
         "evaluate": (methods + 1) * seeds,
         "aggregate": 1,
+        "reproduction": 1,  # the table compares with config/paper_results.yaml
         "cost": 1,
         "all": 1,
     }

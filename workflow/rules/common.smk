@@ -385,11 +385,17 @@ def get_table_config(wildcards):
 
 
 # the tables compared with the paper, summarised by rule reproduction
-REPRODUCTION_TABLE = [f"results/tables/reproduction.{ext}" for ext in ("csv", "md", "html")]
+REPRODUCTION_TABLE = [
+    f"results/tables/reproduction.{ext}" for ext in ("csv", "md", "html")
+]
 
 
 def get_compared_tables():
-    return [f"results/tables/{name}.json" for name, layout in TABLE_LAYOUTS.items() if layout.paper_label]
+    return [
+        f"results/tables/{name}.json"
+        for name, layout in TABLE_LAYOUTS.items()
+        if layout.paper_label
+    ]
 
 
 def get_toy_train_problems_config():
