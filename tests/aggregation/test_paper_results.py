@@ -50,9 +50,10 @@ def _latex_rows(label: str, part: int = 0) -> list[list[str]]:
 
 
 def _printed(table: str, model: str, rows: list[str]) -> list[list[str]]:
-    """The file's cells of ``rows`` as printed (``m ± s`` as the LaTeX's ``m±s``, "-" where absent)."""
+    """The file's cells of ``rows`` as printed (``m ± s`` as the LaTeX's ``m±s``, "-" where absent,
+    without the unit a converted column names: "96 GB" as "96")."""
     paper = load_paper_results(RESULTS)[table]
-    return [[paper.cells[(model, row, column)][0].replace(" ± ", "±") if (model, row, column) in paper.cells
+    return [[paper.cells[(model, row, column)][0].replace(" ± ", "±").split()[0] if (model, row, column) in paper.cells
              else "-" for column in paper.columns] for row in rows]
 
 
@@ -138,11 +139,14 @@ GOOD = "main:\n  label: tab:main\n  columns: [toy8, avg]\n  models:\n    toy:\n 
 
 @pytest.mark.parametrize("text, message", [
     (GOOD.replace('"41.20 -"', '"41.20"'), r"paper_results.yaml:6: main.models.toy.fpa: expected 2 values"),
-    (GOOD.replace('"41.20 -"', '"41.2x -"'), r"paper_results.yaml:6: main.models.toy.fpa.toy8: expected a number, number±std or '-'"),
+    (GOOD.replace('"41.20 -"', '"41.2x -"'),
+     r"paper_results.yaml:6: main.models.toy.fpa.toy8: expected a number, number±std or '-'"),
     (GOOD.replace('"41.20 -"', "41.20"), r"main.models.toy.fpa: expected the printed values as one string"),
     (GOOD.replace("  label: tab:main\n", ""), r"paper_results.yaml:2: main: expected keys label, columns, models"),
     (GOOD.replace("  models:", " models:"), r"paper_results.yaml: not valid YAML"),
     (GOOD.replace("[toy8, avg]", "[toy8, toy8]"), r"main.columns: expected a list of distinct column keys"),
+    (GOOD.replace("  models:", "  units: {toy8: 1024}\n  models:"),
+     r"paper_results.yaml:4: main.units.toy8: expected \{scale: <number > 0>, unit: <name>\}, got 1024"),
 ])
 def test_a_malformed_file_names_file_key_and_line(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):

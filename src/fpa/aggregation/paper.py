@@ -4,7 +4,8 @@ The file holds, per table of the paper configs (our name), the paper's LaTeX ``l
 column keys (``fpa.aggregation.columns``: benchmarks and ``avg``; runs for ``models_by_run``;
 training metrics for ``overhead``) and, per model, one line per row with the cells as printed,
 space-separated: ``84.10``, ``84.10±0.92`` (mean ± sample std), ``-`` (not printed). ``units``
-converts a column the paper prints in other units than ours (its GB into our MiB).
+converts a column the paper prints in other units than ours: ``{peak_memory_mb: {scale: 1024,
+unit: GB}}`` reads its 96 as 96 GB = 98,304 of our MiB.
 
 A table with ``paper_results: <file>`` carries the paper's value of each of its cells
 (``with_paper``); ``compare`` gives a filled cell's Δ and whether it falls within the run's own
@@ -72,9 +73,11 @@ def _table(path: str, name: str, spec) -> PaperTable:
     if not isinstance(columns, list) or len(set(columns)) != len(columns) or not columns:
         _fail(path, [name, "columns"], f"expected a list of distinct column keys, got {columns!r}")
     units = spec.get("units", {})
-    unknown = [c for c in units if c not in columns]
-    if unknown:
-        _fail(path, [name, "units"], f"{unknown[0]!r} is not one of its columns {columns}")
+    for column, unit in units.items():
+        if column not in columns:
+            _fail(path, [name, "units"], f"{column!r} is not one of its columns {columns}")
+        if not isinstance(unit, dict) or set(unit) != {"scale", "unit"} or not unit["scale"] > 0:
+            _fail(path, [name, "units", column], f"expected {{scale: <number > 0>, unit: <name>}}, got {unit!r}")
     cells = {}
     for model, rows in spec["models"].items():
         for row, printed in rows.items():
@@ -88,7 +91,7 @@ def _table(path: str, name: str, spec) -> PaperTable:
                       f"{printed!r}")
             for column, text in zip(columns, values):
                 if text != NOT_PRINTED:
-                    cells[(model, str(row), column)] = _value(text, units.get(column, 1), path, keys + [column])
+                    cells[(model, str(row), column)] = _value(text, units.get(column), path, keys + [column])
     return PaperTable(spec["label"], tuple(columns), cells)
 
 
@@ -97,8 +100,9 @@ def _fail(path: str, keys: list, message: str):
     raise ConfigError(f"{path}:{_line(path, keys)}: {'.'.join(map(str, keys))}: {message}")
 
 
-def _value(text: str, unit: float, path: str, keys: list) -> tuple[str, float, float]:
-    """(printed text, mean × unit, half a unit of the mean's last digit × unit) of ``84.10`` or ``84.10±0.92``."""
+def _value(text: str, unit: dict | None, path: str, keys: list) -> tuple[str, float, float]:
+    """(printed text, mean in our units, half a unit of the mean's last digit in our units) of
+    ``84.10`` or ``84.10±0.92``; ``unit``: the column's {scale, unit} where the paper's units differ."""
     mean, _, std = text.partition("±")
     try:
         decimal = Decimal(mean)
@@ -107,7 +111,8 @@ def _value(text: str, unit: float, path: str, keys: list) -> tuple[str, float, f
     except InvalidOperation:
         _fail(path, keys, f"expected a number, number±std or {NOT_PRINTED!r}, got {text!r}")
     tolerance = 0.5 * 10.0 ** decimal.as_tuple().exponent
-    return (f"{mean} ± {std}" if std else mean), float(decimal) * unit, tolerance * unit
+    scale, name = (unit["scale"], f" {unit['unit']}") if unit else (1, "")
+    return (f"{mean} ± {std}" if std else mean) + name, float(decimal) * scale, tolerance * scale
 
 
 def _line(path: str, keys: list) -> int:

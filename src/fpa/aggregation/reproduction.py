@@ -14,7 +14,7 @@ from fpa.aggregation.paper import ROUNDING, SPREAD
 
 HEADERS = {"table": "Table", "paper_label": "Paper table", "compared": "Cells compared",
            "within_spread": "Within seed spread", "exact": "Equal to rounding (one seed)", "outside": "Outside",
-           "largest_delta": "Largest |Δ|"}
+           "largest_delta": "Largest abs. Δ"}
 
 
 def summarise(record: Mapping) -> dict:

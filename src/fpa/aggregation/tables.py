@@ -169,24 +169,25 @@ def _label(row: Row) -> str:
     return row.label + (" †" if row.dagger else "")
 
 
+def _csv_cells(c: Cell) -> tuple[str, str, str]:
+    """A cell's text, the paper's value and Δ (empty where the paper prints none)."""
+    if c.comparison is None:
+        return c.text, "", ""
+    return c.text, c.comparison["paper_text"], f"{round(c.comparison['delta'], 2) + 0.0:.2f}"
+
+
 def to_csv(layout: Layout, filled) -> str:
+    """A row per table row; with the paper's values, ``<col>_paper`` and ``<col>_delta`` after each column."""
     import csv
     import io
 
+    suffixes = ("", "_paper", "_delta") if layout.paper else ("",)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    if not layout.paper:
-        writer.writerow(["block", "row", layout.corner, *layout.columns])
-        for block, rows in filled:
-            writer.writerows([block.title or "", r.row.key, _label(r.row), *(c.text for c in r.cells)] for r in rows)
-        return out.getvalue()
-    writer.writerow(["block", "row", layout.corner,
-                     *(f"{column}{suffix}" for column in layout.columns for suffix in ("", "_paper", "_delta"))])
+    writer.writerow(["block", "row", layout.corner, *(f"{c}{s}" for c in layout.columns for s in suffixes)])
     for block, rows in filled:
-        for r in rows:
-            compared = [(c.text, *((c.comparison["paper_text"], f"{round(c.comparison['delta'], 2) + 0.0:.2f}") if c.comparison
-                                   else ("", ""))) for c in r.cells]
-            writer.writerow([block.title or "", r.row.key, _label(r.row), *(v for cell in compared for v in cell)])
+        writer.writerows([block.title or "", r.row.key, _label(r.row),
+                          *(v for c in r.cells for v in _csv_cells(c)[:len(suffixes)])] for r in rows)
     return out.getvalue()
 
 
@@ -212,7 +213,8 @@ def _latex_escape(text: str) -> str:
         text = text.replace(char, replacement)
     for char, math_text in (("±", r"$\pm$"), ("†", r"$^{\dagger}$"), ("↑", r"$\uparrow$"), ("↓", r"$\downarrow$"),
                             ("×", r"$\times$"), ("λ", r"$\lambda$"), ("β", r"$\beta$"),
-                            ("α", r"$\alpha$"), ("τ", r"$\tau$"), ("η", r"$\eta$"), ("—", "---"), ("Δ", r"$\Delta$"), ("−", "$-$")):
+                            ("α", r"$\alpha$"), ("τ", r"$\tau$"), ("η", r"$\eta$"), ("—", "---"),
+                            ("Δ", r"$\Delta$"), ("−", "$-$")):
         text = text.replace(char, math_text)
     return text
 
