@@ -3,10 +3,14 @@ shape, and one-line errors naming the key."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from fpa.aggregation.layout import build_layout
-from fpa.config import ConfigError, expand_runs, validate_config
+from fpa.aggregation.grid import layout_from_json
+from fpa.aggregation.layout import build_layout, table_benchmarks
+from fpa.config import ConfigError, expand_runs, load_config_file, validate_config
 
 
 def _config(tables, methods=None, models=("toy",)):
@@ -110,6 +114,15 @@ def test_a_pass_at_k_column_reads_the_same_evaluation_with_its_metric():
     assert layout.columns == ("Toy-6", "Toy-6 pass@4") and layout.column_keys == ("toy6", "toy6:pass@4")
     assert [(key.bench, key.metric) for key in layout.cell_keys()] == [("toy6", "pass@1"), ("toy6", "pass@4")]
     assert {layout.input_path(key, 42) for key in layout.cell_keys()} == {"results/eval/toy/offrl/42/toy6.json"}
+    assert table_benchmarks(config["tables"]["t"]) == ["toy6"]
+
+
+def test_a_paper_table_layout_survives_its_json_round_trip():
+    """The aggregate rule passes the layout, the paper's cells included, as JSON."""
+    config = load_config_file(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
+    layout = build_layout("three_seeds", config["tables"]["three_seeds"], config, expand_runs(config))
+    assert len(layout.paper) == 96
+    assert layout_from_json(json.loads(json.dumps(layout.to_json()))) == layout
 
 
 @pytest.mark.parametrize("column, average, message", [

@@ -4,7 +4,7 @@ builds it from config; ``fpa.aggregation.tables`` fills it with numbers."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass
 from typing import Mapping
 
 PASS_AT_1 = "pass@1"
@@ -78,7 +78,9 @@ class Layout:
         return list(dict.fromkeys(keys))
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """The layout as the ``aggregate`` rule passes it (one shell argument, well under Linux's
+        128 KiB per argument: the paper's cells go as lists, not as objects with their field names)."""
+        return {**asdict(self), "paper": [astuple(cell) for cell in self.paper]}
 
 
 def layout_from_json(data: Mapping) -> Layout:
@@ -88,5 +90,5 @@ def layout_from_json(data: Mapping) -> Layout:
             r["indent"], r["highlight"], r["dagger"], r["seed"], r["ratio_to"], r["model"]) for r in b["rows"]))
         for b in data["blocks"])
     return Layout(data["name"], data["caption"], data["corner"], tuple(data["columns"]), blocks, data["mark_best"],
-                  data["reads"], tuple(data["column_keys"]), tuple(PaperCell(**c) for c in data["paper"]),
+                  data["reads"], tuple(data["column_keys"]), tuple(PaperCell(*c) for c in data["paper"]),
                   data["paper_label"])
