@@ -3,11 +3,15 @@ shape, and one-line errors naming the key."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from fpa.aggregation.layout import build_layout
+from fpa.aggregation.grid import layout_from_json
+from fpa.aggregation.layout import build_layout, table_benchmarks
 from fpa.config import ConfigError, expand_runs
-from fpa.planning import validate_config
+from fpa.planning import load_config_file, validate_config
 
 
 def _config(tables, methods=None, models=("toy",)):
@@ -93,3 +97,39 @@ def test_models_by_run_puts_models_in_rows_and_runs_in_columns():
 def test_errors_name_the_table_key(table, message):
     with pytest.raises(ConfigError, match=message):
         _config({"t": table})
+
+
+def test_seeds_list_reads_only_those_seeds_and_names_a_run_without_them():
+    methods = {"offrl": {"objective": "offrl"}, "fpa": {"objective": "fpa", "seeds": [43]}}
+    config, runs = _config({"t": {"columns": ["toy6"], "rows": ["base", "offrl"], "seeds": [42]}}, methods=methods)
+    layout = build_layout("t", config["tables"]["t"], config, runs)
+    assert {key.seeds for key in layout.cell_keys()} == {(42,)}
+    with pytest.raises(ConfigError, match=r"tables.t.seeds: run 'fpa' of model 'toy' has seeds \[43\]; expected 42"):
+        _config({"t": {"columns": ["toy6"], "rows": ["fpa"], "seeds": [42]}}, methods=methods)
+
+
+def test_a_pass_at_k_column_reads_the_same_evaluation_with_its_metric():
+    config, runs = _config({"t": {"columns": ["toy6", {"bench": "toy6", "metric": "pass@k", "k": 4}],
+                                  "rows": ["offrl"], "average": False}})
+    layout = build_layout("t", config["tables"]["t"], config, runs)
+    assert layout.columns == ("Toy-6", "Toy-6 pass@4") and layout.column_keys == ("toy6", "toy6:pass@4")
+    assert [(key.bench, key.metric) for key in layout.cell_keys()] == [("toy6", "pass@1"), ("toy6", "pass@4")]
+    assert {layout.input_path(key, 42) for key in layout.cell_keys()} == {"results/eval/toy/offrl/42/toy6.json"}
+    assert table_benchmarks(config["tables"]["t"]) == ["toy6"]
+
+
+def test_a_paper_table_layout_survives_its_json_round_trip():
+    """The aggregate rule passes the layout, the paper's cells included, as JSON."""
+    config = load_config_file(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
+    layout = build_layout("three_seeds", config["tables"]["three_seeds"], config, expand_runs(config))
+    assert len(layout.paper) == 96
+    assert layout_from_json(json.loads(json.dumps(layout.to_json()))) == layout
+
+
+@pytest.mark.parametrize("column, average, message", [
+    ({"bench": "toy6", "metric": "pass@k", "k": 9}, False, r"tables.t.columns.k: expected an integer 1 <= k <= n = 8"),
+    ({"bench": "toy6", "metric": "pass@k", "k": 2}, True, r"tables.t.average: the columns mix metrics"),
+])
+def test_pass_at_k_errors_name_the_key(column, average, message):
+    with pytest.raises(ConfigError, match=message):
+        _config({"t": {"columns": ["toy8", column], "rows": ["offrl"], "average": average}})

@@ -3,11 +3,12 @@ and best / second-best marks as printed (ties share a mark) in Markdown, LaTeX a
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
 
-from fpa.aggregation.layout import Block, CellKey, Layout, Row
+from fpa.aggregation.grid import Block, CellKey, Layout, Row
 from fpa.aggregation.tables import (BEST, SECOND, EvalResult, cells_record, fill, format_cell, to_csv, to_html,
                                     to_latex, to_markdown)
 
@@ -115,3 +116,35 @@ def test_highlight_dagger_and_indent_render():
     assert r"a $^{\dagger}$ &" in latex
     assert 'class="hl indent"' in to_html(layout, filled)
     assert to_csv(layout, filled).splitlines()[1] == ",a,a †,10.00"
+
+
+def test_an_evaluation_file_gives_pass_at_1_and_the_unbiased_pass_at_k(tmp_path):
+    from fpa.cli.tables import read_evaluation
+    from fpa.evaluation.evaluate import score_completions
+
+    # problem 1: 1 of 4 correct, problem 2: 2 of 4; pass@2 = 1 - C(3,2)/C(4,2) = 1/2, 1 - C(2,2)/C(4,2) = 5/6
+    record = score_completions([{"id": "a", "answer": "1"}, {"id": "b", "answer": "1"}],
+                               [["1", "0", "0", "0"], ["1", "1", "0", "0"]], n=4,
+                               grader=lambda pairs: [(c == a, "exact") for c, a in pairs])
+    path = tmp_path / "eval" / "m" / "fpa" / "42" / "toy6.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    results = {r.metric: r.value for r in read_evaluation(str(path), {"toy6": {"pass@1", "pass@2", "pass@4"}})}
+    assert results == pytest.approx({"pass@1": 3 / 8, "pass@2": (1 / 2 + 5 / 6) / 2, "pass@4": 1.0}, abs=1e-15)
+
+
+def test_a_compared_cell_shows_the_papers_value_and_delta_in_every_format():
+    from dataclasses import replace
+
+    from fpa.aggregation.grid import PaperCell
+
+    layout = replace(_layout(["a", "b"], ["x"], seeds=(1, 2), average=False), column_keys=("x",),
+                     paper=(PaperCell("a", "x", "41.00 ± 0.50", 41.0, 0.005),), paper_label="tab:t")
+    filled = fill(layout, _results({("a", 1, "x"): 0.40, ("a", 2, "x"): 0.41, ("b", 1, "x"): 0.2, ("b", 2, "x"): 0.2}))
+    comparison = filled[0][1][0].cells[0].comparison
+    assert comparison["delta"] == pytest.approx(-0.5) and comparison["within"]  # |Δ| 0.5 <= std 0.71 + 0.005
+    assert "| a | **40.50 ± 0.71** (paper 41.00 ± 0.50, Δ −0.50) |" in to_markdown(layout, filled)
+    assert "<b>40.50 ± 0.71</b> (paper 41.00 ± 0.50, Δ −0.50)</td>" in to_html(layout, filled)
+    assert r"{\footnotesize (paper 41.00 $\pm$ 0.50, $\Delta$ $-$0.50)}" in to_latex(layout, filled)
+    assert to_csv(layout, filled).splitlines()[:3] == ["block,row,Method,x,x_paper,x_delta",
+                                                       ",a,a,40.50 ± 0.71,41.00 ± 0.50,-0.50", ",b,b,20.00 ± 0.00,,"]

@@ -38,18 +38,24 @@ PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning"
 
 
 def test_paper_gridjob_counts(tmp_path):
+    from fpa.aggregation.layout import build_layout
     from fpa.config import expand_runs, load_config_file
 
     config = load_config_file(ROOT / "config" / "paper.yaml")
     runs = expand_runs(config)
-    models, seeds = len(config["models"]), len(config["seeds"])
+    models = len(config["models"])
     catalog_benchmarks = [b for b in config["benchmarks"].values() if b["source"] == "catalog"]
     parts = {part for bench in catalog_benchmarks for part in bench["parts"]}
     training_files = {"math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard"}
     # sweeps train on one seed, on one model; a member equal to a main run is that run (Run.trained_as)
-    trained = sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name)
-    assert trained == 125
+    assert sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name) == 125
     assert set(config["tables"]) == PAPER_TABLES
+    # only the (run, seed)s a table reads train: seed 42 (the paper's single-seed tables), and
+    # 43 and 44 of the three-seed table's runs
+    read = {(key.model, key.method, seed) for name, spec in config["tables"].items()
+            for key in build_layout(name, spec, config, runs).cell_keys() for seed in key.seeds}
+    trained = len({entry for entry in read if entry[1] != "base"})
+    assert trained == 73
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     expected = {
@@ -63,15 +69,16 @@ def test_paper_gridjob_counts(tmp_path):
         "validation_benchmark": models,
         "train": trained,
         "select_checkpoint": trained,  # model_selection: best validation Pass@1 of each run
-        "evaluate": trained + models * seeds,  # every checkpoint and the base, one model load each
+        "evaluate": trained + models,  # every checkpoint and the base (seed 42), one model load each
         "aggregate": len(PAPER_TABLES),
+        "reproduction": 1,  # the tables compare with config/paper_results.yaml
         "cost": 1,
         "all": 1,
     }
     expected["total"] = sum(expected.values())
     assert job_counts(result.stdout + result.stderr) == expected
     planned = set(re.findall(r"results/tables/([a-z_]+)\.csv", result.stdout + result.stderr))
-    assert planned == PAPER_TABLES | {"cost_by_stage"}
+    assert planned == PAPER_TABLES | {"cost_by_stage", "reproduction"}
 
 
 SLURM_PROFILE = ROOT / "workflow" / "profiles" / "slurm"

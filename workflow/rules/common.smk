@@ -6,7 +6,7 @@ from pathlib import Path
 from fpa.config import ConfigError
 from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, Plan, validate_config_files
-from fpa.planning.plan import COST_TABLE
+from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
 from fpa.planning.shell import shell_prefix
 from fpa.provenance.fingerprint import code_fingerprint
 
@@ -98,6 +98,7 @@ get_entanglement_config = PLAN.entanglement_config
 get_table_pattern = PLAN.table_pattern
 get_table_evals = PLAN.table_evals
 get_table_columns = PLAN.table_columns
+get_compared_tables = PLAN.compared_tables
 get_table_config = PLAN.table_config
 get_table_figure_pattern = PLAN.table_figure_pattern
 get_figure_inputs = PLAN.figure_inputs

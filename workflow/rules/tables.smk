@@ -5,6 +5,7 @@ rule aggregate:
         csv="results/tables/{table}.csv",
         md="results/tables/{table}.md",
         tex="results/tables/{table}.tex",
+        json="results/tables/{table}.json",
         html=report(
             "results/tables/{table}.html",
             caption="../report/table.rst",
@@ -27,7 +28,35 @@ rule aggregate:
         columns=get_table_columns,
     shell:
         "python -m fpa aggregate {input} --name {wildcards.table} --config-json {params.table:q} "
-        "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-tex {output.tex} --out-html {output.html} > {log} 2>&1"
+        "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-tex {output.tex} --out-html {output.html} "
+        "--out-json {output.json} > {log} 2>&1"
+
+
+# How many cells of the tables compared with the paper (tables.<t>.paper_results) match it.
+rule reproduction:
+    input:
+        get_compared_tables(),
+    output:
+        csv=REPRODUCTION_TABLE[0],
+        md=REPRODUCTION_TABLE[1],
+        html=report(
+            REPRODUCTION_TABLE[2],
+            caption="../report/reproduction.rst",
+            category="Tables",
+        ),
+    log:
+        "logs/reproduction.log",
+    benchmark:
+        "logs/benchmarks/reproduction/reproduction.tsv"
+    conda:
+        "../../envs/tables.yaml"
+    resources:
+        **get_resources("light"),
+    params:
+        code=get_code("fpa.cli.tables"),
+    shell:
+        "python -m fpa reproduction {input} --code {params.code} "
+        "--out-csv {output.csv} --out-md {output.md} --out-html {output.html} > {log} 2>&1"
 
 
 # Cost by stage of the config's runs, from every job's benchmark record (logs/benchmarks/);

@@ -11,16 +11,20 @@ Two shapes cover the paper's tables:
 - ``overhead``: a row per run with its training throughput and peak memory, and each row's
   ratio to the first — the paper's "Computational overhead of FPA" table.
 
-Every cell names the (model, method, benchmark, seeds) evaluations it reads (several for
-Avg.); a method may train on fewer models or seeds than the config (``methods.<m>.models``,
-``seeds``), and its cells read exactly those.
+Every cell names the (model, method, benchmark, seeds, metric) evaluations it reads (several
+for Avg.); a method may train on fewer models or seeds than the config (``methods.<m>.models``,
+``seeds``), and its cells read exactly those. A table reads every seed of a run (``seeds: mean``,
+mean ± sample std; ``each``: the seeds as rows below) or only the seeds it lists (``seeds: [42]``,
+as the paper's single-seed tables). With ``paper_results`` the layout carries the paper's values
+of its cells (``fpa.aggregation.paper``).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Mapping
 
+from fpa.aggregation.columns import AVG_KEY, column_bench, parse_column
+from fpa.aggregation.grid import Block, CellKey, Layout, Row
 from fpa.config import BASE_METHOD, ConfigError
 
 AVG = "Avg."
@@ -38,71 +42,6 @@ def _symbol(key: str) -> str:
     return "=".join(SYMBOLS.get(part, part) for part in key.split("="))
 
 
-@dataclass(frozen=True)
-class CellKey:
-    """One run's evaluations on one benchmark, over its seeds."""
-
-    model: str
-    method: str
-    bench: str
-    seeds: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Row:
-    """``key`` names the row for ``fpa explain --row``; ``cells`` has one tuple of evaluations per column."""
-
-    key: str
-    label: str
-    cells: tuple[tuple[CellKey, ...], ...]
-    indent: bool = False
-    highlight: bool = False
-    dagger: bool = False
-    seed: int | None = None  # a per-seed row under its mean (``seeds: each``)
-    ratio_to: str | None = None  # a ratio row: its cells over those of this row of the block
-
-
-@dataclass(frozen=True)
-class Block:
-    title: str | None
-    rows: tuple[Row, ...]
-
-
-@dataclass(frozen=True)
-class Layout:
-    name: str
-    caption: str
-    corner: str  # header of the label column
-    columns: tuple[str, ...]
-    blocks: tuple[Block, ...]
-    mark_best: bool = True
-    reads: str = "evaluations"  # or "training": the runs' training summaries (overhead)
-
-    def input_path(self, key: CellKey, seed: int) -> str:
-        """The DAG file behind one seed of a cell key."""
-        if self.reads == "training":
-            return f"results/train/{key.model}/{key.method}/{seed}/checkpoint"
-        return f"results/eval/{key.model}/{key.method}/{seed}/{key.bench}.json"
-
-    def cell_keys(self) -> list[CellKey]:
-        """Every evaluation the table reads, once each, in table order."""
-        keys = (key for block in self.blocks for row in block.rows for cell in row.cells for key in cell)
-        return list(dict.fromkeys(keys))
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-def layout_from_json(data: Mapping) -> Layout:
-    blocks = tuple(Block(b["title"], tuple(
-        Row(r["key"], r["label"], tuple(tuple(CellKey(k["model"], k["method"], k["bench"], tuple(k["seeds"]))
-                                              for k in cell) for cell in r["cells"]),
-            r["indent"], r["highlight"], r["dagger"], r["seed"], r["ratio_to"]) for r in b["rows"]))
-        for b in data["blocks"])
-    return Layout(data["name"], data["caption"], data["corner"], tuple(data["columns"]), blocks, data["mark_best"],
-                  data["reads"])
-
-
 def normalise_table(spec) -> dict:
     """A table's config with every default filled (a plain list is its columns)."""
     spec = {"columns": list(spec)} if isinstance(spec, list) else dict(spec)
@@ -117,7 +56,9 @@ def table_benchmarks(spec) -> list[str]:
     spec = normalise_table(spec)
     if spec["layout"] == "overhead":
         return []
-    return [spec["benchmark"]] if spec["layout"] == "models_by_run" else list(spec["columns"])
+    if spec["layout"] == "models_by_run":
+        return [spec["benchmark"]]
+    return list(dict.fromkeys(map(column_bench, spec["columns"])))
 
 
 def _run_label(config: Mapping, run) -> str:
@@ -150,9 +91,9 @@ def _row_entries(spec: dict, config: Mapping, model: str, by_name: Mapping, wher
     return out
 
 
-def _cells(model: str, method: str, seeds: tuple[int, ...], columns: list[str],
+def _cells(model: str, method: str, seeds: tuple[int, ...], columns: list,
            average: bool) -> tuple[tuple[CellKey, ...], ...]:
-    cells = tuple((CellKey(model, method, bench, seeds),) for bench in columns)
+    cells = tuple((CellKey(model, method, c.bench, seeds, c.metric),) for c in columns)
     return cells + ((tuple(key for (key,) in cells),) if average else ())
 
 
@@ -161,12 +102,20 @@ def _files_of(by_name: Mapping, name: str) -> str:
     return by_name[name].trained_as if name in by_name else name
 
 
-def _seeds(config: Mapping, run) -> tuple[int, ...]:
-    return tuple(run.seeds) if run is not None else tuple(config["seeds"])
+def _seeds(spec: dict, config: Mapping, run, model: str, where: str) -> tuple[int, ...]:
+    """The seeds a cell of ``run`` (None: the base model) reads: all of the run's, or the table's list."""
+    trained = tuple(run.seeds) if run is not None else tuple(config["seeds"])
+    if not isinstance(spec["seeds"], list):
+        return trained
+    missing = [seed for seed in spec["seeds"] if seed not in trained]
+    if missing:
+        raise ConfigError(f"{where}.seeds: run {run.name if run else BASE_METHOD!r} of model {model!r} has seeds "
+                          f"{list(trained)}; expected {missing[0]} among them")
+    return tuple(spec["seeds"])
 
 
 def _entry_rows(spec: dict, config: Mapping, model: str, by_name: Mapping, entry: tuple, prefix: str,
-                dagger_rows: set) -> list[Row]:
+                dagger_rows: set, where: str) -> list[Row]:
     """The rows of one configured row entry on ``model``: its run(s), then their seeds if asked."""
     name, members, options = entry
     swept = members != [name]
@@ -174,15 +123,16 @@ def _entry_rows(spec: dict, config: Mapping, model: str, by_name: Mapping, entry
     for member in members:
         run = by_name.get(member)
         label = options["label"] if "label" in options and not swept else _run_label(config, run)
-        seeds = _seeds(config, run)
-        row = Row(prefix + member, label, _cells(model, _files_of(by_name, member), seeds, spec["columns"],
+        seeds = _seeds(spec, config, run, model, where)
+        row = Row(prefix + member, label, _cells(model, _files_of(by_name, member), seeds, spec["parsed_columns"],
                                                  spec["average"]),
                   indent=options.get("indent", False) or swept,
                   highlight=member in spec["highlight"] or name in spec["highlight"],
-                  dagger=(model, member) in dagger_rows)
+                  dagger=(model, member) in dagger_rows, model=model)
         rows.append(row)
         if spec["seeds"] == "each":
-            rows += [Row(f"{row.key}@{seed}", f"Seed {seed}", row.cells, indent=True, seed=seed) for seed in seeds]
+            rows += [Row(f"{row.key}@{seed}", f"Seed {seed}", row.cells, indent=True, seed=seed, model=model)
+                     for seed in seeds]
     return rows
 
 
@@ -193,10 +143,10 @@ def _sweep_title(config: Mapping, name: str, run) -> str:
 
 
 def _model_blocks(spec: dict, config: Mapping, model: str, by_name: Mapping, entries: list, prefix: str,
-                  dagger_rows: set) -> list[Block]:
+                  dagger_rows: set, where: str) -> list[Block]:
     groups: list[tuple[str | None, list[Row]]] = []
     for entry in entries:
-        rows = _entry_rows(spec, config, model, by_name, entry, prefix, dagger_rows)
+        rows = _entry_rows(spec, config, model, by_name, entry, prefix, dagger_rows, where)
         name, members, _ = entry
         if spec["group_by"] == "sweep" and members != [name]:
             groups.append((_sweep_title(config, name, by_name[members[0]]), rows))
@@ -245,12 +195,13 @@ def _models_by_run(name: str, spec: dict, config: Mapping, runs: Mapping, models
         if missing:
             raise ConfigError(f"{where}.columns: {missing[0]!r} names no run of model {model!r}; expected some of "
                               f"{sorted(by_name)}")
-        keys = [CellKey(model, _files_of(by_name, c), bench, _seeds(config, by_name.get(c))) for c in spec["columns"]]
-        rows.append(Row(model, model, tuple((key,) for key in keys)))
+        keys = [CellKey(model, _files_of(by_name, c), bench, _seeds(spec, config, by_name.get(c), model, where))
+                for c in spec["columns"]]
+        rows.append(Row(model, model, tuple((key,) for key in keys), model=model))
     by_name = {run_name: run for (m, run_name), run in runs.items() if m == models[0]}
     headers = [spec["column_labels"].get(c) or _run_label(config, by_name.get(c)) for c in spec["columns"]]
     return Layout(name, spec.get("caption", name), "Model", tuple(headers), (Block(None, tuple(rows)),),
-                  spec["mark_best"])
+                  spec["mark_best"], column_keys=tuple(spec["columns"]))
 
 
 def _overhead(name: str, spec: dict, config: Mapping, runs: Mapping, models: list[str], where: str) -> Layout:
@@ -263,31 +214,48 @@ def _overhead(name: str, spec: dict, config: Mapping, runs: Mapping, models: lis
                                where)
         prefix = f"{model}/" if len(models) > 1 else ""
         rows = [Row(prefix + member, options.get("label") or _run_label(config, by_name.get(member)),
-                    tuple((CellKey(model, _files_of(by_name, member), metric, _seeds(config, by_name.get(member))),)
-                          for metric in OVERHEAD_COLUMNS))
+                    tuple((CellKey(model, _files_of(by_name, member), metric,
+                                   _seeds(spec, config, by_name.get(member), model, where)),)
+                          for metric in OVERHEAD_COLUMNS), model=model)
                 for entry, members, options in entries for member in members if member != BASE_METHOD]
         if not rows:
             raise ConfigError(f"{where}.rows: expected trained runs, got {spec.get('rows')}")
-        ratios = [Row(f"{row.key}:ratio", f"{row.label} / {rows[0].label}", row.cells, ratio_to=rows[0].key)
-                  for row in rows[1:]]
+        ratios = [Row(f"{row.key}:ratio", f"{row.label} / {rows[0].label}", row.cells, ratio_to=rows[0].key,
+                      model=model) for row in rows[1:]]
         blocks.append(Block(model if prefix else None, tuple(rows + ratios)))
     return Layout(name, spec.get("caption", name), "Method", tuple(OVERHEAD_COLUMNS.values()), tuple(blocks),
-                  False, "training")
+                  False, "training", tuple(OVERHEAD_COLUMNS))
 
 
 def build_layout(name: str, spec, config: Mapping, runs: Mapping, where: str = "config") -> Layout:
-    """The layout of table ``name`` (its config ``spec``) over the expanded ``runs``."""
+    """The layout of table ``name`` (its config ``spec``) over the expanded ``runs``, with the paper's
+    values of its cells when the table names ``paper_results``."""
+    from fpa.aggregation.paper import with_paper
+
     spec = normalise_table(spec)
     where = f"{where}: tables.{name}"
     models = _table_models(spec, config, where)
     if spec["layout"] == "models_by_run":
-        return _models_by_run(name, spec, config, runs, models, where)
-    if spec["layout"] == "overhead":
-        return _overhead(name, spec, config, runs, models, where)
-    for column in spec["columns"]:
-        if column not in config["benchmarks"]:
-            raise ConfigError(f"{where}.columns: unknown benchmark {column!r}; "
-                              f"expected one of {sorted(config['benchmarks'])}")
+        layout = _models_by_run(name, spec, config, runs, models, where)
+    elif spec["layout"] == "overhead":
+        layout = _overhead(name, spec, config, runs, models, where)
+    else:
+        layout = _runs(name, spec, config, runs, models, where)
+    if not spec.get("paper_results"):
+        return layout
+    known_rows = set(runs) | {(model, name) for model in config["models"] for name in (BASE_METHOD, model)}
+    known_columns = {*config["benchmarks"], AVG_KEY, *OVERHEAD_COLUMNS, *(name for _, name in runs),
+                     *layout.column_keys}
+    return with_paper(layout, spec["paper_results"], where, known_rows, known_columns)
+
+
+def _runs(name: str, spec: dict, config: Mapping, runs: Mapping, models: list[str], where: str) -> Layout:
+    """A row per run (blocks per model or per sweep), a column per benchmark metric, then Avg."""
+    spec["parsed_columns"] = [parse_column(c, config, f"{where}.columns") for c in spec["columns"]]
+    metrics = {c.metric for c in spec["parsed_columns"]}
+    if spec["average"] and len(metrics) > 1:
+        raise ConfigError(f"{where}.average: the columns mix metrics {sorted(metrics)}, which one Avg. cannot "
+                          "average; expected average: false")
     dagger_rows = _dagger_rows(spec, name, config, runs, models, where)
     blocks = []
     for model in models:
@@ -299,7 +267,9 @@ def build_layout(name: str, spec, config: Mapping, runs: Mapping, where: str = "
             raise ConfigError(f"{where}.highlight: {unknown[0]!r} is not a row of the table; "
                               f"expected one of {sorted(names)}")
         prefix = f"{model}/" if len(models) > 1 else ""
-        blocks += _model_blocks(spec, config, model, by_name, entries, prefix, dagger_rows)
-    headers = [spec["column_labels"].get(c) or config["benchmarks"][c].get("label") or c for c in spec["columns"]]
-    return Layout(name, spec.get("caption", name), "Method", tuple(headers + ([AVG] if spec["average"] else [])),
-                  tuple(blocks), spec["mark_best"])
+        blocks += _model_blocks(spec, config, model, by_name, entries, prefix, dagger_rows, where)
+    headers = [spec["column_labels"].get(c.key) or c.header for c in spec["parsed_columns"]]
+    average = [AVG] if spec["average"] else []
+    return Layout(name, spec.get("caption", name), "Method", tuple(headers + average), tuple(blocks),
+                  spec["mark_best"], column_keys=tuple([c.key for c in spec["parsed_columns"]]
+                                                       + [AVG_KEY] * bool(average)))

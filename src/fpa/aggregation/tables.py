@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from html import escape
 from typing import Mapping, Sequence
 
-from fpa.aggregation.layout import Block, Layout, Row
+from fpa.aggregation.grid import PASS_AT_1, Block, Layout, Row
+from fpa.aggregation.paper import compare
 
 BEST, SECOND = "best", "second"
 
@@ -26,9 +27,10 @@ class EvalResult:
     method: str
     seed: int
     bench: str
-    value: float  # Pass@1 in [0, 1]
+    value: float  # Pass@1 (or pass@k) in [0, 1], or a training metric
     path: str
     sha256: str
+    metric: str = PASS_AT_1
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Cell:
     std: float
     sources: list  # per seed: {"seed", "value", "files", "sha256"}
     mark: str | None = None
+    comparison: dict | None = None  # with the paper's value (fpa.aggregation.paper.compare)
 
 
 @dataclass(frozen=True)
@@ -59,12 +62,12 @@ def _fill_cell(keys, seed: int | None, by_key: Mapping, scale: float) -> Cell:
     seeds = keys[0].seeds if seed is None else (seed,)
     sources = []
     for seed in seeds:
-        missing = [k for k in keys if (k.model, k.method, seed, k.bench) not in by_key]
+        missing = [k for k in keys if (k.model, k.method, seed, k.bench, k.metric) not in by_key]
         if missing:
             k = missing[0]
             raise ValueError(f"no evaluation of model {k.model!r}, method {k.method!r}, seed {seed}, "
-                           f"benchmark {k.bench!r} among the table's inputs")
-        parts = [by_key[(k.model, k.method, seed, k.bench)] for k in keys]
+                             f"benchmark {k.bench!r} ({k.metric}) among the table's inputs")
+        parts = [by_key[(k.model, k.method, seed, k.bench, k.metric)] for k in keys]
         sources.append({"seed": seed, "value": statistics.fmean(p.value for p in parts),
                         "files": [p.path for p in parts], "sha256": {p.path: p.sha256 for p in parts}})
     values = [s["value"] for s in sources]
@@ -87,12 +90,13 @@ def _marks(rows: list[FilledRow], column: int) -> dict[int, str]:
 
 def fill(layout: Layout, results: Sequence[EvalResult]) -> list[tuple[Block, list[FilledRow]]]:
     """Every cell of ``layout`` from ``results``; a missing evaluation is a ValueError naming it."""
-    by_key = {(r.model, r.method, r.seed, r.bench): r for r in results}
-    scale = 100 if layout.reads == "evaluations" else 1
+    by_key = {(r.model, r.method, r.seed, r.bench, r.metric): r for r in results}
+    scale = _scale(layout)
     filled = []
     for block in layout.blocks:
         rows = [FilledRow(row, tuple(_fill_cell(keys, row.seed, by_key, scale) for keys in row.cells))
                 for row in block.rows]
+        rows = [_with_paper(layout, r, scale) for r in rows]
         rows = [_ratio(r, rows) if r.row.ratio_to else r for r in rows]
         if layout.mark_best:
             for column in range(len(layout.columns)):
@@ -102,6 +106,34 @@ def fill(layout: Layout, results: Sequence[EvalResult]) -> list[tuple[Block, lis
                     rows[index] = FilledRow(rows[index].row, tuple(cells))
         filled.append((block, rows))
     return filled
+
+
+def _scale(layout: Layout) -> float:
+    """Printed units per stored unit: Pass@1 in %, training metrics as recorded."""
+    return 100 if layout.reads == "evaluations" else 1
+
+
+def _with_paper(layout: Layout, row: FilledRow, scale: float) -> FilledRow:
+    """``row`` with each cell the paper prints compared with the paper's value."""
+    paper = {(p.row, p.column): p for p in layout.paper if p.row == row.row.key}
+    if not paper:
+        return row
+    cells = tuple(replace(c, comparison=compare(scale * c.mean, scale * c.std, len(c.sources), paper[key]))
+                  if (key := (row.row.key, column)) in paper else c
+                  for c, column in zip(row.cells, layout.column_keys))
+    return FilledRow(row.row, cells)
+
+
+def format_delta(delta: float) -> str:
+    """``Δ`` with a true minus sign and two decimals, as the cells print."""
+    return f"{round(delta, 2) + 0.0:+.2f}".replace("-", "−")  # + 0.0: float noise prints no "−0.00"
+
+
+def _shown(c: Cell) -> str:
+    """A cell's text, with the paper's value and Δ beside it where the paper prints the cell."""
+    if c.comparison is None:
+        return c.text
+    return f"{c.text} (paper {c.comparison['paper_text']}, Δ {format_delta(c.comparison['delta'])})"
 
 
 def _ratio(row: FilledRow, rows: list[FilledRow]) -> FilledRow:
@@ -114,36 +146,56 @@ def _ratio(row: FilledRow, rows: list[FilledRow]) -> FilledRow:
 
 def cells_record(layout: Layout, filled) -> dict:
     """row key -> column -> {text, mean, std, sources}: the sidecar's map for ``fpa explain``."""
-    return {r.row.key: {column: {"text": c.text, "mean": c.mean, "std": c.std, "sources": c.sources}
-                        for column, c in zip(layout.columns, r.cells)}
+    return {r.row.key: {column: {"key": key, "text": c.text, "mean": c.mean, "std": c.std, "sources": c.sources,
+                                 **({"paper": c.comparison} if c.comparison else {})}
+                        for column, key, c in zip(layout.columns, layout.column_keys or layout.columns, r.cells)}
             for _, rows in filled for r in rows}
 
 
 def _unit(layout: Layout) -> str:
-    return "Pass@1 %" if layout.reads == "evaluations" else "training throughput and peak memory per process"
+    """What the cells are: the unit, over which seeds, and what sits beside them."""
+    unit = "Pass@1 %" if layout.reads == "evaluations" else "training throughput and peak memory per process"
+    seeds = {key.seeds for key in layout.cell_keys()}
+    if all(len(s) == 1 for s in seeds):
+        unit += f", seed {', '.join(str(s) for s in sorted({s for (s,) in seeds}))}"
+    else:
+        unit += ", mean ± sample std over seeds"
+    if layout.paper:
+        unit += f"; beside a cell: the paper's value ({layout.paper_label}) and Δ = ours − paper"
+    return unit
 
 
 def _label(row: Row) -> str:
     return row.label + (" †" if row.dagger else "")
 
 
+def _csv_cells(c: Cell) -> tuple[str, str, str]:
+    """A cell's text, the paper's value and Δ (empty where the paper prints none)."""
+    if c.comparison is None:
+        return c.text, "", ""
+    return c.text, c.comparison["paper_text"], f"{round(c.comparison['delta'], 2) + 0.0:.2f}"
+
+
 def to_csv(layout: Layout, filled) -> str:
+    """A row per table row; with the paper's values, ``<col>_paper`` and ``<col>_delta`` after each column."""
     import csv
     import io
 
+    suffixes = ("", "_paper", "_delta") if layout.paper else ("",)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["block", "row", layout.corner, *layout.columns])
+    writer.writerow(["block", "row", layout.corner, *(f"{c}{s}" for c in layout.columns for s in suffixes)])
     for block, rows in filled:
-        writer.writerows([block.title or "", r.row.key, _label(r.row), *(c.text for c in r.cells)] for r in rows)
+        writer.writerows([block.title or "", r.row.key, _label(r.row),
+                          *(v for c in r.cells for v in _csv_cells(c)[:len(suffixes)])] for r in rows)
     return out.getvalue()
 
 
 def to_markdown(layout: Layout, filled) -> str:
     def cell(c: Cell) -> str:
-        return {BEST: f"**{c.text}**", SECOND: f"<u>{c.text}</u>"}.get(c.mark, c.text)
+        return {BEST: f"**{c.text}**", SECOND: f"<u>{c.text}</u>"}.get(c.mark, c.text) + _shown(c)[len(c.text):]
 
-    lines = [f"**{layout.caption}** ({_unit(layout)}, mean ± sample std over seeds)", "",
+    lines = [f"**{layout.caption}** ({_unit(layout)})", "",
              "| " + " | ".join([layout.corner, *layout.columns]) + " |",
              "|" + "|".join(["---"] + [":---:"] * len(layout.columns)) + "|"]
     for block, rows in filled:
@@ -161,7 +213,8 @@ def _latex_escape(text: str) -> str:
         text = text.replace(char, replacement)
     for char, math_text in (("±", r"$\pm$"), ("†", r"$^{\dagger}$"), ("↑", r"$\uparrow$"), ("↓", r"$\downarrow$"),
                             ("×", r"$\times$"), ("λ", r"$\lambda$"), ("β", r"$\beta$"),
-                            ("α", r"$\alpha$"), ("τ", r"$\tau$"), ("η", r"$\eta$"), ("—", "---")):
+                            ("α", r"$\alpha$"), ("τ", r"$\tau$"), ("η", r"$\eta$"), ("—", "---"),
+                            ("Δ", r"$\Delta$"), ("−", "$-$")):
         text = text.replace(char, math_text)
     return text
 
@@ -172,10 +225,12 @@ def to_latex(layout: Layout, filled) -> str:
 
     def cell(c: Cell) -> str:
         text = _latex_escape(c.text)
-        return {BEST: rf"\textbf{{{text}}}", SECOND: rf"\underline{{{text}}}"}.get(c.mark, text)
+        beside = _shown(c)[len(c.text):]
+        beside = rf" {{\footnotesize {_latex_escape(beside.strip())}}}" if beside else ""
+        return {BEST: rf"\textbf{{{text}}}", SECOND: rf"\underline{{{text}}}"}.get(c.mark, text) + beside
 
     lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(layout.caption)} "
-             rf"({_latex_escape(_unit(layout))}, mean $\pm$ sample std over seeds)}}",
+             rf"({_latex_escape(_unit(layout))})}}",
              rf"\begin{{tabular}}{{l{'c' * (n - 1)}}}", r"\toprule",
              " & ".join(rf"\textbf{{{_latex_escape(c)}}}" for c in [layout.corner, *layout.columns]) + r" \\",
              r"\midrule"]
@@ -197,7 +252,8 @@ def to_html(layout: Layout, filled) -> str:
     """A standalone HTML table with its caption (the Snakemake report shows it as is)."""
     def cell(c: Cell) -> str:
         text = escape(c.text)
-        return "<td>" + {BEST: f"<b>{text}</b>", SECOND: f"<u>{text}</u>"}.get(c.mark, text) + "</td>"
+        beside = escape(_shown(c)[len(c.text):])
+        return "<td>" + {BEST: f"<b>{text}</b>", SECOND: f"<u>{text}</u>"}.get(c.mark, text) + beside + "</td>"
 
     n = len(layout.columns) + 1
     body = []
@@ -215,6 +271,6 @@ def to_html(layout: Layout, filled) -> str:
              "tr.hl{background:#ebebeb}tr.indent td:first-child{padding-left:1.6em}tr.head td{text-align:left}")
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(layout.caption)}</title>"
             f"<style>{style}</style></head><body><table><caption><b>{escape(layout.caption)}</b> "
-            f"({escape(_unit(layout))}, mean ± sample std over seeds)</caption><thead><tr>{head}</tr></thead>"
+            f"({escape(_unit(layout))})</caption><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>"
             "</body></html>\n")

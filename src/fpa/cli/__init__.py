@@ -24,7 +24,7 @@ COMMANDS = {
     "build-dataset": "dataset", "step-dpo-dataset": "dataset", "validation-benchmark": "dataset",
     "cache-reference": "reference", "train": "train", "train-online": "train_online", "evaluate": "evaluate", "curve": "curve",
     "select-checkpoint": "select",
-    "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "cost": "cost",
+    "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "reproduction": "tables", "cost": "cost",
     "figure": "figure", "figure-table": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
     "explain": "info", "methods": "info", "check-config": "info", "plan-memory": "memory", "lock": "lock",
 }

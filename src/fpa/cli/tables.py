@@ -1,13 +1,18 @@
-"""``fpa aggregate``: evaluation files → a table's CSV, Markdown, LaTeX and HTML, with provenance."""
+"""``fpa aggregate``: evaluation files → a table's CSV, Markdown, LaTeX, HTML and JSON (every cell,
+with the paper's value where the table compares), with provenance; ``fpa reproduction``: the
+compared tables' JSON → the reproduction summary."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.aggregation.layout import OVERHEAD_COLUMNS, layout_from_json
+from fpa.aggregation import reproduction
+from fpa.aggregation.grid import layout_from_json
+from fpa.aggregation.layout import OVERHEAD_COLUMNS
 from fpa.aggregation.tables import EvalResult, cells_record, fill, to_csv, to_html, to_latex, to_markdown
 from fpa.cli.common import add_common, setup
-from fpa.io import read_json, sha256_file, sha256_path, write_text
+from fpa.evaluation.metrics import evaluation_metric
+from fpa.io import read_json, sha256_file, sha256_path, write_json, write_text
 from fpa.provenance.record import Job
 
 
@@ -19,12 +24,15 @@ def parse_eval_path(path: str) -> tuple[str, str, int, str]:
     return parts[-4], parts[-3], int(parts[-2]), Path(path).stem
 
 
-def read_evaluation(path: str) -> list[EvalResult]:
+def read_evaluation(path: str, metrics: dict[str, set[str]]) -> list[EvalResult]:
+    """The ``metrics[bench]`` (pass@1, pass@k) of one evaluation file."""
     model, method, seed, bench = parse_eval_path(path)
-    return [EvalResult(model, method, seed, bench, read_json(path)["pass_at_1"], path, sha256_file(path))]
+    record, digest = read_json(path), sha256_file(path)
+    return [EvalResult(model, method, seed, bench, evaluation_metric(record, metric, path), path, digest, metric)
+            for metric in sorted(metrics.get(bench, ()))]
 
 
-def read_training(path: str) -> list[EvalResult]:
+def read_training(path: str, metrics=None) -> list[EvalResult]:
     """A run's training throughput and peak memory (``results/train/{model}/{method}/{seed}/checkpoint``)."""
     parts = Path(path).parts
     if len(parts) < 4 or parts[-1] != "checkpoint" or not parts[-2].isdigit():
@@ -41,7 +49,10 @@ def aggregate(args) -> None:
     setup(args)
     layout = layout_from_json(args.config_json)
     read = read_training if layout.reads == "training" else read_evaluation
-    results = [result for path in args.evals for result in read(path)]
+    metrics: dict[str, set[str]] = {}
+    for key in layout.cell_keys():
+        metrics.setdefault(key.bench, set()).add(key.metric)
+    results = [result for path in args.evals for result in read(path, metrics)]
     filled = fill(layout, results)
     job = Job("aggregate", args.config_json, {f"eval:{p}": p for p in args.evals}, args.code)
     renderers = {args.out_csv: to_csv, args.out_md: to_markdown, args.out_tex: to_latex, args.out_html: to_html}
@@ -49,7 +60,22 @@ def aggregate(args) -> None:
     for path, render in renderers.items():
         with job.output(path, cells=cells) as tmp:
             write_text(tmp, render(layout, filled))
+    with job.output(args.out_json) as tmp:
+        write_json(tmp, {"name": layout.name, "caption": layout.caption, "paper_label": layout.paper_label,
+                         "columns": dict(zip(layout.column_keys, layout.columns)), "cells": cells})
     print(to_markdown(layout, filled))
+
+
+def summarise_reproduction(args) -> None:
+    setup(args)
+    rows = [reproduction.summarise(read_json(path)) for path in args.tables]
+    job = Job("reproduction", {}, {f"table:{p}": p for p in args.tables}, args.code)
+    renderers = {args.out_csv: reproduction.to_csv, args.out_md: reproduction.to_markdown,
+                 args.out_html: reproduction.to_html}
+    for path, render in renderers.items():
+        with job.output(path) as tmp:
+            write_text(tmp, render(rows))
+    print(reproduction.to_markdown(rows))
 
 
 def register(commands) -> None:
@@ -62,4 +88,12 @@ def register(commands) -> None:
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-html", required=True)
+    parser.add_argument("--out-json", required=True, help="every cell, with the paper's value where compared")
     parser.set_defaults(handler=aggregate)
+    parser = commands.add_parser("reproduction", help="how many cells of the compared tables match the paper")
+    add_common(parser, config=False)
+    parser.add_argument("tables", nargs="+", help="the compared tables' results/tables/<table>.json")
+    parser.add_argument("--out-csv", required=True)
+    parser.add_argument("--out-md", required=True)
+    parser.add_argument("--out-html", required=True)
+    parser.set_defaults(handler=summarise_reproduction)

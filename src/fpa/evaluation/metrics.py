@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from math import comb
-from typing import Hashable, Sequence
+from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -94,3 +94,16 @@ def majority_vote(
             raise ValueError(f"answers: key {winner!r} is graded both correct and wrong")
         hits += outcomes.pop()
     return hits / z.shape[0]
+
+
+def evaluation_metric(record: Mapping, metric: str, where: str = "evaluation") -> float:
+    """``metric`` ("pass@1" or "pass@<k>") of an evaluation file's ``record`` (``score_completions``):
+    Pass@1 as recorded, pass@k from the kept correctness matrix ``correct``."""
+    prefix, _, k = metric.partition("@")
+    if prefix != "pass" or not k.isdigit():
+        raise ValueError(f"{where}: metric: expected pass@<k>, got {metric!r}")
+    if int(k) == 1:
+        return float(record["pass_at_1"])
+    if "correct" not in record:
+        raise ValueError(f"{where}: no 'correct' matrix (fields: {sorted(record)}); {metric} needs it")
+    return pass_at_k(record["correct"], int(k))

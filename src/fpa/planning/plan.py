@@ -27,6 +27,8 @@ from fpa.planning.slices import ConfigSlices
 
 TABLE_FORMATS = ("csv", "md", "tex", "html")
 COST_TABLE = tuple(f"results/tables/cost_by_stage.{ext}" for ext in ("csv", "md", "html"))
+#: the tables compared with the paper (tables.<t>.paper_results), summarised by rule reproduction
+REPRODUCTION_TABLE = tuple(f"results/tables/reproduction.{ext}" for ext in ("csv", "md", "html"))
 #: a wildcard constraint that no name matches (a rule with nothing to make)
 NOTHING = "(?!)"
 
@@ -61,9 +63,15 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         return self.runs[(wildcards.model, wildcards.method)]
 
     def final_output(self) -> list[str]:
-        """What rule all asks for: the tables, curves, figures and the cost table."""
+        """What rule all asks for: the tables, curves, figures, the cost table and, when a table is
+        compared with the paper, the reproduction summary."""
         tables = [f"results/tables/{table}.{ext}" for table in self.config["tables"] for ext in TABLE_FORMATS]
-        return tables + self.curves() + self.figure_outputs() + list(COST_TABLE)
+        reproduction = list(REPRODUCTION_TABLE) if self.compared_tables() else []
+        return tables + self.curves() + self.figure_outputs() + list(COST_TABLE) + reproduction
+
+    def compared_tables(self) -> list[str]:
+        """The JSON of each table compared with the paper (rule reproduction's inputs)."""
+        return [f"results/tables/{name}.json" for name, layout in self.layouts.items() if layout.paper_label]
 
     def curves(self) -> list[str]:
         """Curve CSVs of the runs that take snapshots (each on its seeds), when the config
