@@ -62,7 +62,7 @@ rule validate_benchmark:
         code=get_code("fpa.cli.data", "fpa.data.validate"),
     shell:
         "python -m fpa validate-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
-        "--code {params.code} --out {output} {input:q} > {log} 2>&1"
+        "--code {params.code} --out {output:q} {input:q} > {log:q} 2>&1"
 
 
 if config["dataset"]["source"] == "math12k":
