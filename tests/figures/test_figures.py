@@ -40,9 +40,9 @@ def _config(**overrides):
 def test_roles_resolve_by_name_then_objective_and_explicit_choice():
     config = _config()
     runs = expand_runs(config)
-    assert resolve_roles(FIGURES["training_dynamics"], config, runs) == {"offrl": "offrl", "fpa": "fpa_l1"}
+    assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy") == {"offrl": "offrl", "fpa": "fpa_l1"}
     config["figures"]["training_dynamics"] = {"fpa": "cor"}
-    assert resolve_roles(FIGURES["training_dynamics"], config, runs)["fpa"] == "cor"
+    assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy")["fpa"] == "cor"
 
 
 def test_figures_without_their_runs_are_not_planned():

@@ -97,8 +97,9 @@ def _discover() -> dict[str, Figure]:
 FIGURES = _discover()
 
 
-def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, str] | None:
-    """role -> method (run name) for ``figure`` under ``config``, or None when a role has no run.
+def resolve_roles(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict[str, str] | None:
+    """role -> method (run name) for ``figure`` on ``model`` under ``config``, or None when a role
+    has no run of that model (a method limited to other models fills no role here).
 
     ``runs``: ``{(model, run name): Run}`` of ``fpa.config.expand_runs``.
     """
@@ -107,7 +108,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     if figure.of_base:
         return {BASE_ROLE: BASE_ROLE}
     chosen = config["figures"].get(figure.name) or {}
-    by_name = {name: run for (_, name), run in runs.items()}
+    by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
     if not figure.roles:
         # a config may name the methods drawn (a swept method stands for its runs), else every
         # method trained on all the config's seeds (not one-seed tuning runs)
@@ -121,7 +122,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     roles = {}
     for role in figure.roles:
         if role in chosen:
-            roles[role] = chosen[role]
+            roles[role] = chosen[role] if chosen[role] in by_name else None
         elif role in by_name and by_name[role].objective == role:
             roles[role] = role
         else:
@@ -136,7 +137,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
 
 def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict | None:
     """What ``fpa figure`` is given for ``figure`` on ``model`` (None: not planned for this config)."""
-    roles = resolve_roles(figure, config, runs)
+    roles = resolve_roles(figure, config, runs, model)
     if roles is None:
         return None
     if figure.uses_evals and not config["tables"]:
@@ -150,6 +151,8 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
            for role, method in roles.items()}
     # the seeds every drawn run has (a sweep may train on fewer)
     seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
+    if not seeds:
+        return None
     # the run whose files hold each role's results (Run.trained_as); the base model's are its own
     files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
     stages = {role: _stage_files(model, by_name[method]) for role, method in roles.items()} if figure.uses_stages else {}
