@@ -34,11 +34,13 @@ def _plan(tmp_path, *extra, configfile="paper.yaml"):
     return result
 
 
+PAPER_FIGURES = ("training_dynamics", "targeted_ablations", "lambda_sensitivity", "accuracy_curves")
 PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning", "three_seeds", "overhead"}
 
 
 def test_paper_gridjob_counts(tmp_path):
     from fpa.config import expand_runs, load_config_file
+    from fpa.figures import planned_curves, planned_figures
 
     config = load_config_file(ROOT / "config" / "paper.yaml")
     runs = expand_runs(config)
@@ -50,6 +52,10 @@ def test_paper_gridjob_counts(tmp_path):
     trained = sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name)
     assert trained == 125
     assert set(config["tables"]) == PAPER_TABLES
+    assert planned_figures(config, runs) == [
+        (model, figure) for model in config["models"] for figure in PAPER_FIGURES
+        if figure != "targeted_ablations" or model == "qwen3-4b-base"]  # its runs are Qwen3-4B-Base's alone
+    assert len(planned_curves(config, runs)) == 33  # Off-RL, FPA: 3 models x 3 seeds; Cor./Incor. Only: 3; base: 9
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     expected = {
@@ -65,6 +71,10 @@ def test_paper_gridjob_counts(tmp_path):
         "select_checkpoint": trained,  # model_selection: best validation Pass@1 of each run
         "evaluate": trained + models * seeds,  # every checkpoint and the base, one model load each
         "aggregate": len(PAPER_TABLES),
+        # the paper's figures, each for the models whose runs fill its roles, and MATH500 through
+        # training of the runs they draw (each run's seeds and the base model's)
+        "figure": len(planned_figures(config, runs)),
+        "curve": len(planned_curves(config, runs)),
         "cost": 1,
         "all": 1,
     }

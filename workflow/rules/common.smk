@@ -27,6 +27,7 @@ from fpa.figures import (
     dag_inputs,
     figure_caption,
     figure_slice,
+    planned_curves,
     planned_figures,
 )
 from fpa.grading import grader_module
@@ -151,17 +152,8 @@ def get_figure_code(wildcards):
 
 
 def get_curves():
-    """Curve CSVs of the runs that take snapshots (each on its seeds), when the config names curve benchmarks."""
-    if not config["curve_benchmarks"]:
-        return []
-    return sorted(
-        {
-            f"results/curves/{model}/{run.trained_as}/{seed}.csv"
-            for (model, _), run in RUNS.items()
-            if run.training["snapshot_every"]
-            for seed in run.seeds
-        }
-    )
+    """Curve CSVs of the runs the planned figures draw (fpa.figures.planned_curves)."""
+    return planned_curves(config, RUNS)
 
 
 def get_resources(group):

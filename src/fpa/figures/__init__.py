@@ -47,6 +47,10 @@ class FigureInputs:
     # objective reads it), whose provenance says what they cost; empty for online runs
     stages: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
+    def curves_read(self) -> list[str]:
+        """Every curve CSV read, the base model's included."""
+        return [path for paths in self.curves.values() for path in paths] + list(self.base_curves)
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -191,6 +195,13 @@ def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
     """(model, figure) pairs the config asks for and has the runs of."""
     return [(model, name) for model in config["models"] for name in config["figures"]
             if figure_slice(FIGURES[name], config, runs, model) is not None]
+
+
+def planned_curves(config: Mapping, runs: Mapping) -> list[str]:
+    """The curve CSVs the planned figures read: accuracy through training is evaluated for the runs a
+    figure draws, not for every run that keeps snapshots (model selection reads its own benchmark)."""
+    return sorted({path for model, name in planned_figures(config, runs)
+                   for path in figure_inputs(name, figure_slice(FIGURES[name], config, runs, model)).curves_read()})
 
 
 def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
