@@ -22,6 +22,7 @@ from fpa.aggregation.layout import build_layout, table_benchmarks
 from fpa.data.download import ALL_SECTIONS, find_entry
 from fpa.data.offline import DATASET_GRADER
 from fpa.numerics import portable_env_prefix
+from fpa.analysis.preference_pairs import pair_loaders
 from fpa.figures import (
     FIGURES,
     dag_inputs,
@@ -517,6 +518,24 @@ def get_entanglement_config(wildcards):
     return as_json(
         {**config["entanglement"], "max_length": config["training"]["max_length"]}
     )
+
+
+def get_entanglement_pairs(wildcards):
+    """The preference datasets measured beside the offline data (the paper's pilot), by name."""
+    return {
+        name: {"loader": loader, "path": get_catalog_file(name)}
+        for name, loader in pair_loaders(
+            config["entanglement"]["preference"], CATALOG
+        ).items()
+    }
+
+
+def get_entanglement_pair_files(wildcards):
+    return [source["path"] for source in get_entanglement_pairs(wildcards).values()]
+
+
+def get_entanglement_pairs_json(wildcards):
+    return as_json(get_entanglement_pairs(wildcards))
 
 
 def get_evaluate_config(wildcards):
