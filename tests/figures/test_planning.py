@@ -5,6 +5,10 @@ of the model it is drawn for."""
 from __future__ import annotations
 
 import copy
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +74,36 @@ def test_a_role_filled_on_one_model_only_plans_the_figure_for_that_model():
     raw["figures"] = {"training_dynamics": {"fpa": "fpa_cor"}}
     config = validate_config(raw, where="paper.yaml")
     assert planned_figures(config, expand_runs(config)) == [("qwen3-4b-base", "training_dynamics")]
+
+
+def _dry_run(configfile: Path, workdir: Path) -> str:
+    """``snakemake -n`` from the repository root (its default config/config.yaml copied beside the
+    work directory, as the paper-plan tests do, so it is not merged into ``configfile``)."""
+    (workdir / "config").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "config" / "config.yaml", workdir / "config" / "config.yaml")
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(configfile),
+                             "-d", str(workdir)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def _every_figure_config(name: str, tmp_path: Path) -> Path:
+    raw = _with_every_figure(yaml.safe_load((ROOT / "config" / name).read_text()), curves=True)
+    raw["future_policy"] = {"anchor_step": 200, "target_steps": [400]}  # snapshots every 200 steps
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("name, every_figure", [("paper.yaml", True), ("paper-prolonged.yaml", False),
+                                                 ("paper-pilot.yaml", False)])
+def test_the_dry_run_plans_exactly_the_planned_figures(tmp_path, name, every_figure):
+    """The workflow's plan: one figure job per (model, figure) of ``planned_figures``, no error, for
+    the paper config asked for every registered figure and the prolonged and pilot configs as shipped."""
+    path = _every_figure_config(name, tmp_path) if every_figure else ROOT / "config" / name
+    config = validate_config(yaml.safe_load(path.read_text()), where=str(path))
+    planned = planned_figures(config, expand_runs(config))
+    output = _dry_run(path, tmp_path / "work")
+    drawn = set(re.findall(r"results/figures/[^/\s]+/([^/\s]+)/([a-z_]+)\.png", output))
+    assert drawn == set(planned)
+    assert re.search(rf"^figure\s+{len(planned)}$", output, re.MULTILINE), output[:2000]
