@@ -6,7 +6,7 @@ config: the method named in ``figures.<figure>.<role>``, else the method named l
 role, else the first method whose objective is the role. A figure without fixed roles draws
 every method (of its objectives) trained on all the config's seeds, or only the methods its
 config names, under any key. A config lists the figures it
-wants; one whose roles are not all filled is not planned (no error).
+wants; each is planned per model, and not for a model whose runs leave a role unfilled (no error).
 
     from fpa.figures import FIGURES, figure_slice
     from fpa.config import expand_runs
