@@ -8,7 +8,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from fpa.analysis.entanglement import (answer_only, measure, measure_preference, pair_entanglement, select_pairs,
                                        variant_pair)
-from fpa.analysis.preference_pairs import draw_pairs, read_pairs
+from fpa.analysis.preference_pairs import draw_pairs, pair_loaders, read_pairs
 from fpa.toy.tokenizer import build_tokenizer
 
 TOKENIZER = build_tokenizer()
@@ -121,3 +121,16 @@ def test_a_label_token_pair_is_one_token_each_and_matches_plain_autograd():
     g_w = plain_score_function(model, prompt, " positive", eos=False)
     g_l = plain_score_function(model, prompt, " negative", eos=False)
     assert rows[0]["cosine"] == pytest.approx(float(g_w @ g_l / (g_w.norm() * g_l.norm())), rel=1e-10)
+
+
+def test_the_config_names_preference_files_of_the_catalog_only():
+    catalog = {"preference": {"imdb": {"loader": "imdb", "path": "imdb/train.jsonl"},
+                              "math_step_dpo": {"loader": "step_dpo", "path": "step_dpo/train.jsonl"}},
+               "benchmarks": {"math500": {"loader": "math500", "path": "math500/test.jsonl"}}}
+    assert pair_loaders(["imdb"], catalog) == {"imdb": "imdb"}
+    with pytest.raises(ValueError, match="entanglement.preference: unknown catalog entry 'hh'; expected one of"):
+        pair_loaders(["hh"], catalog)
+    for name, got in (("math500", "section 'benchmarks', loader 'math500'"),
+                      ("math_step_dpo", "section 'preference', loader 'step_dpo'")):
+        with pytest.raises(ValueError, match=f"entanglement.preference: '{name}': expected an entry .* got {got}"):
+            pair_loaders([name], catalog)

@@ -72,7 +72,10 @@ def pair_loaders(names: Iterable[str], catalog: dict) -> dict[str, str]:
 
     loaders = {}
     for name in names:
-        section, entry = find_entry(catalog, name)
+        try:
+            section, entry = find_entry(catalog, name)
+        except ValueError as error:
+            raise ValueError(f"entanglement.preference: {error}") from None
         if section != PREFERENCE_SECTION or entry.get("loader") not in PAIR_READERS:
             raise ValueError(f"entanglement.preference: {name!r}: expected an entry of the catalog's "
                              f"'{PREFERENCE_SECTION}' section with loader one of {sorted(PAIR_READERS)}, got section "
