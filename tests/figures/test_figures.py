@@ -41,9 +41,9 @@ def _config(**overrides):
 def test_roles_resolve_by_name_then_objective_and_explicit_choice():
     config = _config()
     runs = expand_runs(config)
-    assert resolve_roles(FIGURES["training_dynamics"], config, runs) == {"offrl": "offrl", "fpa": "fpa_l1"}
+    assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy") == {"offrl": "offrl", "fpa": "fpa_l1"}
     config["figures"]["training_dynamics"] = {"fpa": "cor"}
-    assert resolve_roles(FIGURES["training_dynamics"], config, runs)["fpa"] == "cor"
+    assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy")["fpa"] == "cor"
 
 
 def test_figures_without_their_runs_are_not_planned():
@@ -113,9 +113,10 @@ def _write_analysis(analysis, model, method, seed):
                  "kl_per_sequence": 30 * abs(lam - target / 20), "tokens": 300, "sequences": 10}
                 for target in (20, 40) for lam in (0, 1, 2, 5)]
     else:
+        tokens = {"full": 60, "answer_only": 5, "imdb": 1}  # a preference dataset's pairs too (the paper's pilot)
         rows = [{"variant": variant, "problem_id": f"p{i}", "cosine": 0.1 * i - 0.2 * seed, "norm_correct": 1 + i,
-                 "norm_incorrect": 2 + i, "tokens_correct": 60 if variant == "full" else 5, "tokens_incorrect": 61}
-                for variant in ("full", "answer_only") for i in range(5)]
+                 "norm_incorrect": 2 + i, "tokens_correct": tokens[variant], "tokens_incorrect": tokens[variant] + i}
+                for variant in tokens for i in range(5)]
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -279,3 +280,19 @@ def test_report_captions_are_clean_restructuredtext_that_reads_as_written(name):
     assert not [node for node in doctree.findall() if isinstance(node, (nodes.system_message, nodes.problematic))]
     text = doctree.astext()
     assert figure.caption in text and "Off-RL w/ |y|_ (offrl), A*-PO (apo)" in text
+
+
+def test_token_lengths_draw_each_dataset_of_the_pilot_not_the_answer_only_contrast(tmp_path, monkeypatch):
+    from fpa.figures import figure_inputs
+    from fpa.figures.token_lengths import draw
+
+    monkeypatch.chdir(tmp_path)
+    config = _config(figures={"token_lengths": {}})
+    slice_ = figure_slice(FIGURES["token_lengths"], config, expand_runs(config), "toy")
+    assert slice_["roles"] == {"base": "base"}
+    for seed in config["seeds"]:
+        _write_analysis("entanglement", "toy", "base", seed)
+    (ax,) = draw(figure_inputs("token_lengths", slice_)).axes
+    # per dataset both trajectories of 5 pairs x 2 seeds; the full trajectories' lengths are 60 and 60..64
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert labels == ["full trajectories (median 60 tokens, n = 20)", "IMDb (median 1 tokens, n = 20)"]

@@ -44,8 +44,12 @@ def test_final_output_lists_tables_curves_figures_and_cost(default):
     assert len(tables) == 4 * len(default.config["tables"])
     assert [path for path in outputs if "cost_by_stage" in path] == [
         "results/tables/cost_by_stage.csv", "results/tables/cost_by_stage.md", "results/tables/cost_by_stage.html"]
+    # the curves the planned figures draw: here every snapshotting run's seeds, and the base model's (step 0)
     snapshotting = [run for run in default.runs.values() if run.training["snapshot_every"]]
-    assert len(default.curves()) == sum(len(run.seeds) for run in snapshotting) > 0
+    runs = {path for path in default.curves() if "/base/" not in path}
+    assert len(runs) == sum(len(run.seeds) for run in snapshotting) > 0
+    assert {path for path in default.curves() if "/base/" in path} == {
+        f"results/curves/toy/base/{seed}.csv" for seed in default.config["seeds"]}
     assert len(outputs) == len(set(outputs))
 
 

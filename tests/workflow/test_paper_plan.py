@@ -34,12 +34,14 @@ def _plan(tmp_path, *extra, configfile="paper.yaml"):
     return result
 
 
+PAPER_FIGURES = ("training_dynamics", "targeted_ablations", "lambda_sensitivity", "accuracy_curves")
 PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning", "three_seeds", "overhead"}
 
 
 def test_paper_gridjob_counts(tmp_path):
     from fpa.aggregation.layout import build_layout
     from fpa.config import expand_runs, load_config_file
+    from fpa.figures import planned_curves, planned_figures
 
     config = load_config_file(ROOT / "config" / "paper.yaml")
     runs = expand_runs(config)
@@ -50,12 +52,20 @@ def test_paper_gridjob_counts(tmp_path):
     # sweeps train on one seed, on one model; a member equal to a main run is that run (Run.trained_as)
     assert sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name) == 125
     assert set(config["tables"]) == PAPER_TABLES
-    # only the (run, seed)s a table reads train: seed 42 (the paper's single-seed tables), and
+    # only the (run, seed)s a table reads are evaluated: seed 42 (the paper's single-seed tables), and
     # 43 and 44 of the three-seed table's runs
-    read = {(key.model, key.method, seed) for name, spec in config["tables"].items()
+    read = {(key.model, key.method, str(seed)) for name, spec in config["tables"].items()
             for key in build_layout(name, spec, config, runs).cell_keys() for seed in key.seeds}
-    trained = len({entry for entry in read if entry[1] != "base"})
-    assert trained == 73
+    evaluated = len({entry for entry in read if entry[1] != "base"})
+    assert evaluated == 73
+    assert planned_figures(config, runs) == [
+        (model, figure) for model in config["models"] for figure in PAPER_FIGURES
+        if figure != "targeted_ablations" or model == "qwen3-4b-base"]  # its runs are Qwen3-4B-Base's alone
+    curves = planned_curves(config, runs)
+    assert len(curves) == 33  # Off-RL, FPA: 3 models x 3 seeds; Cor./Incor. Only: 3; base: 9
+    # ... and what the figures draw through training trains too (seeds 43, 44 of the other models)
+    drawn = {tuple(re.fullmatch(r"results/curves/(.+)/(.+)/(\d+)\.csv", path).groups()) for path in curves}
+    trained = len({entry for entry in read | drawn if entry[1] != "base"})
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     expected = {
@@ -68,10 +78,14 @@ def test_paper_gridjob_counts(tmp_path):
         "cache_reference": models,
         "validation_benchmark": models,
         "train": trained,
-        "select_checkpoint": trained,  # model_selection: best validation Pass@1 of each run
-        "evaluate": trained + models,  # every checkpoint and the base (seed 42), one model load each
+        "select_checkpoint": evaluated,  # model_selection: best validation Pass@1 of each evaluated run
+        "evaluate": evaluated + models,  # every checkpoint and the base (seed 42), one model load each
         "aggregate": len(PAPER_TABLES),
         "reproduction": 1,  # the tables compare with config/paper_results.yaml
+        # the paper's figures, each for the models whose runs fill its roles, and MATH500 through
+        # training of the runs they draw (each run's seeds and the base model's)
+        "figure": len(planned_figures(config, runs)),
+        "curve": len(curves),
         "cost": 1,
         "all": 1,
     }

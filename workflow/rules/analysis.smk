@@ -33,11 +33,13 @@ rule future_policy:
         "--out {output} > {log} 2>&1"
 
 
-# The gradient-entanglement pilot at the base model on pairs of its offline dataset.
+# The gradient-entanglement pilot at the base model on pairs of its offline dataset, and on
+# the pairs of the preference datasets the config names (entanglement.preference).
 rule entanglement:
     input:
         model=get_base_model,
         train="results/datasets/{model}/train.jsonl",
+        pairs=get_entanglement_pair_files,
     output:
         "results/analysis/entanglement/{model}/base/{seed}.csv",
     log:
@@ -52,8 +54,14 @@ rule entanglement:
     params:
         numerics=get_numerics(),
         analysis=get_entanglement_config,
-        code=get_code("fpa.cli.entanglement", "fpa.analysis.entanglement"),
+        pairs=get_entanglement_pairs_json,
+        code=get_code(
+            "fpa.cli.entanglement",
+            "fpa.analysis.entanglement",
+            "fpa.analysis.preference_pairs",
+        ),
     shell:
         "{params.numerics}python -m fpa entanglement --model {input.model} --train {input.train} "
+        "--preference-json {params.pairs:q} "
         "--config-json {params.analysis:q} --seed {wildcards.seed} --code {params.code} "
         "--threads {threads} --out {output} > {log} 2>&1"

@@ -93,6 +93,8 @@ get_future_policy_bench = PLAN.future_policy_bench
 get_future_policy_records = PLAN.future_policy_records
 get_future_policy_config = PLAN.future_policy_config
 get_entanglement_config = PLAN.entanglement_config
+get_entanglement_pair_files = PLAN.entanglement_pair_files
+get_entanglement_pairs_json = PLAN.entanglement_pairs_json
 
 # tables, figures, cost
 get_table_pattern = PLAN.table_pattern

@@ -58,9 +58,11 @@ def variant_pair(pair: tuple[dict, dict], variant: str) -> tuple[str, str] | Non
     return None if None in short or short[0] == short[1] else short
 
 
-def score_gradient(model, tokenizer, prompt: str, completion: str, max_length: int) -> tuple[Tensor, int]:
-    """(∇_θ log π_θ(completion|prompt) flattened over trainable parameters, completion tokens)."""
-    encoded = encode_sample(tokenizer, prompt, completion, max_length)
+def score_gradient(model, tokenizer, prompt: str, completion: str, max_length: int, *,
+                   ends_answer: bool = True) -> tuple[Tensor, int]:
+    """(∇_θ log π_θ(completion|prompt) flattened over trainable parameters, completion tokens);
+    ``ends_answer``: EOS follows the completion (not after a single label token)."""
+    encoded = encode_sample(tokenizer, prompt, completion, max_length, ends_answer=ends_answer)
     hidden, targets, _ = completion_hidden(model, [encoded])
     logp = token_statistics(hidden, reference_head_weight(model), targets).logp.sum()
     params = [p for p in model.parameters() if p.requires_grad]
@@ -69,9 +71,11 @@ def score_gradient(model, tokenizer, prompt: str, completion: str, max_length: i
     return flat, encoded.completion_len
 
 
-def pair_entanglement(model, tokenizer, prompt: str, completions: Sequence[str], max_length: int) -> dict:
+def pair_entanglement(model, tokenizer, prompt: str, completions: Sequence[str], max_length: int, *,
+                      ends_answer: bool = True) -> dict:
     """Cosine of the two score functions, their norms and lengths (correct first)."""
-    (g_w, len_w), (g_l, len_l) = (score_gradient(model, tokenizer, prompt, c, max_length) for c in completions)
+    (g_w, len_w), (g_l, len_l) = (score_gradient(model, tokenizer, prompt, c, max_length, ends_answer=ends_answer)
+                                  for c in completions)
     norm_w, norm_l = g_w.double().norm(), g_l.double().norm()
     cosine = (g_w.double() @ g_l.double()) / (norm_w * norm_l)
     return {"cosine": float(cosine), "norm_correct": float(norm_w), "norm_incorrect": float(norm_l),
@@ -87,4 +91,21 @@ def measure(model, tokenizer, pairs: Sequence[tuple[dict, dict]], *, max_length:
             if completions is not None:
                 stats = pair_entanglement(model, tokenizer, pair[0]["prompt"], completions, max_length)
                 rows.append({"variant": variant, "problem_id": pair[0]["problem_id"], **stats})
+    return rows
+
+
+def measure_preference(model, tokenizer, name: str, pairs: Sequence[tuple[dict, dict]], *,
+                       max_length: int) -> list[dict]:
+    """One row per (preferred, dispreferred) pair of a preference dataset (``variant``: its name),
+    whole trajectories as the dataset gives them; a pair whose prompt leaves no room for the
+    trajectories within ``max_length`` is left out (an IMDb review may be longer)."""
+    rows = []
+    for preferred, dispreferred in pairs:
+        prompt_tokens = len(tokenizer(preferred["prompt"], add_special_tokens=False)["input_ids"])
+        if prompt_tokens >= max_length - 1:
+            continue
+        stats = pair_entanglement(model, tokenizer, preferred["prompt"],
+                                  (preferred["completion"], dispreferred["completion"]), max_length,
+                                  ends_answer=preferred["ends_answer"])
+        rows.append({"variant": name, "problem_id": preferred["problem_id"], **stats})
     return rows

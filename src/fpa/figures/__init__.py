@@ -6,7 +6,7 @@ config: the method named in ``figures.<figure>.<role>``, else the method named l
 role, else the first method whose objective is the role. A figure without fixed roles draws
 every method (of its objectives) trained on all the config's seeds, or only the methods its
 config names, under any key. A config lists the figures it
-wants; one whose roles are not all filled is not planned (no error).
+wants; each is planned per model, and not for a model whose runs leave a role unfilled (no error).
 
     from fpa.figures import FIGURES, figure_slice
     from fpa.config import expand_runs
@@ -46,6 +46,10 @@ class FigureInputs:
     # role -> the outputs a run needs before it trains (offline data, the reference cache when its
     # objective reads it), whose provenance says what they cost; empty for online runs
     stages: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+    def curves_read(self) -> list[str]:
+        """Every curve CSV read, the base model's included."""
+        return [path for paths in self.curves.values() for path in paths] + list(self.base_curves)
 
 
 @dataclass(frozen=True)
@@ -97,8 +101,9 @@ def _discover() -> dict[str, Figure]:
 FIGURES = _discover()
 
 
-def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, str] | None:
-    """role -> method (run name) for ``figure`` under ``config``, or None when a role has no run.
+def resolve_roles(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict[str, str] | None:
+    """role -> method (run name) for ``figure`` on ``model`` under ``config``, or None when a role
+    has no run of that model (a method limited to other models fills no role here).
 
     ``runs``: ``{(model, run name): Run}`` of ``fpa.config.expand_runs``.
     """
@@ -107,7 +112,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     if figure.of_base:
         return {BASE_ROLE: BASE_ROLE}
     chosen = config["figures"].get(figure.name) or {}
-    by_name = {name: run for (_, name), run in runs.items()}
+    by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
     if not figure.roles:
         # a config may name the methods drawn (a swept method stands for its runs), else every
         # method trained on all the config's seeds (not one-seed tuning runs)
@@ -121,7 +126,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
     roles = {}
     for role in figure.roles:
         if role in chosen:
-            roles[role] = chosen[role]
+            roles[role] = chosen[role] if chosen[role] in by_name else None
         elif role in by_name and by_name[role].objective == role:
             roles[role] = role
         else:
@@ -136,7 +141,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping) -> dict[str, s
 
 def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict | None:
     """What ``fpa figure`` is given for ``figure`` on ``model`` (None: not planned for this config)."""
-    roles = resolve_roles(figure, config, runs)
+    roles = resolve_roles(figure, config, runs, model)
     if roles is None:
         return None
     if figure.uses_evals and not config["tables"]:
@@ -150,6 +155,8 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
            for role, method in roles.items()}
     # the seeds every drawn run has (a sweep may train on fewer)
     seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
+    if not seeds:
+        return None
     # the run whose files hold each role's results (Run.trained_as); the base model's are its own
     files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
     stages = {role: _stage_files(model, by_name[method]) for role, method in roles.items()} if figure.uses_stages else {}
@@ -188,6 +195,13 @@ def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
     """(model, figure) pairs the config asks for and has the runs of."""
     return [(model, name) for model in config["models"] for name in config["figures"]
             if figure_slice(FIGURES[name], config, runs, model) is not None]
+
+
+def planned_curves(config: Mapping, runs: Mapping) -> list[str]:
+    """The curve CSVs the planned figures read: accuracy through training is evaluated for the runs a
+    figure draws, not for every run that keeps snapshots (model selection reads its own benchmark)."""
+    return sorted({path for model, name in planned_figures(config, runs)
+                   for path in figure_inputs(name, figure_slice(FIGURES[name], config, runs, model)).curves_read()})
 
 
 def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:

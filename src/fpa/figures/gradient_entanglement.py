@@ -1,7 +1,9 @@
 """Paper Figure "Gradient entanglement across datasets" (§2.2, appendix "Pilot Experiment
 Details"), at the base model on its offline dataset: for (correct, incorrect) pairs of one
 problem, the cosine between their score functions ∇θ log π(y|x) (left) and the two gradient
-norms (right), for the full trajectories against the same pairs cut to their final answer.
+norms (right), for the full trajectories against the same pairs cut to their final answer,
+and, where the config names them (``entanglement.preference``), against the (preferred,
+dispreferred) pairs of the pilot's short-trajectory datasets, IMDb and HH.
 The updates of objectives that raise y_w and lower y_l are +g_w and −g_l, so a positive
 cosine here means opposed updates: entanglement."""
 
@@ -9,7 +11,12 @@ from __future__ import annotations
 
 from fpa.figures import BASE_ROLE, Figure, FigureInputs
 
-VARIANT_LABELS = {"full": "full trajectories", "answer_only": "final answer only"}
+VARIANT_LABELS = {"full": "full trajectories", "answer_only": "final answer only", "imdb": "IMDb", "hh_rlhf": "HH"}
+
+
+def variant_label(variant: str) -> str:
+    """The legend name of a row variant: the offline data's two, or a preference dataset's name."""
+    return VARIANT_LABELS.get(variant, variant)
 
 
 def draw(inputs: FigureInputs):
@@ -22,10 +29,8 @@ def draw(inputs: FigureInputs):
     fig, (cosines, norms) = panels(2)
     bins = np.linspace(-1, 1, 41)
     smallest, largest = float("inf"), 0.0
-    for index, (variant, label) in enumerate(VARIANT_LABELS.items()):
-        part = rows[rows["variant"] == variant]
-        if part.empty:
-            continue
+    for index, variant in enumerate(rows["variant"].unique()):
+        part, label = rows[rows["variant"] == variant], variant_label(variant)
         tokens = part["tokens_correct"].median()
         cosines.hist(part["cosine"], bins=bins, color=color(index), alpha=0.6,
                      label=f"{label} (median {tokens:.0f} tokens; mean cos {part['cosine'].mean():.2f})")
@@ -48,7 +53,8 @@ FIGURE = Figure(
             "(correct, incorrect) pairs of one problem from its offline dataset: the cosine between the two "
             "trajectories' score functions ∇θ log π(y|x) (left; the updates are +g_w and −g_l, so a positive "
             "cosine means opposed updates) and their norms (right), full trajectories against the same pairs "
-            "cut to the final boxed answer. Pairs pooled over seeds (each seed draws its own pairs).",
+            "cut to the final boxed answer and, where the config names them, the (preferred, dispreferred) pairs "
+            "of preference datasets (IMDb, HH). Pairs pooled over seeds (each seed draws its own pairs).",
     draw=draw,
     uses_metrics=False,
     analysis="entanglement",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.aggregation.layout import build_layout, table_benchmarks
-from fpa.figures import FIGURES
+from fpa.figures import FIGURES, planned_curves
 from fpa.config import BASE_METHOD, DATASET_FILES, expand_runs, is_code_grader, load_catalog, run_names
 from fpa.planning.figures import FigurePlan
 from fpa.planning.validation import NAME
@@ -74,13 +74,8 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         return [f"results/tables/{name}.json" for name, layout in self.layouts.items() if layout.paper_label]
 
     def curves(self) -> list[str]:
-        """Curve CSVs of the runs that take snapshots (each on its seeds), when the config
-        names curve benchmarks."""
-        if not self.config["curve_benchmarks"]:
-            return []
-        return sorted({f"results/curves/{model}/{run.trained_as}/{seed}.csv"
-                       for (model, _), run in self.runs.items() if run.training["snapshot_every"]
-                       for seed in run.seeds})
+        """Curve CSVs of the runs the planned figures draw (``fpa.figures.planned_curves``)."""
+        return planned_curves(self.config, self.runs)
 
     def table_evals(self, wildcards) -> list[str]:
         """The files a table reads: evaluations, or the runs' checkpoints (overhead table)."""

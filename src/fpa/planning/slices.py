@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from fpa.analysis.preference_pairs import pair_loaders
 from fpa.config import BASE_METHOD
 from fpa.data.offline import DATASET_GRADER
 from fpa.grading import grader_module
@@ -91,6 +92,17 @@ class ConfigSlices:
 
     def entanglement_config(self, wildcards) -> str:
         return as_json({**self.config["entanglement"], "max_length": self.config["training"]["max_length"]})
+
+    def entanglement_pairs(self, wildcards) -> dict:
+        """The preference datasets measured beside the offline data (the paper's pilot), by name."""
+        return {name: {"loader": loader, "path": self.catalog_file(name)}
+                for name, loader in pair_loaders(self.config["entanglement"]["preference"], self.catalog).items()}
+
+    def entanglement_pair_files(self, wildcards) -> list[str]:
+        return [source["path"] for source in self.entanglement_pairs(wildcards).values()]
+
+    def entanglement_pairs_json(self, wildcards) -> str:
+        return as_json(self.entanglement_pairs(wildcards))
 
     def table_config(self, wildcards) -> str:
         return as_json(self.layouts[wildcards.table].to_json())
