@@ -138,8 +138,10 @@ def read_config_file(path: str | Path) -> dict:
     duplicate key."""
     try:
         config = load_yaml(path)
-    except (YamlFileError, OSError) as error:
+    except YamlFileError as error:
         raise ConfigError(str(error)) from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it: {error.strerror} ({Path(path).absolute()})") from None
     return {} if config is None else config
 
 

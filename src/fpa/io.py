@@ -93,7 +93,7 @@ def temps_of(directory: str | os.PathLike, name: str | None = None) -> list[Path
 def _is_running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process (an overflow: no such pid either)
         return False
     except PermissionError:  # another user's process
         return True
