@@ -1,7 +1,8 @@
 """Atomic file output: nothing is ever half written.
 
 Every writer goes to a temporary sibling and renames it into place, so a killed
-job leaves either the complete old state or nothing that looks like an output.
+job leaves either the complete old state or nothing that looks like an output;
+the next writer of that output removes the temporary it left.
 """
 
 from __future__ import annotations
