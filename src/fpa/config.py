@@ -90,6 +90,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return error.message.replace("Additional properties are not allowed", "unknown key")
     if kind == "required":
         return error.message
+    if kind == "uniqueItems":
+        return f"expected distinct values, got {got!r}"
     if kind in ("minProperties", "minItems"):
         return f"expected at least {expected} {'entry' if expected == 1 else 'entries'}, got {got!r}"
     return f"{error.message}"
@@ -199,8 +201,6 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     if future["anchor_step"] is not None and any(step <= future["anchor_step"] for step in future["target_steps"]):
         raise ConfigError(f"{where}: future_policy.target_steps: expected steps after anchor_step "
                           f"{future['anchor_step']}, got {future['target_steps']}")
-    if len(set(config["seeds"])) != len(config["seeds"]):
-        raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
     if not config["methods"]:
         _check_base_only(config, where)
     if BASE_METHOD in config["methods"]:
@@ -409,4 +409,5 @@ def load_config_file(path: str | Path) -> dict:
     return validate_config(read_config_file(path), where=str(path))
 
 
-__all__ = ["ConfigError", "Run", "validate_config", "validate_config_files", "expand_runs", "is_code_grader", "load_config_file", "run_names"]
+__all__ = ["ConfigError", "Run", "validate_config", "validate_config_files", "expand_runs", "is_code_grader",
+           "load_config_file", "read_config_file", "run_names"]
