@@ -91,6 +91,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return error.message.replace("Additional properties are not allowed", "unknown key")
     if kind == "required":
         return error.message
+    if kind == "uniqueItems":
+        return f"expected distinct values, got {got!r}"
     if kind in ("minProperties", "minItems"):
         return f"expected at least {expected} {'entry' if expected == 1 else 'entries'}, got {got!r}"
     return f"{error.message}"
@@ -131,8 +133,10 @@ def read_config_file(path: str | Path) -> dict:
     duplicate key."""
     try:
         config = load_yaml(path)
-    except (YamlFileError, OSError) as error:
+    except YamlFileError as error:
         raise ConfigError(str(error)) from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it: {error.strerror} ({Path(path).absolute()})") from None
     return {} if config is None else config
 
 
@@ -189,8 +193,6 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     if future["anchor_step"] is not None and any(step <= future["anchor_step"] for step in future["target_steps"]):
         raise ConfigError(f"{where}: future_policy.target_steps: expected steps after anchor_step "
                           f"{future['anchor_step']}, got {future['target_steps']}")
-    if len(set(config["seeds"])) != len(config["seeds"]):
-        raise ConfigError(f"{where}: seeds: duplicates in {config['seeds']}")
     if not config["methods"] and not config["evaluate_base"]:  # what else needs runs: fpa.planning.validation
         raise ConfigError(f"{where}: methods: empty and evaluate_base is false, so no table has a row; "
                           "name at least one method or set evaluate_base: true")
@@ -363,4 +365,5 @@ def load_config_file(path: str | Path) -> dict:
     return validate_config(read_config_file(path), where=str(path))
 
 
-__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "is_code_grader", "load_config_file", "run_names"]
+__all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "is_code_grader", "load_config_file",
+           "read_config_file", "run_names"]

@@ -1,7 +1,8 @@
 """Atomic file output: nothing is ever half written.
 
 Every writer goes to a temporary sibling and renames it into place, so a killed
-job leaves either the complete old state or nothing that looks like an output.
+job leaves either the complete old state or nothing that looks like an output;
+the next writer of that output removes the temporary it left.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def temps_of(directory: str | os.PathLike, name: str | None = None) -> list[Path
 def _is_running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process (an overflow: no such pid either)
         return False
     except PermissionError:  # another user's process
         return True

@@ -7,7 +7,8 @@ rules have sidecars of their own, so a chain can be walked back from any file.
 
 ``Job.output(path)`` wraps ``fpa.io.atomic_path``: the output is written to a
 temporary path, hashed, its sidecar written, and only then renamed into place, so
-an output never exists without its record.
+an output never exists without its record. ``remove_leftovers`` (the workflow's onstart
+hook) removes the records whose output Snakemake deleted after a failed job.
 """
 
 from __future__ import annotations
