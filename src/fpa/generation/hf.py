@@ -6,9 +6,10 @@ tokens from its own ``torch.Generator``. A row's generator is seeded from (seed,
 text, occurrence of that prompt in the call, sample index), which gives:
 
   * the same call returns the same completions;
-  * batch size, prompt order and sharding of the prompt list (with ``offsets``
-    for prompts repeated across shards) do not change what a prompt gets, up to last-bit differences of batched matmuls (a draw
-    that lands within ~1e-6 of a probability boundary can flip);
+  * batch size, refill, prompt order and sharding of the prompt list (with ``offsets``
+    for prompts repeated across shards) do not change what a prompt gets, up to last-bit
+    differences of batched kernels (a draw that lands within ~1e-6 of a probability boundary
+    can flip; none did in the tests and benchmarks, against ``model.generate`` either);
   * ``temperature == 0`` is plain greedy decoding, repeated ``n`` times.
 
 A sample stops at any eos id of the model's ``generation_config`` and at the
