@@ -103,6 +103,7 @@ class SlotSampler:
         self.used[slot] = self.block
 
     def move(self, source: list[int], target: list[int]) -> None:
+        """Slot ``source[i]``'s row to ``target[i]`` (disjoint lists: live rows move below the live count)."""
         for s, t in zip(source, target):
             self.generators[t], self.used[t] = self.generators[s], self.used[s]
         if self.noise is not None:
