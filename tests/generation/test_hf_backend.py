@@ -57,24 +57,3 @@ def test_argument_checks(backend):
         backend.generate(PROMPTS, n=1, temperature=-1.0, max_new_tokens=4, seed=0)
     with pytest.raises(ValueError, match="n: expected >= 1"):
         backend.generate(PROMPTS, n=0, temperature=1.0, max_new_tokens=4, seed=0)
-
-
-@pytest.mark.parametrize("block_floats", [1, 4 * 7 * 23, 1 << 24])
-def test_sampler_draws_what_per_step_multinomial_draws(monkeypatch, block_floats):
-    """The sampler's block-drawn noise gives exactly ``torch.multinomial``'s per-row, per-step
-    draws, whether a block holds one step, four, or the 32 of the step cap (boundaries mid-run)."""
-    import torch
-
-    from fpa.generation import hf
-
-    monkeypatch.setattr(hf, "NOISE_BLOCK_FLOATS", block_floats)
-    rows, vocabulary, steps, temperature = 7, 23, 40, 0.7  # 40 steps: past the 32-step block cap
-    logits = torch.randn(steps, rows, vocabulary, generator=torch.Generator().manual_seed(0)) * 3
-    sampler = hf.SeededSampler([torch.Generator().manual_seed(100 + r) for r in range(rows)], temperature)
-    peers = [torch.Generator().manual_seed(100 + r) for r in range(rows)]
-    for step in range(steps):
-        scores = sampler(None, logits[step].clone())
-        probs = torch.softmax(logits[step] / temperature, dim=-1)
-        expected = [torch.multinomial(probs[r], 1, generator=peers[r]).item() for r in range(rows)]
-        assert scores.argmax(-1).tolist() == expected
-        assert torch.isinf(scores).sum() == rows * (vocabulary - 1)
