@@ -118,6 +118,29 @@ def test_fsdp_on_two_ranks_trains_the_weights_of_ddp_and_of_one_process(
         torch.testing.assert_close(fsdp[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
 
 
+def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, two_ranks, toy_model_dir,
+                                                                   tiny_dataset):
+    """Weights kept gathered to backward and shards offloaded: the default's weights; bf16 compute: the
+    default's losses within bf16 rounding, other weights (the policy took effect)."""
+    default_out = two_ranks("offrl", "fsdp")
+    default = load_file(str(default_out / "model.safetensors"))
+    runs = {"kept": {"fsdp_reshard_after_forward": False, "fsdp_cpu_offload": True},
+            "bf16": {"fsdp_param_dtype": "bfloat16", "fsdp_reduce_dtype": "bfloat16"}}
+    for name, options in runs.items():
+        _fpa_train(_command(tmp_path / name, toy_model_dir, tiny_dataset, "offrl", "fsdp", None,
+                            {**TRAINING, **options}))
+    kept, bf16 = (load_file(str(tmp_path / name / "out" / "model.safetensors")) for name in runs)
+    for name in default:
+        torch.testing.assert_close(kept[name], default[name], rtol=1e-6, atol=1e-7)
+        assert bf16[name].dtype == torch.float32  # the sharded master weights stay float32
+    assert any(not torch.equal(bf16[name], default[name]) for name in default), "bf16 compute had no effect"
+    losses = {name: torch.tensor(_metrics(out, "loss")) for name, out in (("fp32", default_out),
+                                                                         ("bf16", tmp_path / "bf16" / "out"))}
+    print(f"\nbf16 - fp32 training loss per step: {(losses['bf16'] - losses['fp32']).tolist()}")
+    assert not torch.equal(losses["bf16"], losses["fp32"])
+    torch.testing.assert_close(losses["bf16"], losses["fp32"], rtol=2e-2, atol=2e-2)
+
+
 def _processes_naming(path: Path) -> list[int]:
     """Ids of the live processes whose command line names ``path`` (a run's ranks and launcher)."""
     found = []
