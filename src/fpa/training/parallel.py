@@ -64,6 +64,10 @@ class DataParallel:
     def unwrap(self, body) -> Policy:
         return self.accelerator.unwrap_model(body)
 
+    def evaluation_module(self, body) -> torch.nn.Module:
+        """What runs forwards without gradients: the plain module, whose forward has no DDP hooks to sync."""
+        return self.unwrap(body)
+
     def gradient_sync(self, body, enabled: bool):
         """Skip DDP's all-reduce on all micro-batches but the step's last (gradients add up locally)."""
         if enabled or self.accelerator.num_processes == 1:
@@ -109,6 +113,10 @@ class FullyShardedDataParallel(DataParallel):
         return policy, make_optimizer(policy.parameters())
 
     def unwrap(self, body) -> Policy:
+        return body
+
+    def evaluation_module(self, body) -> torch.nn.Module:
+        """The sharded module itself: only its forward gathers the weights."""
         return body
 
     def gradient_sync(self, body, enabled: bool):
