@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -204,3 +205,15 @@ def test_the_consolidated_checkpoint_loads_in_transformers(tmp_path, tiny_model_
         torch.testing.assert_close(loaded[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
     if not tied:
         assert not torch.equal(loaded["lm_head.weight"], loaded["model.embed_tokens.weight"])
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("parallel", "zero3", "training.parallel: expected one of ['ddp', 'fsdp'], got 'zero3'"),
+    ("fsdp_param_dtype", "float16", "training.fsdp_param_dtype: expected one of ['bfloat16', 'float32'], got 'float16'"),
+])
+def test_bad_parallel_settings_are_named_before_any_model_loads(key, value, message):
+    from fpa.training.loop import TrainConfig
+    from fpa.training.parallel import make_parallel
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_parallel(TrainConfig(**{key: value}), accelerator=None)

@@ -98,7 +98,8 @@ class FullyShardedDataParallel(DataParallel):
 
         if not torch.distributed.is_initialized():
             # one process (no launcher): a world of 1 in memory, FSDP all the same
-            torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0, world_size=1)
+            torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo",
+                                                 store=torch.distributed.HashStore(), rank=0, world_size=1)
         options = dict(
             reshard_after_forward=self.cfg.fsdp_reshard_after_forward,
             mp_policy=MixedPrecisionPolicy(param_dtype=DTYPES[self.cfg.fsdp_param_dtype],
