@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -118,6 +119,29 @@ def test_fsdp_on_two_ranks_trains_the_weights_of_ddp_and_of_one_process(
         torch.testing.assert_close(fsdp[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
 
 
+def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, two_ranks, toy_model_dir,
+                                                                   tiny_dataset):
+    """Weights kept gathered to backward and shards offloaded: the default's weights; bf16 compute: the
+    default's losses within bf16 rounding, other weights (the policy took effect)."""
+    default_out = two_ranks("offrl", "fsdp")
+    default = load_file(str(default_out / "model.safetensors"))
+    runs = {"kept": {"fsdp_reshard_after_forward": False, "fsdp_cpu_offload": True},
+            "bf16": {"fsdp_param_dtype": "bfloat16", "fsdp_reduce_dtype": "bfloat16"}}
+    for name, options in runs.items():
+        _fpa_train(_command(tmp_path / name, toy_model_dir, tiny_dataset, "offrl", "fsdp", None,
+                            {**TRAINING, **options}))
+    kept, bf16 = (load_file(str(tmp_path / name / "out" / "model.safetensors")) for name in runs)
+    for name in default:
+        torch.testing.assert_close(kept[name], default[name], rtol=1e-6, atol=1e-7)
+        assert bf16[name].dtype == torch.float32  # the sharded master weights stay float32
+    assert any(not torch.equal(bf16[name], default[name]) for name in default), "bf16 compute had no effect"
+    losses = {name: torch.tensor(_metrics(out, "loss")) for name, out in (("fp32", default_out),
+                                                                         ("bf16", tmp_path / "bf16" / "out"))}
+    print(f"\nbf16 - fp32 training loss per step: {(losses['bf16'] - losses['fp32']).tolist()}")
+    assert not torch.equal(losses["bf16"], losses["fp32"])
+    torch.testing.assert_close(losses["bf16"], losses["fp32"], rtol=2e-2, atol=2e-2)
+
+
 def _processes_naming(path: Path) -> list[int]:
     """Ids of the live processes whose command line names ``path`` (a run's ranks and launcher)."""
     found = []
@@ -181,3 +205,15 @@ def test_the_consolidated_checkpoint_loads_in_transformers(tmp_path, tiny_model_
         torch.testing.assert_close(loaded[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
     if not tied:
         assert not torch.equal(loaded["lm_head.weight"], loaded["model.embed_tokens.weight"])
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("parallel", "zero3", "training.parallel: expected one of ['ddp', 'fsdp'], got 'zero3'"),
+    ("fsdp_param_dtype", "float16", "training.fsdp_param_dtype: expected one of ['bfloat16', 'float32'], got 'float16'"),
+])
+def test_bad_parallel_settings_are_named_before_any_model_loads(key, value, message):
+    from fpa.training.loop import TrainConfig
+    from fpa.training.parallel import make_parallel
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_parallel(TrainConfig(**{key: value}), accelerator=None)

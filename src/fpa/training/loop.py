@@ -185,8 +185,8 @@ def _validate(run: Session) -> float:
     """Mean objective loss over the validation split (all ranks)."""
     run.body.eval()
     losses = []
-    # FSDP gathers weights inside every forward: all ranks run as many (padded); DDP needs no hooks here
-    body = run.body if run.parallel.name == "fsdp" else run.parallel.unwrap(run.body)
+    # every rank runs as many forwards (padded): FSDP gathers weights inside each
+    body = run.parallel.evaluation_module(run.body)
     micros, own, _ = B.rank_micro_batches(run.val.groups, run.rank, run.world, run.cfg.micro_batch_problems)
     with torch.no_grad():
         for micro in micros:

@@ -64,6 +64,10 @@ class DataParallel:
     def unwrap(self, body) -> Policy:
         return self.accelerator.unwrap_model(body)
 
+    def evaluation_module(self, body) -> torch.nn.Module:
+        """What runs forwards without gradients: the plain module, whose forward has no DDP hooks to sync."""
+        return self.unwrap(body)
+
     def gradient_sync(self, body, enabled: bool):
         """Skip DDP's all-reduce on all micro-batches but the step's last (gradients add up locally)."""
         if enabled or self.accelerator.num_processes == 1:
@@ -94,7 +98,8 @@ class FullyShardedDataParallel(DataParallel):
 
         if not torch.distributed.is_initialized():
             # one process (no launcher): a world of 1 in memory, FSDP all the same
-            torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0, world_size=1)
+            torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo",
+                                                 store=torch.distributed.HashStore(), rank=0, world_size=1)
         options = dict(
             reshard_after_forward=self.cfg.fsdp_reshard_after_forward,
             mp_policy=MixedPrecisionPolicy(param_dtype=DTYPES[self.cfg.fsdp_param_dtype],
@@ -109,6 +114,10 @@ class FullyShardedDataParallel(DataParallel):
         return policy, make_optimizer(policy.parameters())
 
     def unwrap(self, body) -> Policy:
+        return body
+
+    def evaluation_module(self, body) -> torch.nn.Module:
+        """The sharded module itself: only its forward gathers the weights."""
         return body
 
     def gradient_sync(self, body, enabled: bool):
