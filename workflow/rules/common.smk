@@ -3,7 +3,7 @@
 import sys
 
 from fpa.config import ConfigError
-from fpa.planning import NAME, Plan, validate_config
+from fpa.planning import NAME, Plan
 from fpa.planning.plan import COST_TABLE
 from fpa.planning.shell import shell_prefix
 from fpa.provenance.fingerprint import code_fingerprint
@@ -12,8 +12,8 @@ from fpa.provenance.fingerprint import code_fingerprint
 shell.prefix(shell_prefix(workflow.basedir))
 
 try:
-    validate_config(config, where=", ".join(map(str, workflow.configfiles)) or "config")
-    PLAN = Plan(config, workflow.basedir)
+    where = ", ".join(map(str, workflow.configfiles)) or "config"
+    PLAN = Plan.from_config(config, workflow.basedir, where)
 except ConfigError as error:
     sys.exit(f"config error: {error}")
 
