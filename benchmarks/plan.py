@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from fpa.planning.counts import job_stats
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "plan.json"
 TARGET_S = 2.0
@@ -70,14 +72,6 @@ def timed(command: list[str], project: Path) -> tuple[float, float, str]:
     return wall, cpu, result.stdout + result.stderr
 
 
-def planned_jobs(output: str) -> int | None:
-    for line in output.split("Job stats:")[-1].splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == "total" and parts[1].isdigit():
-            return int(parts[1])
-    return None
-
-
 def measure(checkouts: dict[str, Path], rounds: int) -> dict[str, dict]:
     """Per checkout and case: jobs planned, wall and CPU times of each round."""
     commands = {name: cases(project) for name, project in checkouts.items()}
@@ -94,7 +88,7 @@ def measure(checkouts: dict[str, Path], rounds: int) -> dict[str, dict]:
             row["wall_s"].append(wall)
             row["cpu_s"].append(cpu)
             if name.endswith("plan"):
-                row["jobs"] = planned_jobs(output)
+                row["jobs"] = job_stats(output).get("total")
     for by_case in runs.values():
         for row in by_case.values():
             row.update(wall_median_s=statistics.median(row["wall_s"]), wall_min_s=min(row["wall_s"]),

@@ -26,7 +26,7 @@ COMMANDS = {
     "select-checkpoint": "select",
     "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "cost": "cost",
     "figure": "figure", "figure-table": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
-    "explain": "info", "methods": "info", "check-config": "info",
+    "explain": "info", "methods": "info", "check-config": "info", "plan-counts": "plan",
 }
 
 
