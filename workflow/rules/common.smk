@@ -65,7 +65,6 @@ get_online_code = PLAN.online_code
 get_dataset_grader = PLAN.dataset_grader
 
 # evaluation, curves, model selection, analyses
-benchmark_file = PLAN.benchmark_file
 graders_code = PLAN.graders_code
 get_checkpoint = PLAN.checkpoint
 get_benchmark_file = PLAN.bench_records
@@ -74,6 +73,7 @@ get_evaluate_config = PLAN.evaluate_config
 get_sampling_args = PLAN.sampling_args
 get_eval_config = PLAN.eval_config
 get_generate_code_config = PLAN.generate_code_config
+get_code_records = PLAN.code_records
 get_code_bench_pattern = PLAN.code_bench_pattern
 get_code_tasks = PLAN.code_tasks
 get_code_eval_code = PLAN.code_eval_code

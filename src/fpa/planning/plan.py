@@ -122,7 +122,7 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         """The online runs, or every other method (a path segment: the lookahead stops at the
         next path separator or the end)."""
         online_names = "|".join(map(re.escape, self.online_runs)) or NOTHING
-        return online_names if online else f"(?!(?:{online_names})(?:/|$))[A-Za-z0-9_.-]+"
+        return online_names if online else f"(?!(?:{online_names})(?:/|$)){NAME}"
 
     @staticmethod
     def table_figure_pattern() -> str:
