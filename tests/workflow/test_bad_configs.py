@@ -3,7 +3,7 @@ each with the same one line naming the file and the key.
 
 The corpus is ``config/config.yaml`` with one small edit each. Every config goes through
 ``fpa check-config`` (one subprocess for all) and through what planning does with it: Snakemake's own
-loader, then the validation the Snakefile calls (``fpa.planning.validate_config_files``); a few go through
+loader, then the validation the Snakefile calls (``fpa.planning.Plan.from_config_files``); a few go through
 real ``snakemake -n`` runs, which proves the Snakefile calls that validation.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from workflow_helpers import copy_project
 
 from fpa.config import ConfigError
-from fpa.planning import validate_config_files
+from fpa.planning import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = (ROOT / "config" / "config.yaml").read_text()
@@ -152,7 +152,7 @@ def _planning_refusal(path: Path) -> str:
     except WorkflowError as error:
         return f"snakemake: {error}"
     try:
-        validate_config_files(config, [path])
+        Plan.from_config_files(config, ROOT, [path])
     except ConfigError as error:
         return str(error)
     raise AssertionError(f"{path}: planning accepts it")

@@ -70,7 +70,7 @@ def planted_config(tmp: Path, dataset: str) -> Path:
         "tables": {"t": {"columns": ["pooled", "file", "code"], "caption": PLANTED}},
         "training": {"snapshot_every": 2},
         "methods": {"offrl": {"objective": "offrl", "label": PLANTED}},
-        "figures": {"future_policy_validation": {}},
+        "figures": {"future_policy_validation": {}, "accuracy_curves": {}},  # the latter draws curves
         "future_policy": {"anchor_step": 2, "target_steps": [4]},
         "seeds": [1],
     }

@@ -7,7 +7,7 @@ if CODE_BENCHES:
     rule generate_code:
         input:
             model=get_checkpoint,
-            benchmarks=[benchmark_file(bench) for bench in CODE_BENCHES],
+            benchmarks=get_code_records(),
         output:
             expand(
                 "results/completions/{{model}}/{{method}}/{{seed}}/{bench}.json",

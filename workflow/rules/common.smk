@@ -5,7 +5,7 @@ from pathlib import Path
 
 from fpa.config import ConfigError
 from fpa.memory.plan import memory_warnings
-from fpa.planning import NAME, Plan, validate_config_files
+from fpa.planning import NAME, Plan
 from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
 from fpa.planning.shell import shell_prefix
 from fpa.provenance.fingerprint import code_fingerprint
@@ -14,8 +14,7 @@ from fpa.provenance.fingerprint import code_fingerprint
 shell.prefix(shell_prefix(workflow.basedir))
 
 try:
-    validate_config_files(config, workflow.configfiles)
-    PLAN = Plan(config, workflow.basedir)
+    PLAN = Plan.from_config_files(config, workflow.basedir, workflow.configfiles)
 except ConfigError as error:
     sys.exit(f"config error: {error}")
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
@@ -70,7 +69,6 @@ get_online_code = PLAN.online_code
 get_dataset_grader = PLAN.dataset_grader
 
 # evaluation, curves, model selection, analyses
-benchmark_file = PLAN.benchmark_file
 graders_code = PLAN.graders_code
 get_checkpoint = PLAN.checkpoint
 get_benchmark_file = PLAN.bench_records
@@ -80,6 +78,7 @@ get_evaluate_config = PLAN.evaluate_config
 get_sampling_args = PLAN.sampling_args
 get_eval_config = PLAN.eval_config
 get_generate_code_config = PLAN.generate_code_config
+get_code_records = PLAN.code_records
 get_code_bench_pattern = PLAN.code_bench_pattern
 get_code_tasks = PLAN.code_tasks
 get_code_eval_code = PLAN.code_eval_code

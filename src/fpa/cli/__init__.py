@@ -26,7 +26,8 @@ COMMANDS = {
     "select-checkpoint": "select",
     "generate": "generate", "evaluate-code": "code", "code-train": "code", "aggregate": "tables", "reproduction": "tables", "cost": "cost",
     "figure": "figure", "figure-table": "figure", "future-policy": "future_policy", "entanglement": "entanglement",
-    "explain": "info", "methods": "info", "check-config": "info", "plan-memory": "memory", "lock": "lock",
+    "explain": "info", "methods": "info", "check-config": "info", "plan-counts": "plan", "plan-memory": "memory",
+    "lock": "lock",
 }
 
 

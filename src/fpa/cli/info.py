@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from fpa.config import ConfigError, expand_runs
-from fpa.planning import load_config_file
 from fpa.objectives import OBJECTIVES
+from fpa.planning import load_config_file
 from fpa.provenance.explain import explain_cell
 
 

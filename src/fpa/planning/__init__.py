@@ -6,6 +6,6 @@ This package sits above ``fpa.config``, ``fpa.figures``, ``fpa.aggregation`` and
 """
 
 from fpa.planning.plan import Plan
-from fpa.planning.validation import NAME, check_planning, load_config_file, validate_config, validate_config_files
+from fpa.planning.validation import NAME, check_planning, load_config_file, validate_config
 
-__all__ = ["NAME", "Plan", "check_planning", "load_config_file", "validate_config", "validate_config_files"]
+__all__ = ["NAME", "Plan", "check_planning", "load_config_file", "validate_config"]

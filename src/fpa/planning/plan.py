@@ -1,11 +1,11 @@
 """The plan of one experiment: what ``workflow/rules/*.smk`` asks of a config, computed once.
 
-``Plan(config, basedir)`` expands the run grid and builds every table layout and figure
+``Plan.from_config(config, basedir)`` validates the config, expands the run grid and builds every table layout and figure
 slice once; the rules' input, params and wildcard-constraint functions are its methods
 (``common.smk`` binds them to the ``get_*`` names the rules use). A method that Snakemake
 calls per job takes the job's ``wildcards`` (and ``input``/``output``), as input functions do.
 
-    plan = Plan(validate_config(config), "/path/to/fpa-bench")
+    plan = Plan.from_config(config, "/path/to/fpa-bench", where="config.yaml")
     plan.final_output()                      # what rule all asks for
     plan.table_evals(SimpleNamespace(table="main"))
 """
@@ -16,14 +16,15 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from fpa.aggregation.layout import build_layout, table_benchmarks
+from fpa.aggregation.layout import table_benchmarks
+from fpa.config import BASE_METHOD, DATASET_FILES, expand_runs, is_code_grader, load_catalog, read_config_file, run_names
+from fpa.config import validate_config as validate_base_config
 from fpa.figures import FIGURES, planned_curves
-from fpa.config import BASE_METHOD, DATASET_FILES, expand_runs, is_code_grader, load_catalog, run_names
 from fpa.planning.figures import FigurePlan
-from fpa.planning.validation import NAME
 from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
+from fpa.planning.validation import NAME, check_planning
 
 TABLE_FORMATS = ("csv", "md", "tex", "html")
 COST_TABLE = tuple(f"results/tables/cost_by_stage.{ext}" for ext in ("csv", "md", "html"))
@@ -34,20 +35,21 @@ NOTHING = "(?!)"
 
 
 class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
-    """Runs, benchmarks, tables and figures of a validated ``config``; ``basedir`` is the
+    """Runs, benchmarks, tables and figures of a ``config`` valid for ``fpa.config`` (the checks
+    of ``fpa.planning.validation`` run here, errors naming ``where``); ``basedir`` is the
     workflow's directory (relative catalog paths are read from there)."""
 
-    def __init__(self, config: Mapping, basedir: str | Path):
+    def __init__(self, config: Mapping, basedir: str | Path, where: str = "config"):
         self.config = config
         self.basedir = Path(basedir)
-        self.runs = expand_runs(config)
+        self.runs = expand_runs(config, where)
         self.models = list(config["models"])
         self.seeds = [str(seed) for seed in config["seeds"]]
         self.methods = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(self.runs)
         uses_catalog = config["dataset"]["source"] in DATASET_FILES or any(
             bench["source"] == "catalog" for bench in config["benchmarks"].values())
         self.catalog = load_catalog(config, "config") if uses_catalog else {}
-        self.layouts = {name: build_layout(name, spec, config, self.runs) for name, spec in config["tables"].items()}
+        self.layouts = check_planning(config, where, self.runs)
         # benchmarks of the tables: code ones sampled then graded in the sandbox (code.smk), the
         # others sampled and graded in one job per checkpoint (rule evaluate); a benchmark only
         # in curve_benchmarks is sampled by the curve jobs alone
@@ -58,6 +60,22 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         # the runs trained online (fpa.online, by rule train_online); rule train trains the others
         self.online_runs = sorted({run.name for run in self.runs.values() if run.online})
         FigurePlan.__init__(self)
+
+    @classmethod
+    def from_config_files(cls, config: dict, basedir: str | Path, paths) -> Plan:
+        """``from_config`` for the config Snakemake read from ``paths``: each file is read again
+        strictly first (``fpa.config.read_config_file``), since Snakemake's YAML loader keeps the
+        last of two equal keys and names no line of a syntax error."""
+        for path in paths:
+            read_config_file(path)
+        return cls.from_config(config, basedir, ", ".join(map(str, paths)) or "config")
+
+    @classmethod
+    def from_config(cls, config: dict, basedir: str | Path, where: str = "config") -> Plan:
+        """Validate ``config`` (its defaults filled in place) and plan it; a ``ConfigError`` names
+        ``where`` and the key."""
+        validate_base_config(config, where)
+        return cls(config, basedir, where)
 
     def run(self, wildcards):
         return self.runs[(wildcards.model, wildcards.method)]
@@ -116,7 +134,7 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         """The online runs, or every other method (a path segment: the lookahead stops at the
         next path separator or the end)."""
         online_names = "|".join(map(re.escape, self.online_runs)) or NOTHING
-        return online_names if online else f"(?!(?:{online_names})(?:/|$))[A-Za-z0-9_.-]+"
+        return online_names if online else f"(?!(?:{online_names})(?:/|$)){NAME}"
 
     @staticmethod
     def table_figure_pattern() -> str:

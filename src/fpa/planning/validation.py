@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa import config as base_config
-from fpa.aggregation.layout import build_layout
+from fpa.aggregation.layout import Layout, build_layout
 from fpa.config import ConfigError, expand_runs
 from fpa.figures import FIGURES
 from fpa.resources import check_resources
@@ -33,15 +33,6 @@ def validate_config(config: dict, where: str = "config") -> dict:
     return config
 
 
-def validate_config_files(config: dict, paths) -> dict:
-    """``validate_config`` for a config Snakemake read from ``paths``: each file is read again
-    strictly first (``fpa.config.read_config_file``), since Snakemake's YAML loader keeps the last
-    of two equal keys and names no line of a syntax error."""
-    for path in paths:
-        base_config.read_config_file(path)
-    return validate_config(config, ", ".join(map(str, paths)) or "config")
-
-
 def load_config_file(path: str | Path) -> dict:
     """Read and fully validate a YAML config outside Snakemake (CLI, tests)."""
     config = base_config.load_config_file(path)
@@ -49,14 +40,14 @@ def load_config_file(path: str | Path) -> dict:
     return config
 
 
-def check_planning(config: dict, where: str) -> None:
-    """What a schema-valid config must also satisfy for the DAG to be planned."""
+def check_planning(config: Mapping, where: str, runs: Mapping | None = None) -> dict[str, Layout]:
+    """What a config valid for ``fpa.config`` must also satisfy for the DAG to be planned; returns
+    each table's layout (``runs``: the config's expanded runs, when the caller has them)."""
     check_names(config, where)
     check_resources(config, where)
     _check_figures(config, where)
-    runs = expand_runs(config, where)
-    for name, spec in config["tables"].items():
-        build_layout(name, spec, config, runs, where)
+    runs = expand_runs(config, where) if runs is None else runs
+    return {name: build_layout(name, spec, config, runs, where) for name, spec in config["tables"].items()}
 
 
 def check_names(config: Mapping, where: str) -> None:
