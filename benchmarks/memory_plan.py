@@ -65,6 +65,7 @@ def parse_args(argv=None):
     parser.add_argument("--cases", nargs="+", default=[c for c in CASES if c != RUNTIME], choices=list(CASES))
     parser.add_argument("--rounds", type=int, default=3, help="measurements per case (median and spread)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "memory_plan.json"))
+    parser.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -144,8 +145,25 @@ def estimate(case: str) -> dict:
     return {key: value / 2**20 for key, value in parts.items()}
 
 
+def table(results: dict) -> str:
+    """The Markdown table of a results file: estimate against measured peak, per case."""
+    lines = [f"{results['rounds']} rounds per case, {results['steps']} optimizer steps each; MiB",
+             "", "| case | model | precision | checkpointing | measured (median) | estimate | ratio per round |",
+             "|---|---|---|---|---:|---:|---|"]
+    for case, row in results["cases"].items():
+        settings = row["settings"]
+        lines.append(f"| {case} | {row['model']} | {settings['precision']} | "
+                     f"{'yes' if settings.get('gradient_checkpointing') else 'no'} | "
+                     f"{statistics.median(row['tensors_mb']):.1f} | {row['estimate_mb']:.1f} | "
+                     + " ".join(f"{ratio:.3f}" for ratio in row["ratio_per_round"]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.out).read_text())))
+        return
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.workdir))))
         return
