@@ -18,8 +18,9 @@ try:
 except ConfigError as error:
     sys.exit(f"config error: {error}")
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
-for line in memory_warnings(config, PLAN.runs, Path.cwd()) if workflow.is_main_process else ():
-    print(line, file=sys.stderr)
+if workflow.is_main_process:
+    for line in memory_warnings(config, PLAN.runs, Path.cwd()):
+        print(line, file=sys.stderr)
 
 
 wildcard_constraints:
