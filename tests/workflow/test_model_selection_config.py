@@ -29,6 +29,7 @@ def _code() -> dict:
     del config["benchmarks"]["bcb"]
     for table in config["tables"].values():
         table["columns"] = [column for column in table["columns"] if column != "bcb"]
+        del table["paper_results"]  # the paper's cells name the BCB column
     return config
 
 
@@ -89,3 +90,18 @@ def test_paper_configs_select_on_accuracy_and_never_stop_on_loss(name):
     assert config["model_selection"] == {"benchmark": "val"}
     assert config["benchmarks"]["val"]["source"] == "validation"
     assert config["training"]["early_stopping_patience"] == 0 and config["training"]["snapshot_every"] > 0
+
+
+def test_a_code_validation_column_is_sampled_and_graded_in_one_job():
+    """A table column on the code validation problems goes to rule evaluate (one job per checkpoint,
+    the model's own records), not to generate_code + evaluate_code, whose task file it has none of."""
+    from types import SimpleNamespace
+
+    from fpa.planning import Plan, validate_config as validate_for_planning
+
+    config = _code()
+    config["tables"]["code"]["columns"] = ["mbppplus", "val", "lcb"]
+    plan = Plan(validate_for_planning(config, where="cfg.yaml"), ROOT)
+    assert plan.code_benches == ["mbppplus", "lcb"] and plan.eval_benches == ["val"]
+    assert plan.eval_records(SimpleNamespace(model="qwen3-4b-base")) == [
+        "results/benchmarks/validation/qwen3-4b-base.jsonl"]
