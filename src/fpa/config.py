@@ -252,7 +252,8 @@ STEP_DPO_FILE = DATASET_FILES["step_dpo"][0][1]
 
 
 def is_code_grader(grader: str) -> bool:
-    """Benchmarks graded by executing code (rules ``generate_code`` + ``evaluate_code``)."""
+    """Graders that execute code in the sandbox (those of them that read a task file:
+    ``reads_task_file``)."""
     from fpa.grading import CODE_GRADERS
 
     return grader in CODE_GRADERS
