@@ -47,8 +47,9 @@ class ShellArgs:
 
     def validation_source_option(self, wildcards, input) -> str:
         """``--pairs FILE`` or ``--problems FILE``: what ``validation_inputs`` gave the job."""
-        return shell_words("--pairs", input.pairs) if hasattr(input, "pairs") else shell_words("--problems",
-                                                                                               input.problems)
+        if hasattr(input, "pairs"):
+            return shell_words("--pairs", input.pairs)
+        return shell_words("--problems", input.problems)
 
     def model_option(self, wildcards, input) -> str:
         return shell_words("--model", input.model) if hasattr(input, "model") else ""
