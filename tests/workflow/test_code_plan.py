@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts
+from workflow_helpers import job_counts, selections_of_trained_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_CODE = ROOT / "config" / "paper-code.yaml"
@@ -20,10 +20,15 @@ def test_paper_code_gridjob_counts(tmp_path):
     models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
     # the table columns (catalog files); the validation benchmark is built per model
     benchmarks = sum(bench["source"] == "catalog" for bench in config["benchmarks"].values())
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "--configfile",
                              str(PAPER_CODE), "-d", str(tmp_path)], capture_output=True, text=True, timeout=600,
                             cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # every trained run is selected on its model's validation problems (model_selection)
+    selections, trained = selections_of_trained_runs(result.stdout)
+    assert set(selections) == trained and len(trained) == 12
+    assert all(bench == ("val", f"results/benchmarks/validation/{snapshots.split('/')[2]}.jsonl")
+               for snapshots, bench in selections.items())
     # the code table reads seed 42 (the paper's single-seed table), the three-seed table 42-44 of
     # Qwen3-4B-Base's runs
     three_seeds = len(config["tables"]["three_seeds_code"]["rows"])

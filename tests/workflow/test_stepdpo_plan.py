@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts
+from workflow_helpers import job_counts, selections_of_trained_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config" / "paper-stepdpo.yaml"
@@ -34,8 +34,12 @@ def test_stepdpo_job_counts(tmp_path):
     parts = {part for bench in catalog for part in bench["parts"]}
     rows = config["tables"]["stepdpo"]["rows"]
     assert [row if isinstance(row, str) else row["run"] for row in rows][:3] == ["base", "dpo", "offrl"]
-    result = _plan(tmp_path)
+    result = _plan(tmp_path, "-p")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # every trained run is selected on the model's validation problems (model_selection)
+    selections, trained = selections_of_trained_runs(result.stdout)
+    assert set(selections) == trained and len(trained) == methods * seeds
+    assert set(selections.values()) == {("val", "results/benchmarks/validation/qwen3-4b-base.jsonl")}
     expected = {
         "fetch_data": len(parts) + 1,  # + math_step_dpo
         "fetch_model": 1,
