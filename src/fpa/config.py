@@ -156,15 +156,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     catalog = None
     for name, bench in config["benchmarks"].items():
         if bench["source"] == "validation":
-            from fpa.data.offline import DATASET_GRADER
-
-            expected = DATASET_GRADER.get(config["dataset"]["source"])
-            if expected is None:
-                raise ConfigError(f"{where}: benchmarks.{name}.source: validation benchmarks are the held-out "
-                                  f"sampled problems; dataset.source {config['dataset']['source']!r} samples none")
-            if is_code_grader(expected):
-                raise ConfigError(f"{where}: benchmarks.{name}.source: validation benchmarks of a code dataset "
-                                  f"({config['dataset']['source']}) are not supported")
+            expected = validation_grader(config["dataset"]["source"])
             if bench["grader"] != expected:
                 raise ConfigError(f"{where}: benchmarks.{name}.grader: a validation benchmark is graded as its "
                                   f"dataset ({config['dataset']['source']}): expected {expected!r}, got {bench['grader']!r}")
@@ -207,12 +199,20 @@ def _check_sampled_benchmark(config: dict, name: str, key: str, where: str) -> N
     """``name`` (at config ``key``) is a benchmark that a snapshot is sampled and graded on in one job."""
     if name not in config["benchmarks"]:
         raise ConfigError(f"{where}: {key}: unknown benchmark {name!r}; expected one of {sorted(config['benchmarks'])}")
-    if is_code_grader(config["benchmarks"][name]["grader"]):
-        raise ConfigError(f"{where}: {key}: {name!r} is a code benchmark; snapshots are sampled and graded in one "
-                          "job (math and toy graders only)")
+    grader = config["benchmarks"][name]["grader"]
+    if reads_task_file(grader):
+        from fpa.grading import GRADER_NAMES
+
+        in_record = [other for other in GRADER_NAMES if not reads_task_file(other)]
+        raise ConfigError(f"{where}: {key}: {name!r} is graded by {grader!r}, which reads its benchmark's task file "
+                          f"in an evaluate_code job; snapshots are sampled and graded in one job (graders whose "
+                          f"answer is in the record: {', '.join(in_record)})")
 
 
 def _check_model_selection(config: dict, runs: Mapping, where: str) -> None:
+    """Selection chooses among every snapshot by validation accuracy: each run takes snapshots, and
+    none stops on validation loss first (whose early stop would also make its final checkpoint the
+    best-loss weights rather than the last step's)."""
     selection = config["model_selection"]
     if selection is None:
         return
@@ -221,6 +221,10 @@ def _check_model_selection(config: dict, runs: Mapping, where: str) -> None:
         if not run.training["snapshot_every"]:
             raise ConfigError(f"{where}: model_selection: run {name!r} of model {model!r} takes no snapshots "
                               "(training.snapshot_every: 0); expected > 0 to choose among them")
+        if run.training["early_stopping_patience"] and not run.online:
+            raise ConfigError(f"{where}: model_selection: run {name!r} of model {model!r} stops early on validation "
+                              f"loss (training.early_stopping_patience: {run.training['early_stopping_patience']}); "
+                              "expected 0: the selection's early stopping is on validation accuracy")
 
 
 def _check_online(config: dict, runs: Mapping, where: str) -> None:
@@ -253,10 +257,29 @@ STEP_DPO_FILE = DATASET_FILES["step_dpo"][0][1]
 
 
 def is_code_grader(grader: str) -> bool:
-    """Benchmarks graded by executing code (rules ``generate_code`` + ``evaluate_code``)."""
+    """Graders that execute code in the sandbox (those of them that read a task file:
+    ``reads_task_file``)."""
     from fpa.grading import CODE_GRADERS
 
     return grader in CODE_GRADERS
+
+
+def reads_task_file(grader: str) -> bool:
+    """Graders whose answer is a task id looked up in the benchmark's task file (the code benchmarks'
+    own checks): rules ``generate_code`` + ``evaluate_code`` pass them that file. Every other grader,
+    the code training reward included (its answer is the test spec), grades in the job that samples."""
+    from fpa.data.offline import DATASET_GRADER
+
+    return is_code_grader(grader) and grader not in DATASET_GRADER.values()
+
+
+def validation_grader(dataset_source: str) -> str:
+    """The grader of a ``source: validation`` benchmark: its dataset's (a sampled one's samples', or
+    the Step-DPO pairs' final answers')."""
+    from fpa.data.offline import DATASET_GRADER
+    from fpa.data.step_dpo import ANSWER_GRADER
+
+    return {**DATASET_GRADER, "step_dpo": ANSWER_GRADER}[dataset_source]
 
 
 def load_catalog(config: Mapping, where: str) -> dict:
@@ -366,4 +389,4 @@ def load_config_file(path: str | Path) -> dict:
 
 
 __all__ = ["ConfigError", "Run", "validate_config", "expand_runs", "is_code_grader", "load_config_file",
-           "read_config_file", "run_names"]
+           "read_config_file", "reads_task_file", "run_names", "validation_grader"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts
+from workflow_helpers import job_counts, selections_of_trained_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_CODE = ROOT / "config" / "paper-code.yaml"
@@ -18,11 +18,17 @@ PAPER_CODE = ROOT / "config" / "paper-code.yaml"
 def test_paper_code_gridjob_counts(tmp_path):
     config = yaml.safe_load(PAPER_CODE.read_text())
     models, methods, seeds = len(config["models"]), len(config["methods"]), len(config["seeds"])
-    benchmarks = len(config["benchmarks"])
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
+    # the table columns (catalog files); the validation benchmark is built per model
+    benchmarks = sum(bench["source"] == "catalog" for bench in config["benchmarks"].values())
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "--configfile",
                              str(PAPER_CODE), "-d", str(tmp_path)], capture_output=True, text=True, timeout=600,
                             cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # every trained run is selected on its model's validation problems (model_selection)
+    selections, trained = selections_of_trained_runs(result.stdout)
+    assert set(selections) == trained and len(trained) == 12
+    assert all(bench == ("val", f"results/benchmarks/validation/{snapshots.split('/')[2]}.jsonl")
+               for snapshots, bench in selections.items())
     # the code table reads seed 42 (the paper's single-seed table), the three-seed table 42-44 of
     # Qwen3-4B-Base's runs
     three_seeds = len(config["tables"]["three_seeds_code"]["rows"])
@@ -37,6 +43,8 @@ def test_paper_code_gridjob_counts(tmp_path):
         "build_dataset": models,
         "cache_reference": models,
         "train": trained,
+        "validation_benchmark": models,  # the held-out problems with their tests (model_selection)
+        "select_checkpoint": trained,  # each run's best snapshot on them, graded in the sandbox
         "generate_code": checkpoints,  # every code benchmark of a checkpoint from one model load
         "evaluate_code": checkpoints * benchmarks,
         "aggregate": len(config["tables"]),
@@ -60,6 +68,26 @@ def test_paper_code_rules_use_the_code_env_and_threads(tmp_path):
     assert "--workers 32" in text
     rules = (ROOT / "workflow" / "rules" / "code.smk").read_text()
     assert '"../../envs/eval_code.yaml"' in rules.split("rule evaluate_code:")[1].split("\nrule ")[0]
+
+
+def test_every_run_is_selected_on_the_held_out_problems_tests(tmp_path):
+    """model_selection: select_checkpoint samples each run's snapshots on the validation problems
+    and grades their tests on its CPUs; the code benchmarks are generated from the selected model."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "64", "--configfile",
+                             str(PAPER_CODE), "-d", str(tmp_path), "-p",
+                             "results/completions/qwen3-4b-base/fpa/42/bcb.json"],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, text[-3000:]
+    assert ("python -m fpa validation-benchmark --problems results/problems/train.jsonl "
+            "--val results/datasets/qwen3-4b-base/val.jsonl") in text
+    block = text.split("rule select_checkpoint:")[1].split("\n\n")[0]
+    assert "threads: 16" in block and "gpu=1" in block, block
+    assert ("select-checkpoint --snapshots results/train/qwen3-4b-base/fpa/42/snapshots --checkpoint "
+            "results/train/qwen3-4b-base/fpa/42/checkpoint --benchmark val "
+            "results/benchmarks/validation/qwen3-4b-base.jsonl") in text
+    assert '\\"grader\\": \\"code_tests\\"' in text or '"grader": "code_tests"' in text
+    assert "python -m fpa generate --model results/train/qwen3-4b-base/fpa/42/selected" in text
 
 
 def test_base_only_config_needs_evaluate_base():

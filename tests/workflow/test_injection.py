@@ -64,7 +64,8 @@ def planted_config(tmp: Path, dataset: str) -> Path:
         "dataset": {"source": dataset},
         "benchmarks": {"pooled": {"source": "catalog", "parts": ["gsm8k"], "grader": "math", "label": PLANTED},
                        "file": {"source": "file", "path": str(records), "grader": "math"},
-                       "code": {"source": "file", "path": str(records), "grader": "code_tests"}},
+                       # a grader that reads its task file: the column of generate + evaluate-code
+                       "code": {"source": "file", "path": str(records), "grader": "livecodebench"}},
         "curve_benchmarks": ["file"],
         "model_selection": {"benchmark": "file"},
         "tables": {"t": {"columns": ["pooled", "file", "code"], "caption": PLANTED}},

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts
+from workflow_helpers import job_counts, selections_of_trained_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config" / "paper-stepdpo.yaml"
@@ -30,18 +30,25 @@ def _plan(workdir, *extra):
 def test_stepdpo_job_counts(tmp_path):
     config = yaml.safe_load(CONFIG.read_text())
     methods, seeds = len(config["methods"]), len(config["seeds"])
-    parts = {part for bench in config["benchmarks"].values() for part in bench["parts"]}
+    catalog = [bench for bench in config["benchmarks"].values() if bench["source"] == "catalog"]
+    parts = {part for bench in catalog for part in bench["parts"]}
     rows = config["tables"]["stepdpo"]["rows"]
     assert [row if isinstance(row, str) else row["run"] for row in rows][:3] == ["base", "dpo", "offrl"]
-    result = _plan(tmp_path)
+    result = _plan(tmp_path, "-p")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # every trained run is selected on the model's validation problems (model_selection)
+    selections, trained = selections_of_trained_runs(result.stdout)
+    assert set(selections) == trained and len(trained) == methods * seeds
+    assert set(selections.values()) == {("val", "results/benchmarks/validation/qwen3-4b-base.jsonl")}
     expected = {
         "fetch_data": len(parts) + 1,  # + math_step_dpo
         "fetch_model": 1,
-        "prepare_benchmark": len(config["benchmarks"]),
+        "prepare_benchmark": len(catalog),
         "step_dpo_dataset": 1,  # instead of math_train_problems, sample_offline and build_dataset
         "cache_reference": 1,
         "train": methods * seeds,
+        "validation_benchmark": 1,  # the held-out problems with their answers (model_selection)
+        "select_checkpoint": methods * seeds,  # each run's best snapshot on them
         "evaluate": (methods + 1) * seeds,
         "aggregate": 1,
         "reproduction": 1,  # the table compares with config/paper_results.yaml
@@ -80,11 +87,25 @@ def test_stepdpo_plan_with_a_mirror_needs_the_pairs_there(tmp_path):
     assert job_counts(ok.stdout + ok.stderr)["step_dpo_dataset"] == 1
 
 
-def test_validation_benchmark_needs_a_sampled_dataset():
+def test_every_run_is_selected_on_the_held_out_problems(tmp_path):
+    """model_selection plans select_checkpoint for every run, on the validation benchmark built from
+    the pairs file and the model's validation split, and the evaluation samples the selected model."""
+    result = _plan(tmp_path, "-p", "results/eval/qwen3-4b-base/fpa/42/gsm8k.json")
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, text[-3000:]
+    assert ("python -m fpa validation-benchmark --pairs resources/data/step_dpo/train.jsonl "
+            "--val results/datasets/qwen3-4b-base/val.jsonl") in text
+    assert ("select-checkpoint --snapshots results/train/qwen3-4b-base/fpa/42/snapshots --checkpoint "
+            "results/train/qwen3-4b-base/fpa/42/checkpoint --benchmark val "
+            "results/benchmarks/validation/qwen3-4b-base.jsonl") in text
+    assert "python -m fpa evaluate --model results/train/qwen3-4b-base/fpa/42/selected" in text
+
+
+def test_validation_benchmark_is_graded_as_the_answers():
     from fpa.config import ConfigError, validate_config
 
     config = yaml.safe_load(CONFIG.read_text())
-    config["benchmarks"]["val"] = {"source": "validation", "n": 8, "grader": "math"}
-    with pytest.raises(ConfigError, match="cfg.yaml: benchmarks.val.source: validation benchmarks are the "
-                                          "held-out sampled problems; dataset.source 'step_dpo' samples none"):
+    config["benchmarks"]["val"]["grader"] = "toy"
+    with pytest.raises(ConfigError, match="cfg.yaml: benchmarks.val.grader: a validation benchmark is graded as its "
+                                          "dataset \\(step_dpo\\): expected 'math', got 'toy'"):
         validate_config(config, where="cfg.yaml")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -89,3 +90,20 @@ def planned_resources(text: str) -> list[tuple[str, dict[str, str]]]:
             pairs = (item.split("=", 1) for item in match.group(1).split(", "))
             jobs.append((block.split(":", 1)[0], dict(pairs)))
     return jobs
+
+
+def _shell_commands(text: str, command: str) -> list[list[str]]:
+    """The words of each planned ``python -m fpa <command>`` (a dry run with ``-p``)."""
+    lines = [shlex.split(line) for line in text.splitlines() if f"python -m fpa {command} " in line]
+    return [words[words.index("fpa"):] for words in lines]
+
+
+def selections_of_trained_runs(text: str) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """From a dry run with ``-p``: each select-checkpoint job's ``--snapshots`` with its
+    ``--benchmark`` (name, records), and the ``--snapshots`` of every train job."""
+    selections = {}
+    for words in _shell_commands(text, "select-checkpoint"):
+        at = words.index("--benchmark")
+        selections[words[words.index("--snapshots") + 1]] = (words[at + 1], words[at + 2])
+    trained = {words[words.index("--snapshots") + 1] for words in _shell_commands(text, "train")}
+    return selections, trained

@@ -79,11 +79,10 @@ else:
 
 
 # The held-out validation problems as a benchmark (source: validation), per model: the
-# paper selects lambda on them.
+# paper selects lambda and (model_selection) each run's checkpoint on them.
 rule validation_benchmark:
     input:
-        problems="results/problems/train.jsonl",
-        val="results/datasets/{model}/val.jsonl",
+        unpack(get_validation_inputs),
     output:
         "results/benchmarks/validation/{model}.jsonl",
     log:
@@ -95,7 +94,8 @@ rule validation_benchmark:
     resources:
         **get_resources("light"),
     params:
+        source=get_validation_source_option,
         code=get_code("fpa.cli.dataset"),
     shell:
-        "python -m fpa validation-benchmark --problems {input.problems} --val {input.val} "
+        "python -m fpa validation-benchmark {params.source} --val {input.val} "
         "--code {params.code} --out {output} > {log} 2>&1"

@@ -1,4 +1,5 @@
-# One job per checkpoint samples and grades every non-code benchmark: the model is loaded
+# One job per checkpoint samples and grades every benchmark whose grader reads no task file
+# (all but the code benchmarks' own, fpa.config.reads_task_file): the model is loaded
 # once, and each benchmark's finished shards stay in work/, so a re-run after one
 # benchmark's settings change regenerates only that benchmark. Its records are validated
 # upstream (prepare_benchmark, validate_benchmark); a benchmark whose grading still fails
@@ -68,7 +69,8 @@ rule curve:
 
 # Model selection (config model_selection): one job per run scores its snapshots and final
 # checkpoint on the selection benchmark and links the best into selected/, which the run's
-# evaluation then samples; finished shards are kept per candidate, as for the curves.
+# evaluation then samples; finished shards are kept per candidate, as for the curves. A code
+# dataset's validation problems are graded by their tests in the sandbox, on the job's CPUs.
 if config["model_selection"]:
 
     rule select_checkpoint:

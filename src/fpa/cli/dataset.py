@@ -1,5 +1,6 @@
-"""``fpa sample`` (K samples per training problem), ``fpa build-dataset`` (grade, drop, split) and
-``fpa step-dpo-dataset`` (the offline dataset from Math-Step-DPO-10K pairs, no sampling)."""
+"""``fpa sample`` (K samples per training problem), ``fpa build-dataset`` (grade, drop, split),
+``fpa step-dpo-dataset`` (the offline dataset from Math-Step-DPO-10K pairs, no sampling) and
+``fpa validation-benchmark`` (a dataset's held-out problems, with their answers, as a benchmark)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
 from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
 from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
+from fpa.data.step_dpo import validation_problems as step_dpo_validation_problems
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
@@ -71,8 +73,14 @@ def step_dpo_dataset(args) -> None:
 
 def validation_benchmark(args) -> None:
     setup(args)
-    records = validation_problems(read_jsonl(args.problems), read_jsonl(args.val))
-    job = Job("validation_benchmark", {}, {"problems": args.problems, "val": args.val}, args.code)
+    val = read_jsonl(args.val)
+    if args.pairs is not None:
+        source = {"pairs": args.pairs}
+        records = step_dpo_validation_problems(read_step_dpo(args.pairs), val, where=args.pairs)
+    else:
+        source = {"problems": args.problems}
+        records = validation_problems(read_jsonl(args.problems), val)
+    job = Job("validation_benchmark", {}, {**source, "val": args.val}, args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)
     print(f"{len(records)} validation problems")
@@ -104,7 +112,11 @@ def register(commands) -> None:
 
     parser = commands.add_parser("validation-benchmark", help="the held-out validation problems as a benchmark")
     add_common(parser, config=False)
-    parser.add_argument("--problems", required=True, help="the training problems (JSONL of {id, problem, answer})")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--problems", help="the training problems (JSONL of {id, problem, answer}; code: the "
+                                           "answer is the test spec)")
+    source.add_argument("--pairs", help="the Math-Step-DPO-10K pairs the dataset was built from "
+                                        "(dataset.source step_dpo)")
     parser.add_argument("--val", required=True, help="the offline dataset's validation split (JSONL samples)")
     parser.add_argument("--out", required=True, help="benchmark records (JSONL of {id, problem, answer})")
     parser.set_defaults(handler=validation_benchmark)

@@ -3,11 +3,17 @@ Pass@1 (``fpa.evaluation.selection``), linked into ``--out`` for the evaluation 
 
 Every candidate is sampled like a point of the accuracy curve (``fpa curve``): its finished
 shards stay in ``--work/<step>/``, so a re-run after a new snapshot generates only that one.
+
+A code dataset's validation problems (grader ``code_tests``: the answer is the problem's test
+spec) are graded here too, in the sandbox with the training reward's limits, on the job's CPUs:
+one job per run, rather than a generate and a grading job per candidate. The sandbox mode and
+its memory bound are recorded with the selection, as ``evaluate-code`` records them.
 """
 
 from __future__ import annotations
 
 from fpa.cli.curve import CURVE_FIELDS, add_snapshot_sampling, curve_models, curve_rows
+from fpa.grading import CODE_GRADERS
 from fpa.io import read_json
 from fpa.provenance.record import Job
 
@@ -27,9 +33,20 @@ def select_checkpoint(args) -> None:
     job = Job("select_checkpoint", {**args.config_json, "seed": args.seed}, inputs, args.code)
     selected = {"step": step, "final_step": final_step, "benchmark": best["benchmark"], "pass_at_1": best["pass_at_1"]}
     candidates = [{field: row[field] for field in CURVE_FIELDS} for row in rows]
-    with job.output(args.out, directory=True, selected=selected, candidates=candidates) as tmp:
+    with job.output(args.out, directory=True, selected=selected, candidates=candidates,
+                    **sandbox_record(args.config_json["benchmarks"][args.benchmark[0][0]]["grader"])) as tmp:
         link_tree(models[step], tmp)
     print(f"selected step {step} of {final_step}: {best['benchmark']} Pass@1 = {best['pass_at_1']:.4f}")
+
+
+def sandbox_record(grader: str) -> dict:
+    """How the candidates' programs ran (code graders only): the sandbox mode and memory bound."""
+    if grader not in CODE_GRADERS:
+        return {}
+    from fpa.grading.code import sandbox_mode
+    from fpa.sandbox import memory_bound
+
+    return {"sandbox": sandbox_mode(), "sandbox_aggregate_bound": memory_bound()}
 
 
 def register(commands) -> None:

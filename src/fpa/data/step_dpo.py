@@ -31,7 +31,9 @@ Samples use the offline dataset's record (``fpa.data.offline``): Off-RL and FPA 
 samples of a group with R = ±1, and DPO's pairing (``fpa.data.pairs``) finds exactly one
 (chosen, rejected) pair in each group. ``correct`` is the dataset's label, not a grader's
 (``grade_rule`` says so). 5 % of the *problems* are held out, so a problem that appears in
-several pairs (different first wrong steps) is never on both sides of the split.
+several pairs (different first wrong steps) is never on both sides of the split. The
+held-out problems, with their final ``answer``, are the validation benchmark the runs are
+selected on (``validation_problems``), graded like the math benchmarks (``ANSWER_GRADER``).
 
 Each sample has ``ends_answer: false``: its completion is one step, not the end of the
 answer, so ``fpa.data.tokenize.encode_record`` puts no EOS after it (the trainer and the
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from typing import Iterable
 
 from fpa.data.offline import OfflineDataset, hold_out
 from fpa.data.validate import numbered_records
@@ -54,6 +57,8 @@ NON_EMPTY = ("prompt", "chosen", "rejected")
 #: ``grade_rule`` of every sample: its label is the dataset's preference, no grader ran.
 GRADE_RULE = "step_dpo_preference"
 ID_PREFIX = "stepdpo"
+#: the grader of a problem's final ``answer`` (the validation benchmark's): the math benchmarks'
+ANSWER_GRADER = "math"
 
 
 def read_step_dpo(path: str | os.PathLike) -> list[dict]:
@@ -78,9 +83,14 @@ def step_prompt(problem_prompt: str, initial_reason_steps: str) -> str:
     return problem_prompt + separator + initial_reason_steps
 
 
+def pair_id(index: int) -> str:
+    """The ``problem_id`` of the samples of pair ``index`` (its line in the pairs file, from 0)."""
+    return f"{ID_PREFIX}-{index:05d}"
+
+
 def pair_samples(index: int, record: dict, problem_prompt: str) -> list[dict]:
     """Pair ``index`` as its group: the chosen step (R = +1) and the rejected one (R = −1)."""
-    problem_id = f"{ID_PREFIX}-{index:05d}"
+    problem_id = pair_id(index)
     prompt = step_prompt(problem_prompt, record["initial_reason_steps"])
     return [{"id": f"{problem_id}/{sample_index}", "problem_id": problem_id, "sample_index": sample_index,
              "prompt": prompt, "completion": record[field], "answer": record["answer"], "correct": correct,
@@ -113,3 +123,27 @@ def build_step_dpo_dataset(records: list[dict], problem_prompts: list[str], *, v
         "sources": dict(sorted(Counter(r["dataset"] for r in records).items())),
     }
     return OfflineDataset(train, val, summary)
+
+
+def validation_problems(records: list[dict], val_samples: Iterable[dict], where: str = "pairs") -> list[dict]:
+    """The held-out problems as benchmark records ``{id, problem, answer}``: one per distinct
+    ``prompt`` of the validation pairs (id: its first pair's), in the pairs file's order.
+
+    ``records`` (read from ``where``) must be the pairs the dataset was built from: a held-out
+    pair missing from them, or two pairs of one problem with different answers, is an error."""
+    held_out = {sample["problem_id"] for sample in val_samples}
+    by_problem: dict[str, dict] = {}
+    found = 0
+    for index, record in enumerate(records):
+        if pair_id(index) not in held_out:
+            continue
+        found += 1
+        first = by_problem.setdefault(record["prompt"], {"id": pair_id(index), "problem": record["prompt"],
+                                                         "answer": record["answer"]})
+        if first["answer"] != record["answer"]:
+            raise ValueError(f"{where}: pair {index} (from 0): answer {record['answer']!r} differs from "
+                             f"{first['answer']!r}, the answer of the same problem in pair {first['id']}")
+    if found != len(held_out):
+        raise ValueError(f"{where}: {len(held_out) - found} held-out pairs of the validation split are not in the "
+                         f"pairs file ({len(records)} pairs): not the file the dataset was built from")
+    return list(by_problem.values())

@@ -112,6 +112,13 @@ class PlanPaths:
         return {"model": self.base_model(wildcards), "problems": "results/problems/train.jsonl",
                 "exclude": f"results/datasets/{wildcards.model}/val.jsonl"}
 
+    def validation_inputs(self, wildcards) -> dict[str, str]:
+        """What a model's validation benchmark is built from: its dataset's validation split and the
+        problems it was sampled from, or (dataset.source step_dpo) the pairs it was built from."""
+        source = ({"pairs": self.catalog_file(STEP_DPO_FILE)} if self.config["dataset"]["source"] == "step_dpo"
+                  else {"problems": "results/problems/train.jsonl"})
+        return {**source, "val": f"results/datasets/{wildcards.model}/val.jsonl"}
+
     def step_dpo_inputs(self, wildcards) -> dict[str, str]:
         """The pairs, and the base model when its chat template renders the prompts."""
         inputs = {"pairs": self.catalog_file(STEP_DPO_FILE)}

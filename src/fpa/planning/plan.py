@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.aggregation.layout import table_benchmarks
-from fpa.config import BASE_METHOD, DATASET_FILES, expand_runs, is_code_grader, load_catalog, read_config_file, run_names
+from fpa.config import (BASE_METHOD, DATASET_FILES, expand_runs, load_catalog, read_config_file, reads_task_file,
+                        run_names)
 from fpa.config import validate_config as validate_base_config
 from fpa.figures import FIGURES, planned_curves
 from fpa.planning.figures import FigurePlan
@@ -50,12 +51,13 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
             bench["source"] == "catalog" for bench in config["benchmarks"].values())
         self.catalog = load_catalog(config, "config") if uses_catalog else {}
         self.layouts = check_planning(config, where, self.runs)
-        # benchmarks of the tables: code ones sampled then graded in the sandbox (code.smk), the
-        # others sampled and graded in one job per checkpoint (rule evaluate); a benchmark only
-        # in curve_benchmarks is sampled by the curve jobs alone
+        # benchmarks of the tables: code ones whose grader reads their task file sampled, then
+        # graded in the sandbox (code.smk), the others (a code dataset's validation problems too)
+        # sampled and graded in one job per checkpoint (rule evaluate); a benchmark only in
+        # curve_benchmarks is sampled by the curve jobs alone
         table_benches = list(dict.fromkeys(
             bench for spec in config["tables"].values() for bench in table_benchmarks(spec)))
-        self.code_benches = [b for b in table_benches if is_code_grader(config["benchmarks"][b]["grader"])]
+        self.code_benches = [b for b in table_benches if reads_task_file(config["benchmarks"][b]["grader"])]
         self.eval_benches = [b for b in table_benches if b not in self.code_benches]
         # the runs trained online (fpa.online, by rule train_online); rule train trains the others
         self.online_runs = sorted({run.name for run in self.runs.values() if run.online})

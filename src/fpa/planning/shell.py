@@ -45,5 +45,11 @@ class ShellArgs:
     def reference_option(self, wildcards, input) -> str:
         return shell_words("--reference", input.reference) if hasattr(input, "reference") else ""
 
+    def validation_source_option(self, wildcards, input) -> str:
+        """``--pairs FILE`` or ``--problems FILE``: what ``validation_inputs`` gave the job."""
+        if hasattr(input, "pairs"):
+            return shell_words("--pairs", input.pairs)
+        return shell_words("--problems", input.problems)
+
     def model_option(self, wildcards, input) -> str:
         return shell_words("--model", input.model) if hasattr(input, "model") else ""
