@@ -117,3 +117,18 @@ def test_plan_memory_command_prints_the_table():
     out = subprocess.run([sys.executable, "-m", "fpa", "plan-memory", "config/paper.yaml"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert "| train | qwen2.5-math-7b |" in out and "**no**: parallel: fsdp" in out
+
+
+def test_a_training_jobs_world_is_its_nodes_times_its_gpus_per_node():
+    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
+    runs = expand_runs(config)
+
+    def trains(**train):
+        config["resources"]["train"].update(train)
+        return {(e.model, e.run): e for e in plan_memory(config, runs, 80 * GIB, ROOT / "no-such-dir")
+                if e.rule == "train"}
+
+    two_nodes, one_node, one_gpu = trains(nodes=2, gpu=1), trains(nodes=1, gpu=2), trains(nodes=1, gpu=1)
+    for key, estimate in two_nodes.items():
+        assert estimate.gpus == 2
+        assert estimate.components == one_node[key].components != one_gpu[key].components
