@@ -7,11 +7,17 @@ the plugin's own ``get_submit_command`` (2.8.0), run here on the request.
 from __future__ import annotations
 
 import importlib.util
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
+
+from workflow_helpers import planned_resources
 
 from fpa.config import ConfigError
 from fpa.planning import validate_config
@@ -74,3 +80,22 @@ def test_bad_multi_node_requests_are_named(mutate, expected):
     with pytest.raises(ConfigError, match="^cfg.yaml: ") as info:
         validate_config(config, where="cfg.yaml")
     assert expected in str(info.value)
+
+
+def test_a_two_node_training_job_is_planned_with_its_request_and_command(tmp_path):
+    from fpa.cli import build_parser
+
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(_ci_config(nodes=2, gpu=4, cpus_per_task=16)))
+    target = "results/train/toy/offrl/1/checkpoint"
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "16", "-d", str(tmp_path), target,
+                             "--configfile", str(config)],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, text[-3000:]
+    [(_, resources)] = [job for job in planned_resources(text) if job[0] == "train"]
+    assert {key: resources.get(key) for key in ("nodes", "tasks", "mpi", "gres", "tasks_per_gpu", "gpu")} == {
+        "nodes": "2", "tasks": "2", "mpi": "srun", "gres": "gpu:4", "tasks_per_gpu": "0", "gpu": None}
+    [command] = re.findall(r"^Shell command: (?:export \S+; )*python -m fpa (train .*?) > \S+ 2>&1$", text, flags=re.M)
+    args = build_parser("train").parse_args(shlex.split(command))
+    assert (args.nodes, args.processes, args.threads) == (2, 4, 16)
