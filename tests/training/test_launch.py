@@ -89,5 +89,5 @@ def test_a_node_launch_outside_srun_or_of_another_size_is_named():
 def test_a_multi_node_job_outside_slurm_is_refused_before_any_launch(monkeypatch):
     for name in ("SLURM_JOB_ID", "LOCAL_RANK", "FPA_NODE_TASK"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValueError, match="--nodes 2: SLURM_JOB_ID is not set"):
+    with pytest.raises(ValueError, match="--nodes 2: SLURM_JOB_ID is not set or srun is not on PATH"):
         enter_ranks(argparse.Namespace(argv=["train"], processes=2, threads=2), nodes=2)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import shutil
 import signal
 import sys
 from typing import Mapping, Sequence
@@ -107,7 +108,7 @@ def exec_launch(command: Sequence[str], threads: int, processes: int) -> None:
     reach it, and it stops every rank; its exit status is the job's."""
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(command[0], command, launch_env(os.environ, threads, processes))
+    os.execvpe(command[0], command, launch_env(os.environ, threads, processes))  # srun: found on PATH
 
 
 def die_with_launcher() -> None:
@@ -136,9 +137,9 @@ def enter_ranks(args, nodes: int = 1) -> None:
     if is_worker():
         die_with_launcher()
     elif nodes > 1 and NODE_TASK_VARIABLE not in os.environ:
-        if "SLURM_JOB_ID" not in os.environ:
-            raise ValueError(f"--nodes {nodes}: SLURM_JOB_ID is not set; a multi-node job runs in a SLURM "
-                             f"allocation of {nodes} nodes")
+        if "SLURM_JOB_ID" not in os.environ or shutil.which("srun") is None:
+            raise ValueError(f"--nodes {nodes}: SLURM_JOB_ID is not set or srun is not on PATH; a multi-node job "
+                             f"runs in a SLURM allocation of {nodes} nodes")
         exec_launch(srun_command(args.argv, nodes, args.threads), args.threads, args.processes)
     elif nodes > 1:
         exec_launch(node_launch_command(args.argv, nodes, args.processes, os.environ), args.threads, args.processes)
