@@ -10,8 +10,7 @@ if [ -f "$DIR/slurm.conf" ] && [ -f "$DIR/run/slurmctld.pid" ]; then
     sleep 0.2
   done
 fi
-for name in slurmd slurmctld slurmdbd mariadbd munged; do
-  pid_file="$DIR/run/$name.pid"
+for pid_file in "$DIR"/run/slurmd-*.pid "$DIR"/run/{slurmctld,slurmdbd,mariadbd,munged}.pid; do
   [ -f "$pid_file" ] || continue
   pid=$(cat "$pid_file")
   kill "$pid" 2>/dev/null

@@ -3,15 +3,17 @@
 A job (config ``resources.<group>``, the SLURM plugin's names) is one allocation: ``gpu``
 GPUs and ``cpus_per_task`` CPUs on one node. Rule ``train`` runs one DDP rank per GPU, or
 ``processes`` ranks on CPUs (gloo, a job with ``gpu: 0``), so a job's process count is
-written in exactly one key. A vLLM job runs ``gpu / generation.tensor_parallel_size``
-engine replicas, each on its own prompts (``fpa.generation.parallel``).
+written in exactly one key. A training job may span ``nodes`` nodes, each with those GPUs
+(or processes), CPUs and memory: its world is nodes x ranks per node. A vLLM job runs
+``gpu / generation.tensor_parallel_size`` engine replicas, each on its own prompts
+(``fpa.generation.parallel``).
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from fpa.config import ConfigError
+from fpa.config import ConfigError, expand_runs
 
 #: the resource groups whose jobs sample with the configured generation backend
 SAMPLING_GROUPS = ("sample_offline", "evaluate", "generate_code")
@@ -22,13 +24,42 @@ def job_processes(job: Mapping) -> int:
     return job.get("gpu", 0) or job.get("processes", 1)
 
 
+def job_world(job: Mapping) -> int:
+    """Ranks of a training job over all its nodes: its data-parallel world size."""
+    return job.get("nodes", 1) * job_processes(job)
+
+
+def job_request(job: Mapping) -> dict:
+    """A job's Snakemake resources (what the SLURM plugin turns into sbatch flags) from its config.
+
+    A job over several nodes runs one task per node, and starts its steps itself (the plugin's
+    ``mpi`` resource: the jobstep plugin runs the command in the batch step instead of in an
+    srun step of one node, ``fpa.training.launch.srun_command``). Its GPUs are asked per node
+    (``gres``): the plugin's ``gpu`` is ``--gpus``, the job's total, which SLURM may place
+    unevenly over the nodes (and ``tasks_per_gpu: 0`` keeps the plugin from turning ``tasks``
+    into ``--ntasks-per-gpu``).
+    """
+    request = dict(job)
+    nodes = job.get("nodes", 1)
+    if nodes > 1:
+        request.update(tasks=nodes, mpi="srun")
+        if request.pop("gpu", 0):
+            request.update(gres=f"gpu:{job['gpu']}", tasks_per_gpu=0)
+    return request
+
+
 def check_resources(config: Mapping, where: str) -> None:
     """Raise ``ConfigError`` when a job's processes, CPUs and GPUs do not fit together."""
     for group, job in config["resources"].items():
-        if "processes" in job and group != "train":
-            raise ConfigError(f"{where}: resources.{group}.processes: only rule train runs several processes; "
-                              f"remove it")
+        for key in ("processes", "nodes"):
+            if key in job and group != "train":
+                raise ConfigError(f"{where}: resources.{group}.{key}: only rule train runs several processes "
+                                  f"(or nodes); remove it")
     train = config["resources"]["train"]
+    online = sorted({run.method for run in expand_runs(config, where).values() if run.online})
+    if train["nodes"] > 1 and online:
+        raise ConfigError(f"{where}: resources.train.nodes: the online runs ({', '.join(online)}) run on one node "
+                          f"(their TRL trainer counts one node's processes), got nodes: {train['nodes']}")
     if "processes" in train and train["gpu"] > 0:
         raise ConfigError(f"{where}: resources.train.processes: a GPU job runs one process per GPU (gpu: "
                           f"{train['gpu']}); set processes only with gpu: 0")

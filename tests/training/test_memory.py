@@ -99,6 +99,9 @@ def test_head_chunk_is_the_largest_power_of_two_within_the_budget():
 
 def test_paper_grid_7b_needs_fsdp_on_80_gb():
     config = load_config_file(str(ROOT / "config" / "paper.yaml"))
+    shipped = plan_memory(config, expand_runs(config), 80 * GIB, ROOT / "no-such-dir")
+    assert all(e.fits for e in shipped if e.rule == "train")  # the paper configs train with FSDP
+    config["training"]["parallel"] = "ddp"
     runs = expand_runs(config)
     estimates = {(e.model, e.run): e for e in plan_memory(config, runs, 80 * GIB, ROOT / "no-such-dir")
                  if e.rule == "train"}
@@ -116,4 +119,23 @@ def test_paper_grid_7b_needs_fsdp_on_80_gb():
 def test_plan_memory_command_prints_the_table():
     out = subprocess.run([sys.executable, "-m", "fpa", "plan-memory", "config/paper.yaml"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
-    assert "| train | qwen2.5-math-7b |" in out and "**no**: parallel: fsdp" in out
+    row = next(line for line in out.splitlines() if line.startswith("| train | qwen2.5-math-7b |"))
+    assert "| fsdp |" in row and "(ddp 171" in row and row.endswith("| yes |")
+    small = subprocess.run([sys.executable, "-m", "fpa", "plan-memory", "config/paper.yaml", "--gpu-memory-gb", "40"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "| train | qwen2.5-math-7b |" in small and "**no**: parallel: fsdp, gradient_checkpointing: true, gpu: " in small
+
+
+def test_a_training_jobs_world_is_its_nodes_times_its_gpus_per_node():
+    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
+    runs = expand_runs(config)
+
+    def trains(**train):
+        config["resources"]["train"].update(train)
+        return {(e.model, e.run): e for e in plan_memory(config, runs, 80 * GIB, ROOT / "no-such-dir")
+                if e.rule == "train"}
+
+    two_nodes, one_node, one_gpu = trains(nodes=2, gpu=1), trains(nodes=1, gpu=2), trains(nodes=1, gpu=1)
+    for key, estimate in two_nodes.items():
+        assert estimate.gpus == 2
+        assert estimate.components == one_node[key].components != one_gpu[key].components

@@ -154,7 +154,7 @@ def test_a_rules_resources_override_its_defaults_key_by_key():
     resources = validate_config(config, where="cfg.yaml")["resources"]
     assert resources["train"] == {**defaults["train"], "mem_mb": 64000, "gpu": 1}
     assert resources["evaluate"] == defaults["evaluate"]
-    assert set(defaults["train"]) == {"mem_mb", "runtime", "cpus_per_task", "gpu"}
+    assert set(defaults["train"]) == {"mem_mb", "runtime", "cpus_per_task", "gpu", "nodes"}
 
 
 def test_snakemake_rejects_bad_config_before_any_job(tmp_path):

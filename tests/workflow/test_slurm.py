@@ -1,26 +1,32 @@
 """The CI config on a real SLURM cluster, through the SLURM profile and executor plugin.
 
-A single node brought up by ``.ci/slurm/up.sh`` (munge, MariaDB, slurmdbd, slurmctld,
-slurmd) runs every job of the CI DAG; ``sacct`` shows each COMPLETED with the memory,
-time and CPUs the config's ``resources`` request; the table equals a local run's; and a
-training job cancelled mid-run is retried (profile ``retries``) and resumes from its
-checkpoint. Needs root and the Debian packages (``.ci/run`` installs them): elsewhere the
-tests skip with the reason, and under ``CI=true`` they fail.
+Two nodes brought up by ``.ci/slurm/up.sh`` (munge, MariaDB, slurmdbd, slurmctld, a slurmd
+per node, both on this machine) run every job of the CI DAG; ``sacct`` shows each COMPLETED
+with the memory, time and CPUs the config's ``resources`` request; the table equals a local
+run's; a training job cancelled mid-run is retried (profile ``retries``) and resumes from its
+checkpoint; and a training job with ``nodes: 2`` runs one torchrun per node (srun) and writes
+the checkpoint of a 1-node job of the same world. Needs root and the Debian packages
+(``.ci/run`` installs them): elsewhere the tests skip with the reason, and under ``CI=true``
+they fail.
 """
 
 from __future__ import annotations
 
 import collections
 import importlib.util
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
+from safetensors.torch import load_file
 from workflow_helpers import ROOT, copy_project, job_counts, rule_resource_groups, skip_or_fail, snakemake
 
 from fpa.config import load_config_file
@@ -48,11 +54,11 @@ def _slurm_problem() -> str | None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """Environment for the SLURM commands of a single-node cluster, torn down after the module."""
+    """Environment for the SLURM commands of a two-node cluster, torn down after the module."""
     skip_or_fail(_slurm_problem(), "SLURM")
     state = tmp_path_factory.mktemp("slurm")
     started = time.perf_counter()
-    up = subprocess.run([str(ROOT / ".ci" / "slurm" / "up.sh"), str(state)], capture_output=True, text=True,
+    up = subprocess.run([str(ROOT / ".ci" / "slurm" / "up.sh"), str(state), "2"], capture_output=True, text=True,
                         timeout=300)
     try:
         assert up.returncode == 0, up.stdout + up.stderr
@@ -166,3 +172,61 @@ def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster, tmp_path
         ("train", "CANCELLED"), ("train", "COMPLETED")]
     assert (workdir / target / "model.safetensors").exists()
     assert "resumed from" in (workdir / "logs" / "train" / "toy" / "fpa" / "1.log").read_text()
+
+
+TRAIN_CHECKPOINT = "results/train/toy/offrl/1/checkpoint"
+
+
+def _one_run_config(project: Path, resources: dict, path: Path) -> Path:
+    """The CI config cut to the offrl run on seed 1, one epoch, no curves or figures."""
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    for key in ("figures", "future_policy", "entanglement", "curve_benchmarks"):
+        config.pop(key)
+    config.update(tables={"toy": ["toy6"]}, methods={"offrl": config["methods"]["offrl"]}, seeds=[1],
+                  resources={"train": resources})
+    config["training"].update(epochs=1, snapshot_every=0)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def _trained(workdir: Path) -> tuple[dict[str, torch.Tensor], dict]:
+    checkpoint = workdir / TRAIN_CHECKPOINT
+    return load_file(str(checkpoint / "model.safetensors")), json.loads((checkpoint / "training_state.json").read_text())
+
+
+def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
+    """The allocation and the steps of one SLURM job."""
+    fields = ["JobID", "JobName", "State", "NNodes", "NTasks", "NodeList", "AllocCPUS", "ExitCode"]
+    result = subprocess.run(["sacct", "--parsable2", "--units=M", "--starttime", "2000-01-01", "-j", job_id,
+                             "--format", ",".join(fields)],
+                            env={**os.environ, **env}, capture_output=True, text=True, timeout=60, check=True)
+    print(result.stdout)  # the rows the issue's note quotes
+    return [dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines()[1:]]
+
+
+def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(cluster, tmp_path):
+    project = copy_project(tmp_path)
+    workdir = tmp_path / "work"
+    # upstream jobs and the 1-node reference (2 gloo ranks in one job) locally; then only the training job on SLURM
+    one_node = _one_run_config(project, {"processes": 2, "cpus_per_task": 2}, tmp_path / "one_node.yaml")
+    snakemake(project, workdir, one_node, "--cores", "2", TRAIN_CHECKPOINT)
+    single, single_state = _trained(workdir)
+
+    two_nodes = _one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1},
+                                tmp_path / "two_nodes.yaml")
+    run = snakemake(project, workdir, two_nodes, "--workflow-profile", str(_site_profile(tmp_path)), *FAST_STATUS,
+                    "--forcerun", "train", TRAIN_CHECKPOINT, env=cluster)
+    [job] = [job for job in _sacct(cluster, run.stdout + run.stderr) if _rule(job) == "train"]
+    assert job["State"] == "COMPLETED", job
+    rows = {row["JobID"].removeprefix(job["JobID"]): row for row in _sacct_steps(cluster, job["JobID"])}
+    assert (rows[""]["NNodes"], rows[""]["State"]) == ("2", "COMPLETED"), rows
+    # the job's own srun: one task (a torchrun) on each node
+    assert (rows[".0"]["NNodes"], rows[".0"]["NTasks"], rows[".0"]["State"]) == ("2", "2", "COMPLETED"), rows
+    assert sorted(rows[".0"]["NodeList"].split(",")) == sorted(["localhost", socket.gethostname().split(".")[0]]), rows
+
+    multi, multi_state = _trained(workdir)
+    assert (single_state["world"], multi_state["world"]) == (2, 2)
+    assert multi_state["summary"]["steps"] == single_state["summary"]["steps"] > 1
+    assert single.keys() == multi.keys()
+    for name in single:
+        torch.testing.assert_close(multi[name], single[name], rtol=1e-5, atol=1e-6, msg=name)

@@ -26,7 +26,8 @@ rule train:
         "{params.numerics}python -m fpa train --model {input.model} --train {input.train} --val {input.val} "
         "{params.reference} --run-json {params.run:q} --method {wildcards.method} "
         "--seed {wildcards.seed} --code {params.code} --processes {params.processes} --threads {threads} "
-        "--work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} > {log} 2>&1"
+        "--nodes {resources.nodes} --work {params.work} --out {output.checkpoint} --snapshots {output.snapshots} "
+        "> {log} 2>&1"
 
 
 # Online methods (GRPO, DAPO): TRL's GRPOTrainer samples from the policy as it trains, rewarded

@@ -1,4 +1,5 @@
-"""``fpa train``: one method, one seed, in ``--processes`` DDP ranks (``fpa.training.launch``)."""
+"""``fpa train``: one method, one seed, in ``--processes`` DDP ranks on each of ``--nodes`` nodes
+(``fpa.training.launch``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from fpa.training import launch
 
 
 def run_training(args) -> None:
-    launch.enter_ranks(args)
+    launch.enter_ranks(args, nodes=args.nodes)
     from fpa.provenance.record import Job  # after the launch: its process needs no torch
     from fpa.training.checkpoints import move_snapshots
     from fpa.training.loop import train
@@ -59,9 +60,12 @@ def register(commands) -> None:
     parser.add_argument("--snapshots", default=None,
                         help="directory for the HF-format snapshots taken every training.snapshot_every steps")
     parser.add_argument("--processes", type=int, default=1,
-                        help="DDP ranks of the job (one per GPU, or CPU ranks on gloo); > 1 starts them with torchrun")
+                        help="DDP ranks on each node (one per GPU, or CPU ranks on gloo); > 1 starts them with torchrun")
+    parser.add_argument("--nodes", type=int, default=1,
+                        help="nodes of the job's SLURM allocation; > 1: srun starts a torchrun on each, which meet "
+                             "at the first node")
     parser.add_argument("--threads", type=int, default=1,
-                        help="the job's CPUs, split evenly over its processes (torch threads of each)")
+                        help="the job's CPUs on each node, split evenly over its processes (torch threads of each)")
     parser.add_argument("--stop-after", type=int, default=None,
                         help="stop after N optimizer steps without writing the output (resume tests)")
     parser.set_defaults(handler=run_training)

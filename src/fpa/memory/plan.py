@@ -17,6 +17,7 @@ from typing import Mapping
 
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import FP32, TrainingJob, head_chunk_rows, training_memory
+from fpa.resources import job_world
 
 GIB = 2**30
 # device memory outside PyTorch's allocator: the CUDA context and kernels (~0.5 GiB on an H100
@@ -56,8 +57,8 @@ def sequences_per_problem(config: Mapping) -> int:
     return 2 if config["dataset"]["source"] == "step_dpo" else config["dataset"]["k"]
 
 
-def training_job(config: Mapping, run, arch: Architecture, gpus: int, **overrides) -> TrainingJob:
-    """What one rank of ``run``'s training job does (``overrides``: another parallel setting)."""
+def training_job(config: Mapping, run, arch: Architecture, world: int, **overrides) -> TrainingJob:
+    """What one of the ``world`` ranks of ``run``'s training job does (``overrides``: another parallel setting)."""
     from fpa.objectives import get_objective
 
     training = run.training
@@ -71,7 +72,7 @@ def training_job(config: Mapping, run, arch: Architecture, gpus: int, **override
         gradient_checkpointing=training["gradient_checkpointing"],
         chunk_size=(head_chunk_rows(int(training["head_memory_mb"] * 2**20), arch.vocab_size)
                     if training["chunk_size"] == "auto" else training["chunk_size"]),
-        world=gpus,
+        world=world,
         parallel=training.get("parallel", "ddp"),
         cpu_offload=training.get("fsdp_cpu_offload", False),
         reshard_after_forward=training.get("fsdp_reshard_after_forward", True),
@@ -114,12 +115,13 @@ def plan_memory(config: Mapping, runs: Mapping, gpu_bytes: int, root: Path = Pat
     """Every training, reference-cache and vLLM sampling job with GPUs (and every training job
     on CPUs, for its host memory), per model whose architecture is known."""
     estimates = []
-    train_gpus = config["resources"]["train"]["gpu"]
+    train = config["resources"]["train"]
+    train_gpus = train["gpu"] * train["nodes"]  # the job's GPUs over all its nodes
     for (model, name), run in runs.items():
         arch = model_architecture(model, config["models"][model], root)
         if arch is None or run.online:
             continue
-        job = training_job(config, run, arch, max(1, train_gpus))
+        job = training_job(config, run, arch, job_world(train))
         online = run.training["reference"] == "online"
         parts = _training_bytes(arch, job, online)
         fits = parts["peak"] <= gpu_bytes
@@ -181,16 +183,16 @@ def format_plan(estimates: list[Estimate], gpu_bytes: int, both: Mapping[str, Ma
 
 
 def parallel_variants(config: Mapping, runs: Mapping, root: Path = Path(".")) -> dict:
-    """Each training run's bytes per GPU under ddp and under fsdp, on the configured GPUs."""
+    """Each training run's bytes per GPU under ddp and under fsdp, on the configured GPUs (all nodes')."""
     out = {}
-    gpus = max(1, config["resources"]["train"]["gpu"])
+    world = job_world(config["resources"]["train"])
     for (model, name), run in runs.items():
         arch = model_architecture(model, config["models"][model], root)
         if arch is None or run.online:
             continue
         online = run.training["reference"] == "online"
         out[(model, name)] = {
-            parallel: _training_bytes(arch, training_job(config, run, arch, gpus, parallel=parallel), online)["peak"]
+            parallel: _training_bytes(arch, training_job(config, run, arch, world, parallel=parallel), online)["peak"]
             for parallel in ("ddp", "fsdp")
         }
     return out

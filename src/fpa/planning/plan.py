@@ -26,6 +26,7 @@ from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
 from fpa.planning.validation import NAME, check_planning
+from fpa.resources import job_request
 
 TABLE_FORMATS = ("csv", "md", "tex", "html")
 COST_TABLE = tuple(f"results/tables/cost_by_stage.{ext}" for ext in ("csv", "md", "html"))
@@ -116,8 +117,8 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
 
     def resources(self, group: str) -> dict:
         """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
-        defaults filled from the schema (the SLURM plugin's names)."""
-        return self.config["resources"][group]
+        defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``)."""
+        return job_request(self.config["resources"][group])
 
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""
