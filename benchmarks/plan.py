@@ -140,7 +140,7 @@ def markdown(record: dict) -> str:
             lines.append(f"| {checkout} | {name} | {jobs} | {row['wall_median_s']:.2f} [{min(row['wall_s']):.2f}–"
                          f"{max(row['wall_s']):.2f}] | {row['cpu_median_s']:.2f} [{min(row['cpu_s']):.2f}–"
                          f"{max(row['cpu_s']):.2f}] |")
-    return "\n".join(lines + ["", record["target"]])
+    return "\n".join(lines + [""] + [f"- {verdict}" for verdict in record["target"].splitlines()])
 
 
 def main() -> None:
@@ -158,8 +158,11 @@ def main() -> None:
     results = measure(checkouts, args.rounds)
     load_after = os.getloadavg()
     text = table(results)
-    paper = results["current"]["paper plan"]["wall_median_s"]
-    verdict = f"[{'PASS' if paper < TARGET_S else 'FAIL'}] paper plan median wall {paper:.2f} s < {TARGET_S} s"
+    # wall is what the target is about; CPU time is what a shared machine's load does not inflate
+    verdict = "\n".join(
+        f"[{'PASS' if value < TARGET_S else 'FAIL'}] paper plan median {unit} {value:.2f} s < {TARGET_S} s"
+        for unit, value in (("wall", results["current"]["paper plan"]["wall_median_s"]),
+                            ("CPU", results["current"]["paper plan"]["cpu_median_s"])))
     print(f"load average {load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} CPUs")
     print(text)
     print(verdict)

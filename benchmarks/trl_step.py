@@ -108,7 +108,7 @@ def prepare(args, workdir):
                     {"prompt": prompt, "completion": rejected, "label": False}],
             "sft": [{"prompt": prompt, "completion": chosen}]}
     write_json(workdir / "trl_rows.json", rows)
-    return {"completion_tokens": completion + 1}
+    return {}
 
 
 # ---------------------------------------------------------------- the two sides
