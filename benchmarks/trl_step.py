@@ -292,7 +292,7 @@ def run(args):
 
     run_args = {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out", "table", "seq",
                                                                    "chunk_size")}
-    results = {"args": run_args, "sizes": model_sizes(args), "cpu_count": os.cpu_count(),
+    results = {"benchmark": "trl_step", "args": run_args, "sizes": model_sizes(args), "cpu_count": os.cpu_count(),
                "load_average": [os.getloadavg()[0]], "points": [], "device": "CPU only (no GPU in this task)",
                "torch": torch.__version__, "trl": trl.__version__, "transformers": transformers.__version__}
     skip = ("worker", "workdir", "cases", "out", "table")
