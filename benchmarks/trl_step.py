@@ -276,9 +276,10 @@ def markdown(results):
                          f"{row['trl_cpu_s']:.2f} | {r['median']:.3f} [{r['min']:.3f}–{r['max']:.3f}] | "
                          f"{row['ours_peak_mb']:,.0f} | {row['trl_peak_mb']:,.0f} | {row['peak_ratio']:.3f} | "
                          f"{loss['ours']:.6f} / {loss['trl']:.6f} |")
-    missing = [s for s in a["seqs"] if s not in {p["seq"] for p in results["points"]}]
+    measured = {(p["case"], p["seq"]) for p in results["points"]}
+    missing = [f"{case} {seq:,}" for seq in a["seqs"] for case in a["cases"].split(",") if (case, seq) not in measured]
     if missing:
-        lines += ["", f"Not measured (the run stopped before them): lengths {missing}."]
+        lines += ["", f"Not measured (the run stopped before them): {', '.join(missing)}."]
     return "\n".join(lines)
 
 
