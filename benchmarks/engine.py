@@ -214,6 +214,11 @@ def report(args, memory, times, sizes):
     return "\n".join(lines), targets
 
 
+def markdown(record: dict) -> str:
+    """The recorded run's printed table, as a Markdown code block (``report.py``)."""
+    return "```\n" + record["table"] + "\n```"
+
+
 def main(argv=None):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)

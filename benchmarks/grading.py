@@ -362,6 +362,11 @@ def summary(args, corpus: list[dict], results: dict, load: list[float]) -> dict:
             "versions": versions, "table": text, "disagreements": cases}
 
 
+def markdown(record: dict) -> str:
+    """The recorded run's printed table, as a Markdown code block (``report.py``)."""
+    return "```\n" + record["table"] + "\n```"
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:

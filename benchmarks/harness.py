@@ -104,7 +104,7 @@ def spawn(script, args, worker, workdir, skip=("worker", "workdir")):
     cmd = [sys.executable, str(script), "--worker", worker, "--workdir", str(workdir)]
     for key, value in vars(args).items():
         if key not in skip and value is not None:
-            cmd += [f"--{key.replace('_', '-')}", str(value)]
+            cmd += [f"--{key.replace('_', '-')}", ",".join(map(str, value)) if isinstance(value, list) else str(value)]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # idle OpenMP threads sleep: CPU time = work done
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode:

@@ -1,0 +1,82 @@
+"""Write the benchmark tables into the Markdown from the committed results files.
+
+    python benchmarks/report.py           # rewrites every marked section in place
+    python benchmarks/report.py --check   # rewrites nothing; exit 1 naming each stale section
+
+A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
+in README.md or benchmarks/README.md. Its content is ``markdown(record)`` of the record in
+``benchmarks/results/NAME.json``, by the benchmark module that wrote it (its
+``"benchmark"`` field, else ``benchmarks/NAME.py``): one run per table, and no number
+typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+DOCS = (ROOT / "README.md", BENCH / "README.md")
+RESULTS = BENCH / "results"
+START = re.compile(r"<!-- bench:([a-z_0-9]+):start -->")
+SECTION = re.compile(r"(<!-- bench:(?P<name>[a-z_0-9]+):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)
+
+
+def render(name: str, where: str) -> str:
+    """The Markdown of ``results/NAME.json``, by the ``markdown()`` of the benchmark that wrote it."""
+    path = RESULTS / f"{name}.json"
+    if not path.is_file():
+        raise ValueError(f"{where}: section bench:{name}: expected a results file {path.relative_to(ROOT)}, "
+                         "found none")
+    record = json.loads(path.read_text())
+    benchmark = record.get("benchmark", name)  # a file named after its benchmark need not say it
+    if not (BENCH / f"{benchmark}.py").is_file():
+        raise ValueError(f"{where}: section bench:{name}: expected benchmarks/{benchmark}.py "
+                         f"(the benchmark that wrote {path.name}), found none")
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))  # the benchmarks import each other as scripts do
+    return importlib.import_module(benchmark).markdown(record).rstrip("\n") + "\n"
+
+
+def regenerate(text: str, where: str) -> str:
+    """``text`` with every marked section's body replaced by its rendering."""
+    closed = {match.start() for match in SECTION.finditer(text)}
+    for match in START.finditer(text):
+        if match.start() not in closed:
+            line = text.count("\n", 0, match.start()) + 1
+            raise ValueError(f"{where}:{line}: bench:{match[1]}:start has no matching "
+                             f"<!-- bench:{match[1]}:end --> after it")
+    return SECTION.sub(lambda m: m[1] + render(m["name"], where) + m[4], text)
+
+
+def stale_sections(old: str, new: str) -> list[str]:
+    bodies = {m["name"]: m["body"] for m in SECTION.finditer(new)}
+    return [m["name"] for m in SECTION.finditer(old) if bodies.get(m["name"]) != m["body"]]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 if a section is stale")
+    args = parser.parse_args(argv)
+    from fpa.io import write_text
+
+    stale = []
+    for doc in DOCS:
+        old = doc.read_text()
+        new = regenerate(old, str(doc.relative_to(ROOT)))
+        if args.check:
+            stale += [f"{doc.relative_to(ROOT)}: bench:{name}" for name in stale_sections(old, new)]
+        elif new != old:
+            write_text(doc, new)
+    for entry in stale:
+        print(f"stale: {entry} (run python benchmarks/report.py)")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The benchmark tables in README.md and benchmarks/README.md are what benchmarks/report.py
+writes from the committed results files: no number in them is typed by hand."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import report  # noqa: E402
+
+
+@pytest.mark.parametrize("doc", report.DOCS, ids=lambda doc: doc.name if doc.parent == report.ROOT else "benchmarks")
+def test_every_section_is_its_results_file(doc):
+    text = doc.read_text()
+    assert report.SECTION.search(text), f"{doc}: no bench section"
+    regenerated = report.regenerate(text, str(doc))
+    assert regenerated == text, (f"{doc}: stale sections {report.stale_sections(text, regenerated)}; "
+                                 "run python benchmarks/report.py")
+
+
+def test_a_number_typed_into_a_section_is_caught_and_replaced():
+    text = report.DOCS[0].read_text()
+    section = report.SECTION.search(text)
+    body = section["body"]
+    digit = re.search(r"\d", body)
+    typed = body[:digit.start()] + str((int(digit[0]) + 1) % 10) + body[digit.end():]
+    edited = text[:section.start("body")] + typed + text[section.end("body"):]
+    assert report.stale_sections(edited, report.regenerate(edited, "README.md")) == [section["name"]]
+    assert report.regenerate(edited, "README.md") == text
+
+
+def test_an_unclosed_section_names_its_line():
+    with pytest.raises(ValueError, match=r"doc\.md:3: bench:plan:start has no matching"):
+        report.regenerate("a\nb\n<!-- bench:plan:start -->\nc\n", "doc.md")
+
+
+def test_a_section_without_a_benchmark_names_what_is_missing():
+    with pytest.raises(ValueError, match=r"bench:nothing_here: expected a results file benchmarks/results/nothing_here"):
+        report.regenerate("<!-- bench:nothing_here:start -->\n<!-- bench:nothing_here:end -->\n", "doc.md")
