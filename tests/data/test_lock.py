@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import build_tiny_model
 from fpa.cli import main
 from fpa.data.download import fetch, read_benchmarks_config
 from fpa.data.models import snapshot_files
@@ -44,10 +43,10 @@ seeds: [1]
 
 
 @pytest.fixture
-def project(tmp_path, tiny):
+def project(tmp_path, tiny, toy_model_dir):
     """A config with an unpinned hub model (in a model mirror) and an unpinned hub data file."""
     snapshot = tmp_path / "hub" / "models--org--tiny" / "snapshots" / COMMIT
-    build_tiny_model(snapshot)
+    shutil.copytree(toy_model_dir, snapshot)
     (tmp_path / "hub" / "models--org--tiny" / "refs").mkdir()
     (tmp_path / "hub" / "models--org--tiny" / "refs" / "main").write_text(COMMIT)
     catalog = tmp_path / "benchmarks.yaml"
