@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from fpa.io import write_json  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from harness import peak_memory  # noqa: E402
+
 CHARS = "abcdefghijklmnopqrstuvwxyz0123456789 +-*/=().,?!"
 
 # model shapes (HF config.json fields): the default run's toy model and the engine benchmark's
@@ -104,13 +107,6 @@ def write_samples(path: Path, problems: int, max_length: int) -> None:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
 def worker(case: str, workdir: Path) -> dict:
     """One measurement: in this (fresh) process, the job's training steps from its imports on."""
     import torch
@@ -123,12 +119,11 @@ def worker(case: str, workdir: Path) -> dict:
     settings = training_settings(case)
     data = workdir / f"{case}.jsonl"
     write_samples(data, settings["micro_batch_problems"] * STEPS, settings["max_length"])
-    baseline = _status_kb("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := current RSS
-    train(model_dir=str(workdir / model), train_path=str(data), val_path=str(data), reference_dir=None,
-          objective_name="offrl", params={}, training=settings, seed=0, work_dir=str(workdir / f"work-{case}"),
-          out_dir=None, stop_after=STEPS)
-    return {"measured_mb": (_status_kb("VmHWM") - baseline) / 1024}
+    memory, _ = peak_memory(lambda: train(
+        model_dir=str(workdir / model), train_path=str(data), val_path=str(data), reference_dir=None,
+        objective_name="offrl", params={}, training=settings, seed=0, work_dir=str(workdir / f"work-{case}"),
+        out_dir=None, stop_after=STEPS))
+    return {"measured_mb": memory["extra_mb"]}
 
 
 def estimate(case: str) -> dict:
