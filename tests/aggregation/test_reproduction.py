@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fpa.aggregation.layout import build_layout
-from fpa.aggregation.paper import load_paper_results
+from fpa.aggregation.paper import PaperSource, load_paper_results
 from fpa.cli import main
 from fpa.config import expand_runs, load_config_file
 from fpa.evaluation.evaluate import score_completions
@@ -32,18 +32,26 @@ def _evaluation(percent: float, n: int) -> dict:
     return score_completions(records, completions, n=n, grader=lambda pairs: [(c == a, "exact") for c, a in pairs])
 
 
-def _constructed(tmp_path: Path, name: str, rows: list, shift: dict | None = None):
-    """Table ``name`` of config/paper.yaml on ``rows`` of qwen3-4b-base, and its evaluation files
-    holding the paper's values (a seed row's for each seed; ``shift`` adds points to one cell)."""
-    config = load_config_file(ROOT / "config" / "paper.yaml")
-    spec = {**config["tables"][name], "models": [MODEL], "rows": rows, "highlight": []}
+def _constructed(tmp_path: Path, name: str, rows: list, shift: dict | None = None, config_name: str = "paper.yaml",
+                 spread: float = 0.0):
+    """Table ``name`` of ``config_name`` on ``rows`` (of qwen3-4b-base in config/paper.yaml), and its
+    evaluation files holding the paper's values of the cells it is compared with (a seed row's for
+    each seed; several seeds of a mean row: the value −``spread``, itself, +``spread``; ``shift``
+    adds points to one cell)."""
+    config = load_config_file(ROOT / "config" / config_name)
+    spec = {**config["tables"][name], "rows": rows, "highlight": []}
+    if config_name == "paper.yaml":
+        spec["models"] = [MODEL]
     layout = build_layout(name, spec, config, expand_runs(config))
-    paper = load_paper_results(ROOT / "config" / "paper_results.yaml")[name]
+    source = PaperSource.of(spec["paper_results"])
+    paper = load_paper_results(ROOT / source.file)[source.table or name]
     paths = []
     for key in layout.cell_keys():
-        for seed in key.seeds:
-            row = key.method if len(key.seeds) == 1 else f"{key.method}@{seed}"
-            percent = paper.cells[(MODEL, row, key.bench)][1] + (shift or {}).get((row, key.bench), 0)
+        for offset, seed in zip((-spread, 0, spread) if len(key.seeds) == 3 else (0,), key.seeds):
+            row = key.method if len(key.seeds) == 1 or spread else f"{key.method}@{seed}"
+            column = (source.columns or {}).get(key.bench, key.bench)
+            printed = paper.cells[(source.model or key.model, row, column)][1]
+            percent = printed + offset + (shift or {}).get((row, key.bench), 0)
             path = tmp_path / "results" / "eval" / key.model / key.method / str(seed) / f"{key.bench}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(_evaluation(percent, config["benchmarks"][key.bench]["n"])))
@@ -91,3 +99,18 @@ def test_a_cell_a_point_off_the_paper_counts_outside(tmp_path):
     summary = _reproduction(tmp_path, ["main"])
     assert "| main | tab:main_results | 16 | no spread | 14 / 16 | 2 | 1.00 |" in summary
     assert "(paper 86.80, Δ −1.00)" in (tmp_path / "tables" / "main.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_toy_table_read_against_the_papers_through_a_mapping(tmp_path):
+    """config/toy-paper.yaml's main table maps toy8/9/10 to the paper's Qwen2.5-Math-7B MATH500,
+    OlympiadBench and AIME: runs with those numbers (± 1 point over three seeds) show Δ 0 within
+    the seed spread; the toy's Avg., which the paper does not print, gets no comparison."""
+    layout, paths = _constructed(tmp_path, "toy_paper_main", ["base", "offrl", "fpa"], config_name="toy-paper.yaml",
+                                 spread=1.0, shift={("fpa", "toy10"): 5.0})
+    rows = _aggregate(tmp_path, layout, paths)
+    assert rows["fpa"]["toy8"] == "72.55 ± 1.00" and rows["fpa"]["toy8_paper"] == "72.55"  # the paper's MATH500
+    assert rows["offrl"]["toy9_delta"] == "0.00" and rows["fpa"]["toy10_delta"] == "5.00"
+    assert rows["fpa"]["Avg._paper"] == rows["fpa"]["Avg._delta"] == ""
+    summary = _reproduction(tmp_path, ["toy_paper_main"])
+    assert "| toy_paper_main | tab:main_results | 9 | 8 / 9 | n/a | 1 | 5.00 |" in summary, summary

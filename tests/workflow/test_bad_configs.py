@@ -110,6 +110,13 @@ CORPUS = [
         r"tables\.toy\.columns: unknown benchmark 'toy11'"),
     Bad("table_unknown_method", "toy: [toy8, toy9, toy10]", "toy: {columns: [toy8], rows: [offrl, dpo]}",
         r"tables\.toy\.rows: 'dpo' names no run of model 'toy'"),
+    Bad("paper_unknown_column", "toy: [toy8, toy9, toy10]", "toy: {columns: [toy8], paper_results: "
+        "{file: config/paper_results.yaml, table: main, model: qwen2.5-math-7b, columns: {toy9: math500}}}",
+        r"tables\.toy\.paper_results\.columns: 'toy9' is no column of the table; expected some of \['toy8', 'avg'\]"),
+    Bad("paper_unknown_model", "toy: [toy8, toy9, toy10]", "toy: {columns: [toy8], paper_results: "
+        "{file: config/paper_results.yaml, table: main, model: qwen9, columns: {toy8: math500}}}",
+        r"tables\.toy\.paper_results\.model: \S+paper_results\.yaml table 'main' has no model 'qwen9'; expected one "
+        r"of \['llama-3\.2-3b-instruct', 'qwen2\.5-math-7b', 'qwen3-4b-base'\]"),
     Bad("figure_unknown_method", "training_dynamics: {}", "training_dynamics: {fpa: dpo}",
         r"figures\.training_dynamics\.fpa: unknown method 'dpo'"),
     Bad("curve_unknown_benchmark", "curve_benchmarks: [toy8_curve]", "curve_benchmarks: [toy7]",

@@ -126,29 +126,72 @@ def _line(path: str, keys: list) -> int:
     return node.start_mark.line + 1
 
 
-def with_paper(layout: Layout, path: str, where: str, known_rows: set, known_columns: set) -> Layout:
-    """``layout`` carrying the paper's value of each of its cells that the paper prints. A row or
-    column of the file that the table does not show is left out; one that names nothing of the
-    config (``known_rows``: (model, run, base or model); ``known_columns``) is a ConfigError."""
-    tables = load_paper_results(path)
-    if layout.name not in tables:
-        raise ConfigError(f"{where}.paper_results: {path} has no table {layout.name!r}; expected one of "
+@dataclass(frozen=True)
+class PaperSource:
+    """What a table is compared with (``tables.<t>.paper_results``): the file, its table (None:
+    the table's own name), its model (None: each row's own model) and our column -> its column
+    (None: every column by its own key)."""
+
+    file: str
+    table: str | None = None
+    model: str | None = None
+    columns: dict | None = None
+
+    @classmethod
+    def of(cls, value) -> "PaperSource":
+        """From the config's value: a file, or a mapping with ``file`` and optionally ``table``,
+        ``model``, ``columns`` (the schema checks the shape)."""
+        return cls(value) if isinstance(value, str) else cls(**value)
+
+
+def with_paper(layout: Layout, value, where: str, known_rows: set, known_columns: set) -> Layout:
+    """``layout`` carrying the paper's value of each of its cells that the paper prints (``value``:
+    ``tables.<t>.paper_results``, see ``PaperSource``). Without a mapping, a row or column of the
+    file that the table does not show is left out, and one that names nothing of the config
+    (``known_rows``: (model, run, base or model); ``known_columns``) is a ConfigError; with one,
+    only the rows the table shows and the mapped columns are compared, and a mapped name the file
+    or the table lacks is a ConfigError."""
+    source = PaperSource.of(value)
+    tables = load_paper_results(source.file)
+    name = source.table or layout.name
+    if name not in tables:
+        raise ConfigError(f"{where}.paper_results: {source.file} has no table {name!r}; expected one of "
                           f"{sorted(tables)}")
-    table, file = tables[layout.name], str(resolve(path))
+    table, file = tables[name], str(resolve(source.file))
+    rows = [(row.model, row.key.removeprefix(f"{row.model}/"), row.key) for block in layout.blocks for row in block.rows]
+    if source.columns is None and source.model is None and source.table is None:
+        _check_names(file, name, table, layout, rows, known_rows, known_columns)
+    columns = source.columns or {column: column for column in table.columns}
+    for ours, theirs in columns.items():
+        if ours not in layout.column_keys:
+            raise ConfigError(f"{where}.paper_results.columns: {ours!r} is no column of the table; expected some of "
+                              f"{list(layout.column_keys)}")
+        if theirs not in table.columns:
+            raise ConfigError(f"{where}.paper_results.columns.{ours}: {file} table {name!r} has no column "
+                              f"{theirs!r}; expected one of {list(table.columns)}")
+    if source.model is not None and source.model not in {model for model, _, _ in table.cells}:
+        raise ConfigError(f"{where}.paper_results.model: {file} table {name!r} has no model {source.model!r}; "
+                          f"expected one of {sorted({model for model, _, _ in table.cells})}")
+    cells = []
+    for model, row, key in rows:
+        for ours, theirs in columns.items():
+            printed = table.cells.get((source.model or model, row, theirs))
+            if printed and ours in layout.column_keys:
+                cells.append(PaperCell(key, ours, *printed))
+    return replace(layout, paper=tuple(cells), paper_label=table.label)
+
+
+def _check_names(file: str, name: str, table: PaperTable, layout: Layout, rows: list, known_rows: set,
+                 known_columns: set):
+    """Every column and row of the file's table names something of the config."""
     unknown = [c for c in table.columns if c not in known_columns]
     if unknown:
-        _fail(file, [layout.name, "columns"], f"{unknown[0]!r} names no column of the config; expected some of "
+        _fail(file, [name, "columns"], f"{unknown[0]!r} names no column of the config; expected some of "
               f"{list(layout.column_keys)}")
-    keys = {(row.model, row.key.removeprefix(f"{row.model}/")): row.key
-            for block in layout.blocks for row in block.rows}
-    cells = []
-    for (model, row, column), (text, value, tolerance) in table.cells.items():
+    for model, row, _ in table.cells:
         if (model, row.partition("@")[0]) not in known_rows:
-            _fail(file, [layout.name, "models", model, row], f"names no run of model {model!r} (nor base); "
-                  f"the table's rows: {sorted(name for m, name in keys if m == model)}")
-        if (model, row) in keys and column in layout.column_keys:
-            cells.append(PaperCell(keys[(model, row)], column, text, value, tolerance))
-    return replace(layout, paper=tuple(cells), paper_label=table.label)
+            _fail(file, [name, "models", model, row], f"names no run of model {model!r} (nor base); "
+                  f"the table's rows: {sorted(r for m, r, _ in rows if m == model)}")
 
 
 def compare(mean: float, std: float, n_seeds: int, paper: PaperCell) -> dict:
