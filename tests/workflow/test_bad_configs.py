@@ -95,7 +95,7 @@ CORPUS = [
     # unknown keys, wrong types, bad values
     Bad("unknown_top_level_key", "seeds: [42, 43, 44]", "seeds: [42, 43, 44]\nepochs: 3",
         r"epochs: unknown key; expected one of \["),
-    Bad("unknown_training_key", "  epochs: 3", "  epochz: 3", r"training\.epochz: unknown key; expected one of \["),
+    Bad("unknown_training_key", "  epochs: 2", "  epochz: 2", r"training\.epochz: unknown key; expected one of \["),
     Bad("wrong_type", "  batch_size: 256", "  batch_size: many",
         r"generation\.batch_size: expected integer, got 'many'"),
     Bad("negative_batch_size", "  batch_size: 256", "  batch_size: -4",
