@@ -1,7 +1,6 @@
 """Peak memory per rank of one training step under FSDP2 vs DDP, 2 gloo ranks on CPU.
 
     nice python benchmarks/fsdp_memory.py                  # 5 rounds; writes benchmarks/results/fsdp_memory.json
-    python benchmarks/fsdp_memory.py --table               # the README's markdown table, from that JSON
     python benchmarks/fsdp_memory.py --layers 2 --vocab 4096 --seq 64 --rounds 1 --out /tmp/m.json   # smoke run
 
 The engine benchmark's model (``harness.build_model``: tied-head Qwen2, V = 151,936, d = 256,
@@ -52,7 +51,6 @@ def parse_args(argv=None):
     add("--rounds", type=int, default=5, help="paired DDP / FSDP launches")
     add("--steps", type=int, default=2, help="steps per launch; the last one is compared")
     add("--out", default=str(RESULTS))
-    add("--table", action="store_true", help="print the markdown table of --out and exit")
     add("--worker", choices=PARALLEL, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -110,7 +108,7 @@ def paired(rounds: list[dict], key: str = "peak_mb") -> dict:
     return {"ratios": ratios, "median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
 
 
-def table(results: dict) -> str:
+def markdown(results: dict) -> str:
     """The README's markdown table: a row per round and rank, then the median and range of the ratios."""
     lines = ["| round | rank | DDP peak MB | FSDP peak MB | FSDP / DDP | DDP before step MB | FSDP before step MB |",
              "|---|---|---|---|---|---|---|"]
@@ -130,9 +128,6 @@ def main(argv=None):
     if args.worker:
         worker(args)
         return
-    if args.table:
-        print(table(json.loads(Path(args.out).read_text())))
-        return
     model = build_model(args)
     params = sum(p.numel() for p in model.parameters())
     del model
@@ -150,7 +145,7 @@ def main(argv=None):
                "device": "CPU only (2 gloo ranks on 2 cores shared with other jobs, run under nice)",
                "torch": torch.__version__}
     write_json(args.out, results)
-    print(table(results))
+    print(markdown(results))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """Grading, paired per round: ours vs the Math-Verify loop, with and without repeated answers.
 
     nice python benchmarks/grading_rounds.py          # writes benchmarks/results/grading_rounds.json
-    python benchmarks/grading_rounds.py --table       # the Markdown table of that JSON
 
 Two corpora of ``--n`` completions from the mirror, built as in ``grading.py``:
 
@@ -44,7 +43,6 @@ def parse_args(argv=None):
     add("--seed", type=int, default=0)
     add("--mirror", default=os.environ.get("FPA_DATA_MIRROR", str(ROOT.parent / "shared" / "data")))
     add("--out", default=str(OUT))
-    add("--table", action="store_true", help="print the Markdown table of --out and exit")
     return parser.parse_args(argv)
 
 
@@ -148,10 +146,7 @@ def markdown(results):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.table:
-        print(markdown(json.loads(Path(args.out).read_text())))
-    else:
-        run(args)
+    run(args)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """Loss-head memory: chunked vs naive FPA head over the number of rows and the chunk size, CPU.
 
     nice python benchmarks/head_memory.py            # writes benchmarks/results/head_memory.json
-    python benchmarks/head_memory.py --table         # the Markdown table of that JSON
 
 Each measurement is the engine benchmark's loss-head case (``engine.py``: FPA statistics
 logp, ref_logp, hat_logp, forward + backward of ``logp.sum()``; ``token_statistics``
@@ -44,7 +43,6 @@ def parse_args(argv=None):
     add("--hidden", type=int, default=64)
     add("--rounds", type=int, default=3, help="fresh-process repeats of every case")
     add("--out", default=str(OUT))
-    add("--table", action="store_true", help="print the Markdown table of --out and exit")
     return parser.parse_args(argv)
 
 
@@ -93,10 +91,7 @@ def markdown(results):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.table:
-        print(markdown(json.loads(Path(args.out).read_text())))
-    else:
-        run(args)
+    run(args)
 
 
 if __name__ == "__main__":

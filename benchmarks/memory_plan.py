@@ -68,7 +68,6 @@ def parse_args(argv=None):
     parser.add_argument("--cases", nargs="+", default=[c for c in CASES if c != RUNTIME], choices=list(CASES))
     parser.add_argument("--rounds", type=int, default=3, help="measurements per case (median and spread)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "memory_plan.json"))
-    parser.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -140,7 +139,7 @@ def estimate(case: str) -> dict:
     return {key: value / 2**20 for key, value in parts.items()}
 
 
-def table(results: dict) -> str:
+def markdown(results: dict) -> str:
     """The Markdown table of a results file: estimate against measured peak, per case."""
     lines = [f"{results['rounds']} rounds per case, {results['steps']} optimizer steps each; MiB",
              "", "| case | model | precision | checkpointing | measured (median) | estimate | ratio per round |",
@@ -156,9 +155,6 @@ def table(results: dict) -> str:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    if args.table:
-        print(table(json.loads(Path(args.out).read_text())))
-        return
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.workdir))))
         return

@@ -148,11 +148,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to time the same way")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     args = parser.parse_args()
-    if args.table:
-        print(markdown(json.loads(args.out.read_text())))
-        return
     load_before = os.getloadavg()
     checkouts = {"current": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     results = measure(checkouts, args.rounds)

@@ -2,6 +2,7 @@
 
     python benchmarks/report.py           # rewrites every marked section in place
     python benchmarks/report.py --check   # rewrites nothing; exit 1 naming each stale section
+    python benchmarks/report.py --print trl_step   # prints one results file's Markdown
 
 A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
 in README.md or benchmarks/README.md. Its content is ``markdown(record)`` of the record in
@@ -62,7 +63,11 @@ def stale_sections(old: str, new: str) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 if a section is stale")
+    parser.add_argument("--print", dest="name", help="print the Markdown of benchmarks/results/NAME.json and exit")
     args = parser.parse_args(argv)
+    if args.name:
+        print(render(args.name, "--print"), end="")
+        return 0
     from fpa.io import write_text
 
     stale = []

@@ -121,7 +121,6 @@ def parse_args(argv=None):
     parser.add_argument("--refill", type=int, nargs="+", default=[256, 16], help="slot decoder refill values")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--table", action="store_true", help="print the README table of --out and exit")
     return parser.parse_args(argv)
 
 
@@ -136,7 +135,7 @@ def timed(side, prompts) -> tuple[list, float, float]:
     return completions, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def table(results: dict) -> str:
+def markdown(results: dict) -> str:
     rounds = results["rounds"]
     lines = [f"{results['prompts']} prompts x 1 sample, batch {results['batch']}, 1 thread, {len(rounds)} rounds; "
              f"load average {results['load_average'][0]:.1f} -> {results['load_average'][1]:.1f}; completions "
@@ -152,9 +151,6 @@ def table(results: dict) -> str:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    if args.table:
-        print(table(json.loads(Path(args.out).read_text())))
-        return
     with tempfile.TemporaryDirectory() as scratch:
         model = args.model
         if model is None:
@@ -182,7 +178,7 @@ def main(argv=None) -> None:
                "sides": list(sides), "identical": f"{len(prompts)} of {len(prompts)}", "rounds": rounds,
                "load_average": [load, os.getloadavg()[0]], "torch": torch.__version__}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
-    print(table(results))
+    print(markdown(results))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
     nice python benchmarks/trl_step.py                                # the sweep; writes results/trl_step.json
     python benchmarks/trl_step.py --seqs 64 --chunks 64 --reps 1 --vocab 8192   # smoke run
-    python benchmarks/trl_step.py --table                             # the Markdown table of that JSON
 
 Model: ``harness.build_model`` (tied-head Qwen2, fp32) at ``--hidden/--layers/--ffn``, V = 151,936
 by default so that the loss head's chunk matters as it does for Qwen. The batch is one
@@ -72,7 +71,6 @@ def parse_args(argv=None):
     add("--chunks", type=_ints, default=[512, 1024],
         help="our loss-head chunk sizes (the toy configs' 1024; 512 = chunk_size: auto at V=151,936, 1 GiB)")
     add("--out", default=str(OUT))
-    add("--table", action="store_true", help="print the Markdown table of --out and exit")
     add("--worker", help=argparse.SUPPRESS)
     add("--workdir", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -314,9 +312,7 @@ def run(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.table:
-        print(markdown(json.loads(Path(args.out).read_text())))
-    elif args.worker:
+    if args.worker:
         workdir = Path(args.workdir)
         kind, _, case = args.worker.partition(":")
         result = (prepare(args, workdir) if kind == "prepare" else

@@ -1,0 +1,130 @@
+"""The default run as a new user meets it: a fresh clone, then ``snakemake --cores all``.
+
+    python benchmarks/default_run.py                 # 2 rounds; writes benchmarks/results/default_run.json
+    python benchmarks/default_run.py --rounds 3 --keep /tmp/runs
+    python benchmarks/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
+
+Each round clones the committed HEAD of this checkout into an empty directory and runs the
+README's command there, timed by ``/usr/bin/time`` (wall, user + sys CPU of Snakemake and
+every job, max RSS of the largest process); the environment is the one this script runs in
+(the install is not timed). The record keeps each round's times and the 1-min load average
+before and after (other jobs on the machine slow a round down), its ``results/tables/toy.md``
+and ``cost_by_stage.md``, and whether every round gave the same table to the last digit.
+Target (issue 26): every round within 7 min 30 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "default_run.json"
+TARGET_S = 450.0
+TIME_FORMAT = "WALL %e CPU %U+%S MAXRSS %M KB"
+TIMES = re.compile(r"^WALL (?P<wall>[\d.]+) CPU (?P<user>[\d.]+)\+(?P<sys>[\d.]+) MAXRSS (?P<rss>\d+) KB$", re.M)
+LOG = "default_run.log"
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def run_round(directory: Path) -> None:
+    """Clone HEAD into ``directory`` and run the default workflow there, its output in ``LOG``."""
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(directory)], check=True)
+    load = os.getloadavg()[0]
+    with open(directory / LOG, "w") as log:
+        log.write(f"load before: {load:.2f}\n")
+        log.flush()
+        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, sys.executable, "-m", "snakemake", "--cores", "all"],
+                              cwd=directory, stdout=log, stderr=subprocess.STDOUT).returncode
+        log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
+    if code:
+        raise SystemExit(f"{directory / LOG}: snakemake exited {code}")
+
+
+def read_round(directory: Path) -> dict:
+    """The record of one finished round in ``directory``."""
+    log = (directory / LOG).read_text()
+    times = TIMES.search(log)
+    if times is None or "exit: 0" not in log:
+        raise SystemExit(f"{directory / LOG}: expected a finished round (its time line and 'exit: 0'), got none")
+    commit = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    tables = directory / "results" / "tables"
+    return {
+        "commit": commit,
+        "wall_s": float(times["wall"]),
+        "cpu_s": round(float(times["user"]) + float(times["sys"]), 2),
+        "max_rss_mb": round(int(times["rss"]) / 1024),
+        "load_before": float(re.search(r"load before: ([\d.]+)", log)[1]),
+        "load_after": float(re.search(r"load after: ([\d.]+)", log)[1]),
+        "table": (tables / "toy.md").read_text(),
+        "cost_by_stage": (tables / "cost_by_stage.md").read_text(),
+    }
+
+
+def record(rounds: list[dict]) -> dict:
+    commits = {r["commit"] for r in rounds}
+    if len(commits) != 1:
+        raise SystemExit(f"expected rounds of one commit, got {sorted(commits)}")
+    return {"benchmark": "default_run", "commit": commits.pop(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+            "target_s": TARGET_S, "rounds": rounds,
+            "identical_tables": len({r["table"] for r in rounds}) == 1}
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def markdown(record: dict) -> str:
+    rounds = record["rounds"]
+    lines = [f"{len(rounds)} fresh clones of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
+             f"{record['cpus']} cores of an {record['cpu']} (`python benchmarks/default_run.py`):", "",
+             "| round | wall | CPU s (Snakemake and every job) | max RSS MB | 1-min load before → after | "
+             f"within {_minutes(record['target_s'])} |",
+             "|---:|---:|---:|---:|---|---|"]
+    for index, r in enumerate(rounds, 1):
+        lines.append(f"| {index} | {_minutes(r['wall_s'])} | {r['cpu_s']:.0f} | {r['max_rss_mb']} | "
+                     f"{r['load_before']:.2f} → {r['load_after']:.2f} | "
+                     f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
+    same = "the same table to the last digit" if record["identical_tables"] else "**different tables**"
+    lines += ["", f"Every round gave {same}; round 1's `results/tables/toy.md`:", "",
+              rounds[0]["table"].strip(), "", "Round 1's `results/tables/cost_by_stage.md`:", "",
+              rounds[0]["cost_by_stage"].strip()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="run the rounds in DIR/round-N and keep them (else a temporary dir)")
+    parser.add_argument("--record", type=Path, nargs="+", help="read these finished round directories instead")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if args.record:
+        directories = args.record
+    else:
+        parent = args.keep or Path(tempfile.mkdtemp(prefix="default-run."))
+        directories = [parent / f"round-{index}" for index in range(1, args.rounds + 1)]
+        for directory in directories:
+            run_round(directory)
+    result = record([read_round(directory) for directory in directories])
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(markdown(result))
+    return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
