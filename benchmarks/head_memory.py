@@ -16,7 +16,6 @@ ratio and its range over the rounds.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile

@@ -23,7 +23,6 @@ plan's median wall time below 2 s.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource

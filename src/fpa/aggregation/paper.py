@@ -57,7 +57,8 @@ def load_paper_results(path: str | Path) -> dict[str, PaperTable]:
 def _load(path: str, mtime_ns: int, size: int) -> dict[str, PaperTable]:
     """Parsed once per process and file version (config validation and common.smk both read it)."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        # libyaml where PyYAML has it: the file is read on every planning (950 cells)
+        data = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(error).split())}") from None
     if not isinstance(data, dict):
