@@ -99,3 +99,19 @@ def test_cached_reference_equals_online(tmp_path, toy_model_dir, tiny_dataset):
     cached, online = _weights(tmp_path / "cached" / "out"), _weights(tmp_path / "online" / "out")
     for name in cached:
         torch.testing.assert_close(cached[name], online[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_fused_adamw_trains_the_same_weights_as_the_default(tmp_path, toy_model_dir, tiny_dataset):
+    """``training.adamw: fused`` is torch's one-kernel update of the same AdamW: the same weights
+    after the run (to rounding), and the optimizer really is the fused one."""
+    from fpa.training import loop
+
+    _train(tmp_path, toy_model_dir, tiny_dataset, "default")
+    _train(tmp_path, toy_model_dir, tiny_dataset, "fused", training={**TRAINING, "adamw": "fused"})
+    default, fused = _weights(tmp_path / "default" / "out"), _weights(tmp_path / "fused" / "out")
+    for name in default:
+        torch.testing.assert_close(fused[name], default[name], rtol=1e-4, atol=1e-6, msg=name)
+    session, _ = loop._open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
+                                    str(tiny_dataset / "val.jsonl"), None, "offrl", {},
+                                    TrainConfig.from_dict({**TRAINING, "adamw": "fused"}), seed=3)
+    assert session.optimizer.optimizer.defaults["fused"] is True

@@ -54,6 +54,7 @@ class TrainConfig:
     max_grad_norm: float = 10.0
     weight_decay: float = 0.0
     adam_betas: tuple[float, float] = (0.9, 0.999)
+    adamw: str = "default"  # or "fused": torch's single-kernel AdamW update
     max_length: int = 2048
     precision: str = "fp32"
     gradient_checkpointing: bool = False
@@ -159,7 +160,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
                                device=accelerator.device, diagnostics=cfg.diagnostics)
     policy = Policy(lm, torch.bfloat16 if cfg.precision == "bf16" else None)
     body, optimizer = parallel.prepare(policy, lambda weights: torch.optim.AdamW(
-        weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay))
+        weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay, fused=cfg.adamw == "fused" or None))
     total = cfg.epochs * B.steps_per_epoch(len(train_split.groups), cfg.batch_problems)
     # The scheduler stays outside ``prepare``: accelerate would step it once per process.
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
