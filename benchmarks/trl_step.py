@@ -53,11 +53,22 @@ LR = 1e-6
 # fp32 sums of ~10^3 token log-probs (|log p| ~ log V) agree to ~1e-3 nats across summation orders; a token
 # more or less, or a shifted label, moves the loss by orders of magnitude more than this tolerance.
 LOSS_RTOL = 1e-3
+# what lowers the shared state, on both sides: (our training config, TRL's TrainingArguments)
+OPTIONS = {"gradient_checkpointing": ({"gradient_checkpointing": True}, {"gradient_checkpointing": True}),
+           "fused_adamw": ({"adamw": "fused"}, {"optim": "adamw_torch_fused"})}
 OUT = Path(__file__).parent / "results" / "trl_step.json"
 
 
 def _ints(text):
     return [int(x) for x in text.split(",")]
+
+
+def _options(text):
+    chosen = [x for x in text.split(",") if x]
+    unknown = sorted(set(chosen) - set(OPTIONS))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {unknown}; expected some of {list(OPTIONS)}")
+    return chosen
 
 
 def parse_args(argv=None):
@@ -70,6 +81,8 @@ def parse_args(argv=None):
     add("--seqs", type=_ints, default=[256, 512, 1024, 2048], help="comma-separated sequence lengths")
     add("--chunks", type=_ints, default=[512, 1024],
         help="our loss-head chunk sizes (the toy configs' 1024; 512 = chunk_size: auto at V=151,936, 1 GiB)")
+    add("--options", type=_options, default=[],
+        help="comma-separated, applied to both sides alike: " + ", ".join(OPTIONS))
     add("--out", default=str(OUT))
     add("--worker", help=argparse.SUPPRESS)
     add("--workdir", help=argparse.SUPPRESS)
@@ -118,6 +131,8 @@ class Ours:
 
         training = {"lr": LR, "batch_problems": 1, "micro_batch_problems": 1, "max_length": args.seq,
                     "chunk_size": chunk_size}
+        for option in args.options:
+            training.update(OPTIONS[option][0])
         train = str(workdir / "train.jsonl")
         self.run, _ = loop._open_session(str(workdir / "policy"), train, train, str(workdir / "cache"), objective,
                                          {}, loop.TrainConfig.from_dict(training), seed=0)
@@ -145,6 +160,8 @@ def _trl_trainer(kind, args, workdir):
     common = dict(output_dir=str(workdir / f"trl-{kind}"), use_cpu=True, bf16=False, report_to="none",
                   gradient_checkpointing=False, use_liger_kernel=False, max_length=args.seq, learning_rate=LR,
                   disable_tqdm=True, dataloader_num_workers=0, seed=0)
+    for option in args.options:
+        common.update(OPTIONS[option][1])
     rows = json.loads((workdir / "trl_rows.json").read_text())[kind]
     config, trainer_type = {
         "dpo": (lambda: trl.DPOConfig(per_device_train_batch_size=1, precompute_ref_log_probs=True, **common),
@@ -261,7 +278,7 @@ def markdown(results):
     a = results["args"]
     lines = [f"Model: V = {a['vocab']:,}, d = {a['hidden']}, {a['layers']} layers, MLP {a['ffn']} "
              f"(body {results['sizes']['body_params'] / 1e6:.1f}M, tied head {results['sizes']['head_params'] / 1e6:.1f}M "
-             f"params), fp32, {a['threads']} threads, CPU only (TRL's torch fallback of its Triton head); "
+             f"params), fp32, {a['threads']} threads, {_options_text(a.get('options', []))}, CPU only (TRL's torch fallback of its Triton head); "
              f"{a['reps']} paired rounds; 1-min load average {results['load_average'][0]:.1f} → "
              f"{results['load_average'][-1]:.1f} on {results['cpu_count']} cores.", "",
              "| case | tokens/seq | our chunk | ours CPU s | TRL CPU s | CPU ratio, median [min–max] | ours peak MB "
@@ -281,6 +298,11 @@ def markdown(results):
     return "\n".join(lines)
 
 
+def _options_text(options) -> str:
+    return "both sides with " + " and ".join(o.replace("_", " ") for o in options) if options else \
+        "no gradient checkpointing, torch's default AdamW"
+
+
 def run(args):
     cases = args.cases.split(",")
     unknown = sorted(set(cases) - set(CASES))
@@ -289,12 +311,11 @@ def run(args):
     import transformers
     import trl
 
-    run_args = {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out", "table", "seq",
-                                                                   "chunk_size")}
+    run_args = {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out", "seq", "chunk_size")}
     results = {"benchmark": "trl_step", "args": run_args, "sizes": model_sizes(args), "cpu_count": os.cpu_count(),
                "load_average": [os.getloadavg()[0]], "points": [], "device": "CPU only (no GPU in this task)",
                "torch": torch.__version__, "trl": trl.__version__, "transformers": transformers.__version__}
-    skip = ("worker", "workdir", "cases", "out", "table")
+    skip = ("worker", "workdir", "cases", "out")
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["HF_DATASETS_CACHE"] = str(Path(tmp) / "hf-datasets")
         for seq in args.seqs:
