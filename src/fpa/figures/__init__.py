@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from fpa.aggregation.layout import table_benchmarks
-from fpa.figures.style import method_color
 
 _SUPPORT_MODULES = {"style", "data", "panels", "paths"}
 BASE_ROLE = "base"
@@ -39,7 +38,6 @@ class FigureInputs:
     curves: dict[str, list[str]]  # role -> curve CSV per seed (figures that use curves)
     base_curves: list[str]  # the base model's curve per seed (step 0)
     labels: dict[str, str]  # role -> method label as in the tables
-    colors: dict[str, str]  # role -> its method's colour, the same in every figure of the config
     curve_benchmark: str | None
     evals: dict[str, dict[str, list[str]]]  # role -> benchmark -> final evaluation per seed (figures that use evals)
     benchmarks: list[str]  # the first table's benchmarks (figures that use evals)
@@ -151,8 +149,6 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
     labels = {role: config["methods"].get(method, {}).get("label", method) if method != BASE_ROLE else "Base"
               for role, method in roles.items()}
-    colors = {role: method_color(method, [name for run_model, name in runs if run_model == model])
-              for role, method in roles.items()}
     curve = config["curve_benchmarks"][0] if figure.uses_curves else None
     benchmarks = table_benchmarks(next(iter(config["tables"].values()))) if figure.uses_evals else []
     lam = {role: float(by_name[method].params.get("lam", 0.0)) if method in by_name else 0.0
@@ -164,7 +160,7 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     # the run whose files hold each role's results (Run.trained_as); the base model's are its own
     files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
     stages = {role: _stage_files(model, by_name[method]) for role, method in roles.items()} if figure.uses_stages else {}
-    return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels, "colors": colors,
+    return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels,
             "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam,
             "stages": stages}
 
@@ -222,7 +218,6 @@ def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
         if figure.uses_curves else {},
         base_curves=[paths.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
         labels=dict(slice_["labels"]),
-        colors=dict(slice_["colors"]),
         curve_benchmark=slice_.get("curve_benchmark"),
         evals={role: {b: [paths.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
                for role, method in files.items()} if figure.uses_evals else {},

@@ -7,26 +7,24 @@ from fpa.figures import FigureInputs
 SMOOTH = 5  # steps of trailing mean for per-step metrics: one batch holds few problems
 
 
-def logratio_panel(ax, inputs: FigureInputs, roles) -> None:
+def logratio_panel(ax, inputs: FigureInputs, roles, colors) -> None:
     """log π_θ − log π_ref of correct (solid) and incorrect (dashed) trajectories of each role."""
     from fpa.figures.data import read_metrics
     from fpa.figures.style import CLASS_STYLE, mean_band
 
-    for role in roles:
-        color = inputs.colors[role]
+    for role, color in zip(roles, colors):
         for cls, linestyle in CLASS_STYLE.items():
             steps, values = read_metrics(inputs.metrics[role], f"logratio_{cls}", smooth=SMOOTH)
             mean_band(ax, steps, values, label=f"{inputs.labels[role]} ({cls})", color=color, linestyle=linestyle)
     ax.set(title="log π − log π_ref", xlabel="step", ylabel="nats")
 
 
-def accuracy_panel(ax, inputs: FigureInputs, roles) -> None:
+def accuracy_panel(ax, inputs: FigureInputs, roles, colors) -> None:
     """Pass@1 on the curve benchmark at each snapshot (step 0: the base model) of each role."""
     from fpa.figures.data import read_curves
     from fpa.figures.style import mean_band
 
-    for role in roles:
-        color = inputs.colors[role]
+    for role, color in zip(roles, colors):
         steps, values = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_curves)
         mean_band(ax, steps, values, label=inputs.labels[role], color=color)
         ax.plot(steps, values.mean(axis=0), "o", color=color, markersize=3)

@@ -21,16 +21,17 @@ def draw(inputs: FigureInputs):
     from matplotlib.ticker import MaxNLocator
 
     from fpa.figures.panels import accuracy_panel, add_legends, logratio_panel
-    from fpa.figures.style import mean_band, panels
+    from fpa.figures.style import color, mean_band, panels
 
     fig, (logratio, accuracy, damped) = panels(3)
-    logratio_panel(logratio, inputs, ROLES)
-    accuracy_panel(accuracy, inputs, ROLES)
-    for role in ROLES:
+    colors = [color(0), color(1)]
+    logratio_panel(logratio, inputs, ROLES, colors)
+    accuracy_panel(accuracy, inputs, ROLES, colors)
+    for role, role_color in zip(ROLES, colors):
         steps, values = read_metrics(inputs.metrics[role], THRESHOLD_COLUMN[role])
         symbol = "π̂" if role == "fpa" else "π"
         mean_band(damped, steps, np.cumsum(np.nan_to_num(values), axis=1),
-                  label=f"{inputs.labels[role]}: {symbol} < 0.2", color=inputs.colors[role])
+                  label=f"{inputs.labels[role]}: {symbol} < 0.2", color=role_color)
     damped.set(title="incorrect trajectories with weight < 0.2", xlabel="step", ylabel="cumulative count")
     top = max(1.0, damped.get_ylim()[1])  # a count: integer ticks from 0, with room to see a line at 0
     damped.set_ylim(-0.04 * top, top)

@@ -1,15 +1,15 @@
 """One look for every figure: readable fonts, a colour-blind-safe palette (Okabe & Ito),
-method names and colours as in the tables and every other figure of the config, a mean
-line with a ± std band over seeds."""
+method names as in the tables, a mean line with a ± std band over seeds."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 # Okabe & Ito (2008), without yellow (too pale on white)
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 CLASS_STYLE = {"correct": "-", "incorrect": "--"}
-BASE_COLOR = "#000000"
 RC = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
       "xtick.labelsize": 10, "ytick.labelsize": 10, "axes.spines.top": False, "axes.spines.right": False,
       "axes.grid": True, "grid.alpha": 0.3, "savefig.dpi": 150, "figure.constrained_layout.use": True}
@@ -17,12 +17,6 @@ RC = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fonts
 
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
-
-
-def method_color(method: str, runs: Sequence[str]) -> str:
-    """A run's colour: its place among the config's ``runs`` of the model (in config order), so that
-    a method has one colour in every figure of an experiment; the base model is black."""
-    return color(runs.index(method)) if method in runs else BASE_COLOR
 
 
 def panels(n: int, width: float = 4.2, height: float = 3.3):
@@ -44,8 +38,6 @@ def panels(n: int, width: float = 4.2, height: float = 3.3):
 def mean_band(ax, x: Sequence[float], per_seed: Sequence[Sequence[float]], *, label: str, color: str,
               linestyle: str = "-") -> None:
     """Mean over seeds as a line, ± sample std as a band (no band for one seed). NaNs are skipped."""
-    import numpy as np
-
     values = np.asarray(per_seed, dtype=float)
     mean = np.nanmean(values, axis=0)
     ax.plot(x, mean, label=label, color=color, linestyle=linestyle, linewidth=1.8)

@@ -16,14 +16,15 @@ ROLES = ("fpa_cor", "fpa_incor")
 def draw(inputs: FigureInputs):
     from fpa.figures.data import read_metrics
     from fpa.figures.panels import accuracy_panel, add_legends, logratio_panel
-    from fpa.figures.style import mean_band, panels
+    from fpa.figures.style import color, mean_band, panels
 
     fig, (logratio, accuracy, grad_norm) = panels(3)
-    logratio_panel(logratio, inputs, ROLES)
-    accuracy_panel(accuracy, inputs, ROLES)
-    for role in ROLES:
+    colors = [color(2), color(3)]
+    logratio_panel(logratio, inputs, ROLES, colors)
+    accuracy_panel(accuracy, inputs, ROLES, colors)
+    for role, role_color in zip(ROLES, colors):
         steps, values = read_metrics(inputs.metrics[role], "grad_norm", smooth=SMOOTH)
-        mean_band(grad_norm, steps, values, label=inputs.labels[role], color=inputs.colors[role])
+        mean_band(grad_norm, steps, values, label=inputs.labels[role], color=role_color)
     grad_norm.set(title="gradient norm", xlabel="step", ylabel="‖∇‖ (before clipping)")
     add_legends((logratio, accuracy, grad_norm))
     return fig

@@ -16,19 +16,19 @@ ROLES = ("offrl", "fpa")
 def draw(inputs: FigureInputs):
     from fpa.figures.data import read_metrics
     from fpa.figures.panels import add_legends, logratio_panel
-    from fpa.figures.style import CLASS_STYLE, mean_band, panels
+    from fpa.figures.style import CLASS_STYLE, color, mean_band, panels
 
     fig, (logratio, weight, ratio) = panels(3)
-    logratio_panel(logratio, inputs, ROLES)
+    logratio_panel(logratio, inputs, ROLES, [color(0), color(1)])
     weight_column = {"offrl": "weight", "fpa": "hat_weight"}
-    for role in ROLES:
+    for index, role in enumerate(ROLES):
         symbol = "π̂" if role == "fpa" else "π"
         for cls, linestyle in CLASS_STYLE.items():
             steps, values = read_metrics(inputs.metrics[role], f"{weight_column[role]}_{cls}", smooth=SMOOTH)
-            mean_band(weight, steps, values, label=f"{inputs.labels[role]} {symbol} ({cls})", color=inputs.colors[role],
+            mean_band(weight, steps, values, label=f"{inputs.labels[role]} {symbol} ({cls})", color=color(index),
                       linestyle=linestyle)
     steps, values = read_metrics(inputs.metrics["fpa"], "hat_over_pi_incorrect", smooth=SMOOTH)
-    mean_band(ratio, steps, values, label=f"{inputs.labels['fpa']} π̂/π (incorrect)", color=inputs.colors["fpa"])
+    mean_band(ratio, steps, values, label=f"{inputs.labels['fpa']} π̂/π (incorrect)", color=color(1))
     ratio.axhline(1.0, color="grey", linewidth=1, linestyle=":")
     weight.set(title="gradient weight (per-token geometric mean)", xlabel="step", ylabel="weight")
     ratio.set(title="π̂ / π, incorrect trajectories", xlabel="step", ylabel="ratio")
