@@ -70,9 +70,21 @@ def read_round(directory: Path) -> dict:
         "max_rss_mb": round(int(times["rss"]) / 1024),
         "load_before": float(re.search(r"load before: ([\d.]+)", log)[1]),
         "load_after": float(re.search(r"load after: ([\d.]+)", log)[1]),
+        "max_stderr_points": largest_stderr(directory / "results" / "eval"),
         "table": (tables / "toy.md").read_text(),
         "cost_by_stage": (tables / "cost_by_stage.md").read_text(),
     }
+
+
+def largest_stderr(evaluations: Path) -> dict[str, float]:
+    """Per benchmark, the largest standard error of Pass@1 over problems of any run, in points."""
+    largest: dict[str, float] = {}
+    for path in evaluations.glob("*/*/*/*.json"):
+        if path.name.endswith(".prov.json"):  # the provenance sidecar beside each evaluation
+            continue
+        stderr = json.loads(path.read_text())["pass_at_1_stderr"] * 100
+        largest[path.stem] = max(largest.get(path.stem, 0.0), stderr)
+    return dict(sorted(largest.items()))
 
 
 def record(rounds: list[dict]) -> dict:
@@ -100,8 +112,10 @@ def markdown(record: dict) -> str:
                      f"{r['load_before']:.2f} → {r['load_after']:.2f} | "
                      f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
     same = "the same table to the last digit" if record["identical_tables"] else "**different tables**"
+    stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in rounds[0]["max_stderr_points"].items())
     lines += ["", f"Every round gave {same}; round 1's `results/tables/toy.md`:", "",
-              rounds[0]["table"].strip(), "", "Round 1's `results/tables/cost_by_stage.md`:", "",
+              rounds[0]["table"].strip(), "",
+              f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "", "Round 1's `results/tables/cost_by_stage.md`:", "",
               rounds[0]["cost_by_stage"].strip()]
     return "\n".join(lines) + "\n"
 

@@ -144,10 +144,5 @@ def markdown(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    run(args)
-
-
 if __name__ == "__main__":
-    main()
+    run(parse_args())

@@ -99,7 +99,7 @@ _DefaultsValidator = _setting_defaults(_Validator)
 def fill_defaults(config: dict, schema: Mapping) -> dict:
     """``config`` (valid for ``schema``) with the schema's defaults filled in place, as Snakemake's
     ``validate(set_default=True)`` fills them, without its second reading of the schema file and
-    its pandas import (a fifth of planning's own time)."""
+    its pandas import."""
     _DefaultsValidator(schema).validate(config)
     return config
 

@@ -144,6 +144,11 @@ class PaperSource:
         ``model``, ``columns`` (the schema checks the shape)."""
         return cls(value) if isinstance(value, str) else cls(**value)
 
+    @property
+    def mapped(self) -> bool:
+        """Compared with another table, model or columns than the table's own."""
+        return (self.table, self.model, self.columns) != (None, None, None)
+
 
 def with_paper(layout: Layout, value, where: str, known_rows: set, known_columns: set) -> Layout:
     """``layout`` carrying the paper's value of each of its cells that the paper prints (``value``:
@@ -160,7 +165,7 @@ def with_paper(layout: Layout, value, where: str, known_rows: set, known_columns
                           f"{sorted(tables)}")
     table, file = tables[name], str(resolve(source.file))
     rows = [(row.model, row.key.removeprefix(f"{row.model}/"), row.key) for block in layout.blocks for row in block.rows]
-    if source.columns is None and source.model is None and source.table is None:
+    if not source.mapped:
         _check_names(file, name, table, layout, rows, known_rows, known_columns)
     columns = source.columns or {column: column for column in table.columns}
     for ours, theirs in columns.items():
@@ -177,7 +182,7 @@ def with_paper(layout: Layout, value, where: str, known_rows: set, known_columns
     for model, row, key in rows:
         for ours, theirs in columns.items():
             printed = table.cells.get((source.model or model, row, theirs))
-            if printed and ours in layout.column_keys:
+            if printed:
                 cells.append(PaperCell(key, ours, *printed))
     return replace(layout, paper=tuple(cells), paper_label=table.label)
 
