@@ -115,7 +115,8 @@ def markdown(record: dict) -> str:
     stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in rounds[0]["max_stderr_points"].items())
     lines += ["", f"Every round gave {same}; round 1's `results/tables/toy.md`:", "",
               rounds[0]["table"].strip(), "",
-              f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "", "Round 1's `results/tables/cost_by_stage.md`:", "",
+              f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "",
+              "Round 1's `results/tables/cost_by_stage.md`:", "",
               rounds[0]["cost_by_stage"].strip()]
     return "\n".join(lines) + "\n"
 
