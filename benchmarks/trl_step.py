@@ -278,7 +278,8 @@ def markdown(results):
     a = results["args"]
     lines = [f"Model: V = {a['vocab']:,}, d = {a['hidden']}, {a['layers']} layers, MLP {a['ffn']} "
              f"(body {results['sizes']['body_params'] / 1e6:.1f}M, tied head {results['sizes']['head_params'] / 1e6:.1f}M "
-             f"params), fp32, {a['threads']} threads, {_options_text(a.get('options', []))}, CPU only (TRL's torch fallback of its Triton head); "
+             f"params), fp32, {a['threads']} threads, {_options_text(a.get('options', []))}, "
+             f"CPU only (TRL's torch fallback of its Triton head); "
              f"{a['reps']} paired rounds; 1-min load average {results['load_average'][0]:.1f} → "
              f"{results['load_average'][-1]:.1f} on {results['cpu_count']} cores.", "",
              "| case | tokens/seq | our chunk | ours CPU s | TRL CPU s | CPU ratio, median [min–max] | ours peak MB "
