@@ -8,7 +8,7 @@ from fpa.online import get_online_method
 from fpa.online.base import trl_settings
 
 TRAINING = {"lr": 1e-3, "warmup_steps": 0, "max_grad_norm": 1.0, "weight_decay": 0.0, "adam_betas": [0.9, 0.999],
-            "precision": "fp32", "gradient_checkpointing": False}
+            "precision": "fp32", "gradient_checkpointing": False, "adamw": "default"}
 SMALL = {"rollout_steps": 1, "batch_prompts": 4, "mini_batch_prompts": 4, "micro_batch": 16, "num_generations": 4,
          "max_new_tokens": 8}
 

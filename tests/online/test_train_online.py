@@ -31,6 +31,7 @@ RUN = {"objective": "dapo", "params": {"rollout_steps": 2, "batch_prompts": 2, "
                                        "dynamic_sampling_rounds": 2},
        "training": {"lr": 1e-4, "warmup_steps": 0, "max_grad_norm": 1.0, "weight_decay": 0.0,
                     "adam_betas": [0.9, 0.999], "precision": "fp32", "gradient_checkpointing": False,
+                    "adamw": "default",
                     "snapshot_every": 2, "checkpoint_every": 2}}
 SAMPLING = {"prompt_template": "Q: {problem}\nA:", "chat_template": False,
             "generation": {"backend": "hf", "tensor_parallel_size": 1, "temperature": 0.7, "max_new_tokens": 8,
