@@ -1,10 +1,16 @@
 # fpa-bench: the paper's DAG, from base model to tables. See README.md.
+import gc
 import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+# Planning runs on every call, and the garbage collector's full passes re-scanned every object
+# Snakemake had imported, none of which is garbage before it exits: they are moved out of the
+# collector's reach (benchmarks/README.md, "Planning benchmark").
+gc.freeze()
 
 # Plan with the package of this checkout (as jobs run it), not whichever `fpa` is installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))

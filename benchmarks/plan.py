@@ -1,23 +1,28 @@
 """Planning speed: wall time of ``snakemake -n`` on the paper's whole grid (config/paper.yaml).
 
     python benchmarks/plan.py                       # 5 rounds; writes benchmarks/results/plan.json
-    python benchmarks/plan.py --rounds 3 --baseline /tmp/old   # also time another checkout
-    # a baseline checkout of an earlier commit: mkdir /tmp/old && git archive <rev> | tar -x -C /tmp/old
+    python benchmarks/plan.py --baseline 8c1828a    # also time an earlier commit, paired per round
 
 Every round runs each case in a fresh process, as a user would, in an empty working
 directory (``-d``), so nothing is up to date and every job is planned:
 
-  paper plan   ``snakemake -n --cores 1 --configfile config/paper.yaml`` (every job of the paper grid)
+  paper plan   ``snakemake -n --cores 1 --configfile config/paper.yaml`` (every job of the paper grid),
+               with the executor plugins installed here (the test extra installs the SLURM one)
+  paper plan, no SLURM plugin
+               the same with Snakemake's plugin discovery blind to the SLURM executor, as in an
+               install without it (``pip install -e .``); its module imports pandas
   ci plan      the same with .test/config_ci/config.yaml (the toy CI grid)
   parse only   ``python -c`` of what ``common.smk`` does before the DAG: imports,
                config validation, run grid, code fingerprints of every rule
   snakemake    ``python -c "import snakemake.api"``: the floor no workflow change can lower
 
-Cases are interleaved (rotated start per round) so that they see the same background
-load; medians of wall time and of the process's CPU time (user + sys of it and its
-children) are reported. CPU time is what the code costs; wall time is what a user
-waits and also counts other jobs' load (printed at start and end). Target: the paper
-plan's median wall time below 2 s.
+Python's bytecode cache is on (``PYTHONDONTWRITEBYTECODE`` is dropped from the environment) and
+warm, as on every call after a checkout's first: a warm-up round writes it. Cases are
+interleaved (rotated start per round) so that they see the same background load; medians of
+wall time and of the process's CPU time (user + sys of it and its children) are reported,
+and with ``--baseline`` the ratio current / baseline of each round's pair. CPU time is what
+the code costs; wall time is what a user waits and also counts other jobs' load (printed at
+start and end). Target: the paper plan's median wall time below 2 s.
 """
 
 from __future__ import annotations
@@ -38,38 +43,48 @@ OUT = ROOT / "benchmarks" / "results" / "plan.json"
 TARGET_S = 2.0  # issue 26: it is planned on every snakemake call
 
 PARSE_ONLY = """
-import yaml
-from fpa.config import expand_runs
-from fpa.planning import validate_config
+from fpa.config import load_config_file
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
+from fpa.planning import Plan
 from fpa.provenance.fingerprint import code_fingerprint
-config = yaml.safe_load(open({config!r}))
-validate_config(config, where={config!r})
-runs = expand_runs(config)
-for run in runs.values():
+plan = Plan.from_config_files(load_config_file({config!r}), {root!r}, [{config!r}])
+for run in plan.runs.values():
     code_fingerprint("fpa.training.loop", get_objective(run.objective).loss.__module__)
-for bench in config["benchmarks"].values():
+for bench in plan.config["benchmarks"].values():
     code_fingerprint("fpa.cli.evaluate", grader_module(bench["grader"]))
 for module in ("fpa.cli.data", "fpa.cli.dataset", "fpa.cli.reference", "fpa.cli.tables", "fpa.cli.toy"):
     code_fingerprint(module)
 """
 
+# Snakemake's CLI with its executor plugin discovery (pkgutil.iter_modules) not seeing the SLURM plugin.
+WITHOUT_SLURM_PLUGIN = """
+import pkgutil, runpy, sys
+every_module = pkgutil.iter_modules
+pkgutil.iter_modules = lambda *args: (module for module in every_module(*args)
+                                      if not module.name.startswith("snakemake_executor_plugin_slurm"))
+sys.argv = ["snakemake", *sys.argv[1:]]
+runpy.run_module("snakemake", run_name="__main__")
+"""
+
 
 def cases(project: Path) -> dict[str, list[str]]:
     paper = str(project / "config" / "paper.yaml")
-    snakemake = [sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-n", "--cores", "1"]
+    plan = ["-s", str(project / "Snakefile"), "-n", "--cores", "1"]
+    snakemake = [sys.executable, "-m", "snakemake", *plan]
     return {
         "paper plan": [*snakemake, "--configfile", paper],
+        "paper plan, no SLURM plugin": [sys.executable, "-c", WITHOUT_SLURM_PLUGIN, *plan, "--configfile", paper],
         "ci plan": [*snakemake, "--configfile", str(project / ".test" / "config_ci" / "config.yaml")],
-        "parse only": [sys.executable, "-c", PARSE_ONLY.format(config=paper)],
+        "parse only": [sys.executable, "-c", PARSE_ONLY.format(config=paper, root=str(project))],
         "snakemake": [sys.executable, "-c", "import snakemake.api"],
     }
 
 
 def timed(command: list[str], project: Path) -> tuple[float, float, str]:
     """(wall s, CPU s, output) of one fresh run in an empty working directory."""
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    env = {**{key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"},
+           "PYTHONPATH": str(project / "src")}
     with tempfile.TemporaryDirectory() as workdir:
         if "-s" in command:
             command = [*command, "-d", workdir]
@@ -99,13 +114,13 @@ def measure(checkouts: dict[str, Path], rounds: int) -> dict:
     keys = list(commands)
     runs: dict[tuple, list] = {key: [] for key in keys}
     jobs: dict[tuple, int | None] = {}
-    for checkout, project in checkouts.items():
-        timed(commands[checkout, "snakemake"], project)  # warm the page cache
+    for checkout, name in keys:  # warm the page and bytecode caches
+        timed(commands[checkout, name], checkouts[checkout])
     for round_ in range(rounds):
         for key in keys[round_ % len(keys):] + keys[: round_ % len(keys)]:
             wall, cpu, output = timed(commands[key], checkouts[key[0]])
             runs[key].append((wall, cpu))
-            if key[1].endswith("plan"):
+            if "-s" in commands[key]:
                 jobs[key] = planned_jobs(output)
     results: dict[str, dict] = {}
     for (checkout, name), timings in runs.items():
@@ -117,12 +132,25 @@ def measure(checkouts: dict[str, Path], rounds: int) -> dict:
     return results
 
 
+def paired_ratios(results: dict[str, dict]) -> dict[str, dict]:
+    """Per case, current / baseline of each round's wall and CPU time (the two ran back to back)."""
+    ratios = {}
+    for name, current in results["current"].items():
+        baseline = results["baseline"][name]
+        ratios[name] = {}
+        for unit in ("wall_s", "cpu_s"):
+            per_round = [now / then for now, then in zip(current[unit], baseline[unit])]
+            ratios[name][unit] = {"per_round": per_round, "median": statistics.median(per_round),
+                                  "min": min(per_round), "max": max(per_round)}
+    return ratios
+
+
 def table(results: dict[str, dict]) -> str:
-    lines = [f"{'checkout':10s} {'case':12s} {'jobs':>6s} {'wall med s':>10s} {'wall min s':>10s} {'CPU med s':>10s}"]
+    lines = [f"{'checkout':10s} {'case':28s} {'jobs':>6s} {'wall med s':>10s} {'wall min s':>10s} {'CPU med s':>10s}"]
     for checkout, by_case in results.items():
         for name, row in by_case.items():
             jobs = "" if row["jobs"] is None else str(row["jobs"])
-            lines.append(f"{checkout:10s} {name:12s} {jobs:>6s} {row['wall_median_s']:10.2f} "
+            lines.append(f"{checkout:10s} {name:28s} {jobs:>6s} {row['wall_median_s']:10.2f} "
                          f"{row['wall_min_s']:10.2f} {row['cpu_median_s']:10.2f}")
     return "\n".join(lines)
 
@@ -132,32 +160,53 @@ def markdown(record: dict) -> str:
     machine = record["machine"]
     lines = [f"{record['rounds']} rounds, each case in a fresh process, cases interleaved; {machine['cpus']} CPUs, "
              f"1-min load average {machine['loadavg_before'][0]:.1f} → {machine['loadavg_after'][0]:.1f}.", "",
-             "| checkout | case | jobs | wall s, median [min–max] | CPU s, median [min–max] |", "|---|---|---:|---|---|"]
+             "| checkout | case | jobs | wall s, median [min–max] | CPU s, median [min–max] |",
+             "|---|---|---:|---|---|"]
     for checkout, by_case in record["results"].items():
         for name, row in by_case.items():
             jobs = "" if row["jobs"] is None else f"{row['jobs']:,}"
             lines.append(f"| {checkout} | {name} | {jobs} | {row['wall_median_s']:.2f} [{min(row['wall_s']):.2f}–"
                          f"{max(row['wall_s']):.2f}] | {row['cpu_median_s']:.2f} [{min(row['cpu_s']):.2f}–"
                          f"{max(row['cpu_s']):.2f}] |")
+    if record.get("ratios"):
+        commits = record["commits"]
+        lines += ["", f"Paired per round, current ({commits['current']}) / baseline ({commits['baseline']}):", "",
+                  "| case | wall, median [min–max] | CPU, median [min–max] |", "|---|---|---|"]
+        for name, ratio in record["ratios"].items():
+            wall, cpu = ratio["wall_s"], ratio["cpu_s"]
+            lines.append(f"| {name} | {wall['median']:.2f} [{wall['min']:.2f}–{wall['max']:.2f}] | "
+                         f"{cpu['median']:.2f} [{cpu['min']:.2f}–{cpu['max']:.2f}] |")
     return "\n".join(lines + [""] + [f"- {verdict}" for verdict in record["target"].splitlines()])
+
+
+def git_commit(rev: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--baseline", type=Path, default=None, help="another checkout to time the same way")
+    parser.add_argument("--baseline", default=None, help="a git revision to time the same way (git archive)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     load_before = os.getloadavg()
-    checkouts = {"current": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
-    results = measure(checkouts, args.rounds)
+    with tempfile.TemporaryDirectory() as baseline_dir:
+        checkouts = {"current": ROOT}
+        if args.baseline:
+            checkouts["baseline"] = Path(baseline_dir)
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline], check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", baseline_dir], input=archive, check=True)
+        results = measure(checkouts, args.rounds)
     load_after = os.getloadavg()
     text = table(results)
     # wall is what the target is about; CPU time is what a shared machine's load does not inflate
     verdict = "\n".join(
-        f"[{'PASS' if value < TARGET_S else 'FAIL'}] paper plan median {unit} {value:.2f} s < {TARGET_S} s"
-        for unit, value in (("wall", results["current"]["paper plan"]["wall_median_s"]),
-                            ("CPU", results["current"]["paper plan"]["cpu_median_s"])))
+        f"[{'PASS' if row[key] < TARGET_S else 'FAIL'}] {name} median {unit} {row[key]:.2f} s < {TARGET_S} s"
+        for name, row in results["current"].items() if name.startswith("paper plan")
+        for unit, key in (("wall", "wall_median_s"), ("CPU", "cpu_median_s")))
+    ratios = paired_ratios(results) if args.baseline else None
     print(f"load average {load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} CPUs")
     print(text)
     print(verdict)
@@ -165,10 +214,13 @@ def main() -> None:
     from fpa.io import write_json
 
     write_json(args.out, {
-        "results": results, "table": text, "target": verdict, "rounds": args.rounds,
+        "results": results, "ratios": ratios, "table": text, "target": verdict, "rounds": args.rounds,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "loadavg_before": load_before, "loadavg_after": load_after},
-        "checkouts": {name: str(path) for name, path in checkouts.items()},
+        "commits": {"current": git_commit("HEAD"),
+                    **({"baseline": git_commit(args.baseline)} if args.baseline else {})},
+        "worktree_clean": not subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
+                                             text=True, check=True).stdout.strip(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
 

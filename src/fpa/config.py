@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import functools
 import itertools
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -348,6 +349,7 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
     """
     schema = schema or load_schema()
     training_schema = {**schema["$defs"]["training"], "$defs": schema["$defs"]}
+    checked_trainings: set[str] = set()  # most runs share their merged training: each checked once
     runs: dict[tuple[str, str], Run] = {}
     for model_name, model in config["models"].items():
         unknown = sorted(set(model.get("params", {})) - set(config["methods"]))
@@ -382,7 +384,10 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                     raise ConfigError(str(error)) from None
                 training = {**config["training"], **model.get("training", {}), **method.get("training", {}),
                             **swept_training}
-                check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
+                training_key = json.dumps(training, sort_keys=True, default=repr)
+                if training_key not in checked_trainings:
+                    check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
+                    checked_trainings.add(training_key)
                 runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training,
                                                    name, point, tuple(method.get("seeds", config["seeds"])),
                                                    online=online)
