@@ -162,8 +162,8 @@ def markdown(record: dict) -> str:
              f"1-min load average {machine['loadavg_before'][0]:.1f} → {machine['loadavg_after'][0]:.1f}.", "",
              "| checkout | case | jobs | wall s, median [min–max] | CPU s, median [min–max] |",
              "|---|---|---:|---|---|"]
-    for checkout, by_case in record["results"].items():
-        for name, row in by_case.items():
+    for checkout in sorted(record["results"], key=lambda name: name != "current"):
+        for name, row in record["results"][checkout].items():
             jobs = "" if row["jobs"] is None else f"{row['jobs']:,}"
             lines.append(f"| {checkout} | {name} | {jobs} | {row['wall_median_s']:.2f} [{min(row['wall_s']):.2f}–"
                          f"{max(row['wall_s']):.2f}] | {row['cpu_median_s']:.2f} [{min(row['cpu_s']):.2f}–"
