@@ -5,7 +5,7 @@
     python benchmarks/report.py --print trl_step   # prints one results file's Markdown
 
 A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
-in README.md or benchmarks/README.md. Its content is ``markdown(record)`` of the record in
+in README.md, benchmarks/README.md or docs/toy.md. Its content is ``markdown(record)`` of the record in
 ``benchmarks/results/NAME.json``, by the benchmark module that wrote it (its
 ``"benchmark"`` field, else ``benchmarks/NAME.py``): one run per table, and no number
 typed by hand.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-DOCS = (ROOT / "README.md", BENCH / "README.md")
+DOCS = (ROOT / "README.md", BENCH / "README.md", ROOT / "docs" / "toy.md")
 RESULTS = BENCH / "results"
 START = re.compile(r"<!-- bench:([a-z_0-9]+):start -->")
 SECTION = re.compile(r"(<!-- bench:(?P<name>[a-z_0-9]+):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)

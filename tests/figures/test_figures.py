@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fpa.config import ConfigError, expand_runs
-from fpa.figures import FIGURES, figure_slice, planned_figures, resolve_roles
+from fpa.figures import FIGURES, ROLE_STYLES, figure_slice, planned_figures, resolve_roles
 from fpa.figures import data
 from fpa.figures import paths as D
 from fpa.io import read_json
@@ -44,6 +44,38 @@ def test_roles_resolve_by_name_then_objective_and_explicit_choice():
     assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy") == {"offrl": "offrl", "fpa": "fpa_l1"}
     config["figures"]["training_dynamics"] = {"fpa": "cor"}
     assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy")["fpa"] == "cor"
+
+
+@pytest.mark.parametrize("config_file", ["toy-paper.yaml", "paper.yaml", "paper-prolonged.yaml"])
+def test_a_method_keeps_its_style_in_every_figure_and_each_figure_tells_its_methods_apart(config_file):
+    """The toy-paper config draws 13 methods in one figure beside Off-RL and FPA in another: a method
+    filling a fixed role has that role's colour in every figure, and no two lines of a figure look alike."""
+    from fpa.config import load_config_file
+    from fpa.figures.style import line_style
+
+    config = load_config_file(Path(__file__).resolve().parents[2] / "config" / config_file)
+    runs = expand_runs(config)
+    for model in config["models"]:
+        style_of_method: dict[str, set[int]] = {}
+        for _, name in [pair for pair in planned_figures(config, runs) if pair[0] == model]:
+            slice_ = figure_slice(FIGURES[name], config, runs, model)
+            looks = [tuple(line_style(index).values()) for index in slice_["styles"].values()]
+            assert len(set(looks)) == len(looks), (name, slice_["styles"])
+            for role, method in slice_["roles"].items():
+                if FIGURES[name].roles or runs[(model, method)].objective in ROLE_STYLES:
+                    style_of_method.setdefault(method, set()).add(slice_["styles"][role])
+        assert all(len(styles) == 1 for styles in style_of_method.values()), (model, style_of_method)
+
+
+def test_adding_a_method_changes_no_other_methods_style():
+    config = _config(figures={"accuracy_curves": {}, "training_dynamics": {}})
+    before = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")["styles"]
+    config = _config(figures={"accuracy_curves": {}, "training_dynamics": {}},
+                     methods={"sft": {"objective": "sft"}, **_config()["methods"], "dpo": {"objective": "dpo"}})
+    after = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")["styles"]
+    assert {method: after[method] for method in before} == before
+    assert figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")["styles"] == {
+        "offrl": after["offrl"], "fpa": after["fpa_l1"]}
 
 
 def test_figures_without_their_runs_are_not_planned():

@@ -1,7 +1,7 @@
 """``fpa figure``: one figure of the paper (PNG and PDF) from the runs the DAG wrote.
 
 The runs are named by ``--config-json``: ``{"model", "roles": {role: method}, "seeds",
-"labels": {role: label}, "curve_benchmark"}``; the files read are the DAG's own paths
+"labels": {role: label}, "styles": {role: style index}, "curve_benchmark"}``; the files read are the DAG's own paths
 (``fpa.figures.paths``), each recorded with its sha256 in the figure's sidecar.
 """
 

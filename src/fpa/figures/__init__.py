@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import itertools
 import pkgutil
 import re
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class FigureInputs:
     curves: dict[str, list[str]]  # role -> curve CSV per seed (figures that use curves)
     base_curves: list[str]  # the base model's curve per seed (step 0)
     labels: dict[str, str]  # role -> method label as in the tables
+    styles: dict[str, int]  # role -> its colour and line style (fpa.figures.style.line_style)
     curve_benchmark: str | None
     evals: dict[str, dict[str, list[str]]]  # role -> benchmark -> final evaluation per seed (figures that use evals)
     benchmarks: list[str]  # the first table's benchmarks (figures that use evals)
@@ -100,6 +102,25 @@ def _discover() -> dict[str, Figure]:
 
 FIGURES = _discover()
 
+# An objective that a figure draws in a fixed role (Off-RL, FPA, ...) has the same colour in every
+# figure: the fixed roles of the registered figures take the palette's first styles, in registry
+# order; the other methods of a figure take the next ones (fpa.figures.style.line_style).
+ROLE_STYLES = {role: index for index, role in
+               enumerate(dict.fromkeys(role for figure in FIGURES.values() for role in figure.roles))}
+
+
+def style_indices(figure: Figure, roles: Mapping[str, str], by_name: Mapping) -> dict[str, int]:
+    """role -> style index: a fixed role's own, or, in a figure of every method, the style of the
+    method's objective where that is a fixed role (its first method, in config order), else the
+    next free one. A method keeps its colour whichever other methods the figure draws."""
+    styles: dict[str, int] = {}
+    others = itertools.count(len(ROLE_STYLES))
+    for role, method in roles.items():
+        key = role if figure.roles else getattr(by_name.get(method), "objective", method)
+        own = ROLE_STYLES.get(key)
+        styles[role] = own if own is not None and own not in styles.values() else next(others)
+    return styles
+
 
 def resolve_roles(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict[str, str] | None:
     """role -> method (run name) for ``figure`` on ``model`` under ``config``, or None when a role
@@ -161,8 +182,8 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
     stages = {role: _stage_files(model, by_name[method]) for role, method in roles.items()} if figure.uses_stages else {}
     return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels,
-            "curve_benchmark": curve, "base": curve is not None, "benchmarks": benchmarks, "lam": lam,
-            "stages": stages}
+            "styles": style_indices(figure, roles, by_name), "curve_benchmark": curve, "base": curve is not None,
+            "benchmarks": benchmarks, "lam": lam, "stages": stages}
 
 
 def _stage_files(model: str, run) -> list[str]:
@@ -218,6 +239,7 @@ def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
         if figure.uses_curves else {},
         base_curves=[paths.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
         labels=dict(slice_["labels"]),
+        styles=dict(slice_["styles"]),
         curve_benchmark=slice_.get("curve_benchmark"),
         evals={role: {b: [paths.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
                for role, method in files.items()} if figure.uses_evals else {},

@@ -9,11 +9,10 @@ from fpa.figures import Figure, FigureInputs
 
 def draw(inputs: FigureInputs):
     from fpa.figures.panels import accuracy_panel, add_legends
-    from fpa.figures.style import color, panels
+    from fpa.figures.style import panels
 
     fig, (accuracy,) = panels(1, width=5.5, height=3.8)
-    roles = list(inputs.curves)
-    accuracy_panel(accuracy, inputs, roles, [color(index) for index in range(len(roles))])
+    accuracy_panel(accuracy, inputs, list(inputs.curves))
     add_legends((accuracy,))
     return fig
 

@@ -11,6 +11,7 @@ from fpa.figures import Figure, FigureInputs
 def draw(inputs: FigureInputs):
     import numpy as np
 
+    from fpa.figures import ROLE_STYLES
     from fpa.figures.data import read_evals
     from fpa.figures.style import color, panels
 
@@ -26,7 +27,7 @@ def draw(inputs: FigureInputs):
     ):
         means = [v.mean() for v in values]
         stds = [v.std(ddof=1) if len(v) > 1 else 0.0 for v in values]
-        ax.errorbar(lams, means, yerr=stds, color=color(1), marker="o", capsize=3, linewidth=1.8)
+        ax.errorbar(lams, means, yerr=stds, color=color(ROLE_STYLES["fpa"]), marker="o", capsize=3, linewidth=1.8)
         for lam, mean, role in zip(lams, means, roles):
             ax.annotate(inputs.labels[role], (lam, mean), textcoords="offset points", xytext=(4, 6), fontsize=8)
         ax.set(title=title, xlabel="λ (0: Off-RL)", ylabel="Pass@1 (%)")

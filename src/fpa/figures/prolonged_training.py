@@ -24,14 +24,13 @@ def draw(inputs: FigureInputs):
     from fpa.figures.style import color, mean_band, panels
 
     fig, (logratio, accuracy, damped) = panels(3)
-    colors = [color(0), color(1)]
-    logratio_panel(logratio, inputs, ROLES, colors)
-    accuracy_panel(accuracy, inputs, ROLES, colors)
-    for role, role_color in zip(ROLES, colors):
+    logratio_panel(logratio, inputs, ROLES)
+    accuracy_panel(accuracy, inputs, ROLES)
+    for role in ROLES:
         steps, values = read_metrics(inputs.metrics[role], THRESHOLD_COLUMN[role])
         symbol = "π̂" if role == "fpa" else "π"
         mean_band(damped, steps, np.cumsum(np.nan_to_num(values), axis=1),
-                  label=f"{inputs.labels[role]}: {symbol} < 0.2", color=role_color)
+                  label=f"{inputs.labels[role]}: {symbol} < 0.2", color=color(inputs.styles[role]))
     damped.set(title="incorrect trajectories with weight < 0.2", xlabel="step", ylabel="cumulative count")
     top = max(1.0, damped.get_ylim()[1])  # a count: integer ticks from 0, with room to see a line at 0
     damped.set_ylim(-0.04 * top, top)

@@ -15,8 +15,19 @@ RC = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fonts
       "axes.grid": True, "grid.alpha": 0.3, "savefig.dpi": 150, "figure.constrained_layout.use": True}
 
 
+# after the palette's colours, each again with the next line style: a figure of every method
+# (the toy's 13) tells each apart
+LINESTYLES = ("-", "--", "-.", ":")
+
+
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def line_style(index: int) -> dict[str, str]:
+    """The colour and line style of style ``index`` (``FigureInputs.styles``): distinct for up to
+    ``len(PALETTE) * len(LINESTYLES)`` indices."""
+    return {"color": color(index), "linestyle": LINESTYLES[index // len(PALETTE) % len(LINESTYLES)]}
 
 
 def panels(n: int, width: float = 4.2, height: float = 3.3):

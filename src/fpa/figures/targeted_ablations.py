@@ -19,12 +19,11 @@ def draw(inputs: FigureInputs):
     from fpa.figures.style import color, mean_band, panels
 
     fig, (logratio, accuracy, grad_norm) = panels(3)
-    colors = [color(2), color(3)]
-    logratio_panel(logratio, inputs, ROLES, colors)
-    accuracy_panel(accuracy, inputs, ROLES, colors)
-    for role, role_color in zip(ROLES, colors):
+    logratio_panel(logratio, inputs, ROLES)
+    accuracy_panel(accuracy, inputs, ROLES)
+    for role in ROLES:
         steps, values = read_metrics(inputs.metrics[role], "grad_norm", smooth=SMOOTH)
-        mean_band(grad_norm, steps, values, label=inputs.labels[role], color=role_color)
+        mean_band(grad_norm, steps, values, label=inputs.labels[role], color=color(inputs.styles[role]))
     grad_norm.set(title="gradient norm", xlabel="step", ylabel="‖∇‖ (before clipping)")
     add_legends((logratio, accuracy, grad_norm))
     return fig

@@ -19,16 +19,17 @@ def draw(inputs: FigureInputs):
     from fpa.figures.style import CLASS_STYLE, color, mean_band, panels
 
     fig, (logratio, weight, ratio) = panels(3)
-    logratio_panel(logratio, inputs, ROLES, [color(0), color(1)])
+    logratio_panel(logratio, inputs, ROLES)
     weight_column = {"offrl": "weight", "fpa": "hat_weight"}
-    for index, role in enumerate(ROLES):
+    for role in ROLES:
         symbol = "π̂" if role == "fpa" else "π"
         for cls, linestyle in CLASS_STYLE.items():
             steps, values = read_metrics(inputs.metrics[role], f"{weight_column[role]}_{cls}", smooth=SMOOTH)
-            mean_band(weight, steps, values, label=f"{inputs.labels[role]} {symbol} ({cls})", color=color(index),
-                      linestyle=linestyle)
+            mean_band(weight, steps, values, label=f"{inputs.labels[role]} {symbol} ({cls})",
+                      color=color(inputs.styles[role]), linestyle=linestyle)
     steps, values = read_metrics(inputs.metrics["fpa"], "hat_over_pi_incorrect", smooth=SMOOTH)
-    mean_band(ratio, steps, values, label=f"{inputs.labels['fpa']} π̂/π (incorrect)", color=color(1))
+    mean_band(ratio, steps, values, label=f"{inputs.labels['fpa']} π̂/π (incorrect)",
+              color=color(inputs.styles["fpa"]))
     ratio.axhline(1.0, color="grey", linewidth=1, linestyle=":")
     weight.set(title="gradient weight (per-token geometric mean)", xlabel="step", ylabel="weight")
     ratio.set(title="π̂ / π, incorrect trajectories", xlabel="step", ylabel="ratio")

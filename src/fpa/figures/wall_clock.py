@@ -56,16 +56,17 @@ def time_to_accuracy(inputs: FigureInputs):
 
 
 def draw(inputs: FigureInputs):
-    from fpa.figures.style import color, mean_band, panels
+    from fpa.figures.style import line_style, mean_band, panels
 
     fig, (ax,) = panels(1, width=5.8, height=3.9)
     curves = clock_curves(inputs)
     longest = max(seconds.mean(axis=0)[-1] for seconds, _ in curves.values())
     unit, scale = ("hours", HOUR) if longest > 3 * HOUR else ("minutes", 60.0)
-    for index, (role, (seconds, accuracy)) in enumerate(curves.items()):
+    for role, (seconds, accuracy) in curves.items():
+        style = line_style(inputs.styles[role])
         x = seconds.mean(axis=0) / scale
-        mean_band(ax, x, accuracy, label=inputs.labels[role], color=color(index))
-        ax.plot(x, accuracy.mean(axis=0), "o", color=color(index), markersize=3)
+        mean_band(ax, x, accuracy, label=inputs.labels[role], **style)
+        ax.plot(x, accuracy.mean(axis=0), "o", color=style["color"], markersize=3)
     ax.set(title=f"{inputs.curve_benchmark} accuracy over wall-clock time", xlabel=f"wall clock ({unit})",
            ylabel="Pass@1 (%)")
     ax.set_xlim(left=0)
