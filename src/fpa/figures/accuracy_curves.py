@@ -6,14 +6,21 @@ from __future__ import annotations
 
 from fpa.figures import Figure, FigureInputs
 
+LEGEND_INSIDE_MAX = 6  # more methods than this and the legend would cover the curves: it goes beside them
+
 
 def draw(inputs: FigureInputs):
     from fpa.figures.panels import accuracy_panel, add_legends
     from fpa.figures.style import panels
 
-    fig, (accuracy,) = panels(1, width=5.5, height=3.8)
-    accuracy_panel(accuracy, inputs, list(inputs.curves))
-    add_legends((accuracy,))
+    roles = list(inputs.curves)
+    beside = len(roles) > LEGEND_INSIDE_MAX
+    fig, (accuracy,) = panels(1, width=7.5 if beside else 5.5, height=3.8)
+    accuracy_panel(accuracy, inputs, roles)
+    if beside:
+        fig.legend(loc="outside right upper", frameon=False)
+    else:
+        add_legends((accuracy,))
     return fig
 
 
