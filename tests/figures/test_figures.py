@@ -78,6 +78,25 @@ def test_adding_a_method_changes_no_other_methods_style():
         "offrl": after["offrl"], "fpa": after["fpa_l1"]}
 
 
+@pytest.mark.parametrize("extra_methods, beside", [(0, False), (4, True)])
+def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path, monkeypatch, extra_methods, beside):
+    from fpa.figures import figure_inputs
+    from fpa.figures.accuracy_curves import LEGEND_INSIDE_MAX, draw
+
+    monkeypatch.chdir(tmp_path)
+    methods = {**_config()["methods"], **{f"sft{i}": {"objective": "sft"} for i in range(extra_methods)}}
+    config = _config(figures={"accuracy_curves": {}}, methods=methods)
+    slice_ = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")
+    for method in slice_["roles"].values():
+        for seed in config["seeds"]:
+            _write_run("toy", method, seed)
+    figure = draw(figure_inputs("accuracy_curves", slice_))
+    assert (len(slice_["roles"]) > LEGEND_INSIDE_MAX) == beside
+    assert (len(figure.legends) == 1, figure.axes[0].get_legend() is None) == (beside, beside)
+    labels = [text.get_text() for text in (figure.legends[0] if beside else figure.axes[0].get_legend()).get_texts()]
+    assert labels == list(slice_["labels"].values())
+
+
 def test_figures_without_their_runs_are_not_planned():
     config = _config(methods={"offrl": {"objective": "offrl"}})
     assert planned_figures(config, expand_runs(config)) == []
