@@ -8,49 +8,23 @@ twice (1 process, then forced again with 2).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 import torch
-import yaml
-from safetensors.torch import load_file
-from workflow_helpers import copy_project, snakemake
+from workflow_helpers import ONE_RUN_CHECKPOINT, copy_project, one_run_config, one_run_trained, snakemake
 
 pytestmark = pytest.mark.slow
-
-CHECKPOINT = "results/train/toy/offrl/1/checkpoint"
-
-
-def _config(project: Path, resources: dict, path: Path) -> Path:
-    """The CI config cut to the offrl run on seed 1, one epoch, no curves or figures."""
-    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
-    for key in ("figures", "future_policy", "entanglement", "curve_benchmarks"):
-        config.pop(key)
-    config["tables"] = {"toy": ["toy6"]}
-    config["methods"] = {"offrl": config["methods"]["offrl"]}
-    config["seeds"] = [1]
-    config["training"].update(epochs=1, snapshot_every=0)
-    config["resources"] = {"train": resources}
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
-
-
-def _trained(workdir: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    checkpoint = workdir / CHECKPOINT
-    return load_file(str(checkpoint / "model.safetensors")), json.loads((checkpoint / "training_state.json").read_text())
 
 
 def test_two_gloo_processes_train_the_checkpoint_of_one(tmp_path):
     project = copy_project(tmp_path)
     workdir = tmp_path / "work"
-    one = _config(project, {"cpus_per_task": 2}, tmp_path / "one.yaml")
-    snakemake(project, workdir, one, "--cores", "2", CHECKPOINT)
-    single, single_state = _trained(workdir)
+    one = one_run_config(project, {"cpus_per_task": 2}, tmp_path / "one.yaml")
+    snakemake(project, workdir, one, "--cores", "2", ONE_RUN_CHECKPOINT)
+    single, single_state = one_run_trained(workdir)
 
-    two = _config(project, {"processes": 2, "cpus_per_task": 2}, tmp_path / "two.yaml")
-    snakemake(project, workdir, two, "--cores", "2", "--forcerun", "train", CHECKPOINT)
-    ddp, ddp_state = _trained(workdir)
+    two = one_run_config(project, {"processes": 2, "cpus_per_task": 2}, tmp_path / "two.yaml")
+    snakemake(project, workdir, two, "--cores", "2", "--forcerun", "train", ONE_RUN_CHECKPOINT)
+    ddp, ddp_state = one_run_trained(workdir)
 
     assert (single_state["world"], ddp_state["world"]) == (1, 2)
     assert ddp_state["summary"]["steps"] == single_state["summary"]["steps"] > 1

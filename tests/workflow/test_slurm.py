@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -26,8 +25,8 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from safetensors.torch import load_file
-from workflow_helpers import ROOT, copy_project, job_counts, rule_resource_groups, skip_or_fail, snakemake
+from workflow_helpers import (ONE_RUN_CHECKPOINT, ROOT, copy_project, job_counts, one_run_config, one_run_trained,
+                              rule_resource_groups, skip_or_fail, snakemake)
 
 from fpa.config import load_config_file
 
@@ -174,26 +173,6 @@ def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster, tmp_path
     assert "resumed from" in (workdir / "logs" / "train" / "toy" / "fpa" / "1.log").read_text()
 
 
-TRAIN_CHECKPOINT = "results/train/toy/offrl/1/checkpoint"
-
-
-def _one_run_config(project: Path, resources: dict, path: Path) -> Path:
-    """The CI config cut to the offrl run on seed 1, one epoch, no curves or figures."""
-    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
-    for key in ("figures", "future_policy", "entanglement", "curve_benchmarks"):
-        config.pop(key)
-    config.update(tables={"toy": ["toy6"]}, methods={"offrl": config["methods"]["offrl"]}, seeds=[1],
-                  resources={"train": resources})
-    config["training"].update(epochs=1, snapshot_every=0)
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
-
-
-def _trained(workdir: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    checkpoint = workdir / TRAIN_CHECKPOINT
-    return load_file(str(checkpoint / "model.safetensors")), json.loads((checkpoint / "training_state.json").read_text())
-
-
 def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
     """The allocation and the steps of one SLURM job."""
     fields = ["JobID", "JobName", "State", "NNodes", "NTasks", "NodeList", "AllocCPUS", "ExitCode"]
@@ -208,14 +187,14 @@ def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(cluster, tmp_
     project = copy_project(tmp_path)
     workdir = tmp_path / "work"
     # upstream jobs and the 1-node reference (2 gloo ranks in one job) locally; then only the training job on SLURM
-    one_node = _one_run_config(project, {"processes": 2, "cpus_per_task": 2}, tmp_path / "one_node.yaml")
-    snakemake(project, workdir, one_node, "--cores", "2", TRAIN_CHECKPOINT)
-    single, single_state = _trained(workdir)
+    one_node = one_run_config(project, {"processes": 2, "cpus_per_task": 2}, tmp_path / "one_node.yaml")
+    snakemake(project, workdir, one_node, "--cores", "2", ONE_RUN_CHECKPOINT)
+    single, single_state = one_run_trained(workdir)
 
-    two_nodes = _one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1},
+    two_nodes = one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1},
                                 tmp_path / "two_nodes.yaml")
     run = snakemake(project, workdir, two_nodes, "--workflow-profile", str(_site_profile(tmp_path)), *FAST_STATUS,
-                    "--forcerun", "train", TRAIN_CHECKPOINT, env=cluster)
+                    "--forcerun", "train", ONE_RUN_CHECKPOINT, env=cluster)
     [job] = [job for job in _sacct(cluster, run.stdout + run.stderr) if _rule(job) == "train"]
     assert job["State"] == "COMPLETED", job
     rows = {row["JobID"].removeprefix(job["JobID"]): row for row in _sacct_steps(cluster, job["JobID"])}
@@ -224,7 +203,7 @@ def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(cluster, tmp_
     assert (rows[".0"]["NNodes"], rows[".0"]["NTasks"], rows[".0"]["State"]) == ("2", "2", "COMPLETED"), rows
     assert sorted(rows[".0"]["NodeList"].split(",")) == sorted(["localhost", socket.gethostname().split(".")[0]]), rows
 
-    multi, multi_state = _trained(workdir)
+    multi, multi_state = one_run_trained(workdir)
     assert (single_state["world"], multi_state["world"]) == (2, 2)
     assert multi_state["summary"]["steps"] == single_state["summary"]["steps"] > 1
     assert single.keys() == multi.keys()

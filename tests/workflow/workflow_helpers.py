@@ -1,8 +1,10 @@
 """What the workflow tests share: a copy of the project, a Snakemake call, the dry-run job counts,
-the rules' resource groups and the resources a dry run plans."""
+the rules' resource groups, the resources a dry run plans, and the one-run training config whose
+checkpoint the multi-process tests compare."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,6 +27,31 @@ def copy_project(base: Path) -> Path:
         source = ROOT / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
     return project
+
+
+ONE_RUN_CHECKPOINT = "results/train/toy/offrl/1/checkpoint"
+
+
+def one_run_config(project: Path, resources: dict, path: Path) -> Path:
+    """The CI config cut to the offrl run on seed 1, one epoch, no curves or figures, with
+    ``resources.train``; written to ``path``."""
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    for key in ("figures", "future_policy", "entanglement", "curve_benchmarks"):
+        config.pop(key)
+    config.update(tables={"toy": ["toy6"]}, methods={"offrl": config["methods"]["offrl"]}, seeds=[1],
+                  resources={"train": resources})
+    config["training"].update(epochs=1, snapshot_every=0)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def one_run_trained(workdir: Path) -> tuple[dict, dict]:
+    """The weights (name -> tensor) and the training state of ``ONE_RUN_CHECKPOINT``."""
+    from safetensors.torch import load_file
+
+    checkpoint = workdir / ONE_RUN_CHECKPOINT
+    state = json.loads((checkpoint / "training_state.json").read_text())
+    return load_file(str(checkpoint / "model.safetensors")), state
 
 
 def snakemake(project: Path, workdir: Path, config: Path, *args: str, check: bool = True,
