@@ -26,6 +26,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from checkouts import commit_of
+
+from fpa.io import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "default_run.json"
 TARGET_S = 450.0
@@ -64,11 +68,9 @@ def read_round(directory: Path) -> dict:
     times = TIMES.search(log)
     if times is None or "exit: 0" not in log:
         raise SystemExit(f"{directory / LOG}: expected a finished round (its time line and 'exit: 0'), got none")
-    commit = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
     tables = directory / "results" / "tables"
     return {
-        "commit": commit,
+        "commit": commit_of(directory),
         "wall_s": float(times["wall"]),
         "cpu_s": round(float(times["user"]) + float(times["sys"]), 2),
         "max_rss_mb": round(int(times["rss"]) / 1024),
@@ -153,7 +155,7 @@ def main(argv=None) -> int:
         for directory in directories:
             run_round(directory)
     result = record([read_round(directory) for directory in directories])
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(args.out, result)
     print(markdown(result))
     return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1
 

@@ -11,17 +11,18 @@ run's config, the tokens of the batches ``fpa.training.batches`` draws (the trai
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from checkouts import commit_of
+
+from fpa.io import write_json
 
 OUT = Path(__file__).parent / "results" / "padding.json"
 
 
 def measure(run_dir: Path) -> dict:
     from transformers import AutoTokenizer
-
-    import subprocess
 
     from fpa.config import read_config_file, validate_config
     from fpa.io import read_jsonl
@@ -42,9 +43,7 @@ def measure(run_dir: Path) -> dict:
             for micro in B.micro_batches(batch, training["micro_batch_problems"]):
                 mask = B.collate(micro, encoded, samples, tokenizer.pad_token_id).attention_mask
                 tokens, padded = tokens + int(mask.sum()), padded + mask.numel()
-    commit = subprocess.run(["git", "-C", str(run_dir), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    return {"benchmark": "padding", "commit": commit, "seeds": config["seeds"], "steps_per_seed": steps,
+    return {"benchmark": "padding", "commit": commit_of(run_dir), "seeds": config["seeds"], "steps_per_seed": steps,
             "batch_problems": training["batch_problems"], "micro_batch_problems": training["micro_batch_problems"],
             "tokens": tokens, "padded_tokens": padded}
 
@@ -65,7 +64,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     record = measure(args.run_dir.resolve())
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    write_json(args.out, record)
     print(markdown(record), end="")
     return 0
 

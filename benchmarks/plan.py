@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from checkouts import commit_of, export
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "plan.json"
 TARGET_S = 2.0  # issue 26: it is planned on every snakemake call
@@ -145,16 +147,6 @@ def paired_ratios(results: dict[str, dict]) -> dict[str, dict]:
     return ratios
 
 
-def table(results: dict[str, dict]) -> str:
-    lines = [f"{'checkout':10s} {'case':28s} {'jobs':>6s} {'wall med s':>10s} {'wall min s':>10s} {'CPU med s':>10s}"]
-    for checkout, by_case in results.items():
-        for name, row in by_case.items():
-            jobs = "" if row["jobs"] is None else str(row["jobs"])
-            lines.append(f"{checkout:10s} {name:28s} {jobs:>6s} {row['wall_median_s']:10.2f} "
-                         f"{row['wall_min_s']:10.2f} {row['cpu_median_s']:10.2f}")
-    return "\n".join(lines)
-
-
 def markdown(record: dict) -> str:
     """The results file as Markdown: per checkout and case, medians and ranges over the rounds."""
     machine = record["machine"]
@@ -170,18 +162,14 @@ def markdown(record: dict) -> str:
                          f"{max(row['cpu_s']):.2f}] |")
     if record.get("ratios"):
         commits = record["commits"]
-        lines += ["", f"Paired per round, current ({commits['current']}) / baseline ({commits['baseline']}):", "",
+        lines += ["", f"Paired per round, current ({commits['current'][:7]}) / baseline ({commits['baseline'][:7]}):",
+                  "",
                   "| case | wall, median [min–max] | CPU, median [min–max] |", "|---|---|---|"]
         for name, ratio in record["ratios"].items():
             wall, cpu = ratio["wall_s"], ratio["cpu_s"]
             lines.append(f"| {name} | {wall['median']:.2f} [{wall['min']:.2f}–{wall['max']:.2f}] | "
                          f"{cpu['median']:.2f} [{cpu['min']:.2f}–{cpu['max']:.2f}] |")
     return "\n".join(lines + [""] + [f"- {verdict}" for verdict in record["target"].splitlines()])
-
-
-def git_commit(rev: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 def main() -> None:
@@ -195,34 +183,29 @@ def main() -> None:
         checkouts = {"current": ROOT}
         if args.baseline:
             checkouts["baseline"] = Path(baseline_dir)
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline], check=True,
-                                     capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", baseline_dir], input=archive, check=True)
+            export(ROOT, args.baseline, checkouts["baseline"])
         results = measure(checkouts, args.rounds)
     load_after = os.getloadavg()
-    text = table(results)
     # wall is what the target is about; CPU time is what a shared machine's load does not inflate
     verdict = "\n".join(
         f"[{'PASS' if row[key] < TARGET_S else 'FAIL'}] {name} median {unit} {row[key]:.2f} s < {TARGET_S} s"
         for name, row in results["current"].items() if name.startswith("paper plan")
         for unit, key in (("wall", "wall_median_s"), ("CPU", "cpu_median_s")))
-    ratios = paired_ratios(results) if args.baseline else None
-    print(f"load average {load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} CPUs")
-    print(text)
-    print(verdict)
-
     from fpa.io import write_json
+    from fpa.provenance.record import project_version
 
-    write_json(args.out, {
-        "results": results, "ratios": ratios, "table": text, "target": verdict, "rounds": args.rounds,
+    record = {
+        "results": results, "ratios": paired_ratios(results) if args.baseline else None, "target": verdict,
+        "rounds": args.rounds,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "loadavg_before": load_before, "loadavg_after": load_after},
-        "commits": {"current": git_commit("HEAD"),
-                    **({"baseline": git_commit(args.baseline)} if args.baseline else {})},
-        "worktree_clean": not subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
-                                             text=True, check=True).stdout.strip(),
+        "commits": {"current": commit_of(ROOT), **({"baseline": commit_of(ROOT, args.baseline)} if args.baseline
+                                                   else {})},
+        "worktree_clean": not project_version()["dirty"],
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
+    }
+    write_json(args.out, record)
+    print(markdown(record))
 
 
 if __name__ == "__main__":
