@@ -180,7 +180,8 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
         return None
     # the run whose files hold each role's results (Run.trained_as); the base model's are its own
     files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
-    stages = {role: _stage_files(model, by_name[method]) for role, method in roles.items()} if figure.uses_stages else {}
+    stages = ({role: _stage_files(model, by_name[method]) for role, method in roles.items()}
+              if figure.uses_stages else {})
     return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels,
             "styles": style_indices(figure, roles, by_name), "curve_benchmark": curve, "base": curve is not None,
             "benchmarks": benchmarks, "lam": lam, "stages": stages}
@@ -201,7 +202,8 @@ def _stage_files(model: str, run) -> list[str]:
 def figure_caption(figure: Figure, slice_: Mapping) -> str:
     """The figure's caption with the runs it draws (model, method per role, seeds), as the
     reStructuredText of the Snakemake report: the caption's and labels' own text stays literal."""
-    runs = ", ".join(f"{rst_literal(slice_['labels'][role])} (``{method}``)" for role, method in slice_["roles"].items())
+    runs = ", ".join(f"{rst_literal(slice_['labels'][role])} (``{method}``)"
+                     for role, method in slice_["roles"].items())
     seeds = ", ".join(map(str, slice_["seeds"]))
     return f"{rst_literal(figure.caption)} Runs: model ``{slice_['model']}``; {runs}; seeds {seeds}."
 

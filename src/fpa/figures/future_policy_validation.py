@@ -14,7 +14,7 @@ def draw(inputs: FigureInputs):
     import numpy as np
     import pandas as pd
 
-    from fpa.figures.style import color, mean_band, panels
+    from fpa.figures.style import LEGEND, color, mean_band, panels
 
     frames = [pd.read_csv(path) for path in inputs.analyses[ROLE]]
     fig, axes = panels(2)
@@ -30,7 +30,7 @@ def draw(inputs: FigureInputs):
     for ax, unit in zip(axes, ("token", "completion")):
         ax.set(title=f"anchor: step {anchor} of {inputs.labels[ROLE]}", xlabel="λ (0: the anchor itself)",
                ylabel=f"KL(later ‖ extrapolated) per {unit}", yscale="log")  # KLs span decades
-        ax.legend(title="later snapshot", frameon=False)
+        ax.legend(title="later snapshot", **LEGEND)
     return fig
 
 

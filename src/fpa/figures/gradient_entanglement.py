@@ -23,7 +23,7 @@ def draw(inputs: FigureInputs):
     import numpy as np
     import pandas as pd
 
-    from fpa.figures.style import color, panels
+    from fpa.figures.style import LEGEND, color, panels
 
     rows = pd.concat([pd.read_csv(path) for path in inputs.analyses[BASE_ROLE]], ignore_index=True)
     fig, (cosines, norms) = panels(2)
@@ -42,7 +42,7 @@ def draw(inputs: FigureInputs):
     norms.set(title="score-function norms", xlabel="‖∇log π(y_w|x)‖ (correct)",
               ylabel="‖∇log π(y_l|x)‖ (incorrect)", xscale="log", yscale="log")
     for ax in (cosines, norms):
-        ax.legend(frameon=False, fontsize=8)
+        ax.legend(fontsize=8, **LEGEND)
     return fig
 
 

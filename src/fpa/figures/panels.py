@@ -34,5 +34,7 @@ def accuracy_panel(ax, inputs: FigureInputs, roles) -> None:
 
 
 def add_legends(axes) -> None:
+    from fpa.figures.style import LEGEND
+
     for ax in axes:
-        ax.legend(frameon=False)
+        ax.legend(**LEGEND)

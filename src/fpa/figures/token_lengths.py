@@ -18,7 +18,7 @@ def draw(inputs: FigureInputs):
     import numpy as np
     import pandas as pd
 
-    from fpa.figures.style import color, panels
+    from fpa.figures.style import LEGEND, color, panels
 
     rows = pd.concat([pd.read_csv(path) for path in inputs.analyses[BASE_ROLE]], ignore_index=True)
     rows = rows[~rows["variant"].isin(NOT_A_DATASET)]
@@ -32,7 +32,7 @@ def draw(inputs: FigureInputs):
                 label=f"{variant_label(variant)} (median {np.median(values):.0f} tokens, n = {len(values)})")
     ax.set(title="trajectory lengths", xlabel="tokens per trajectory (preferred and dispreferred)",
            ylabel="trajectories", xscale="log")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(fontsize=8, **LEGEND)
     return fig
 
 

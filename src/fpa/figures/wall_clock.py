@@ -56,7 +56,7 @@ def time_to_accuracy(inputs: FigureInputs):
 
 
 def draw(inputs: FigureInputs):
-    from fpa.figures.style import line_style, mean_band, panels
+    from fpa.figures.style import LEGEND, line_style, mean_band, panels
 
     fig, (ax,) = panels(1, width=5.8, height=3.9)
     curves = clock_curves(inputs)
@@ -70,7 +70,7 @@ def draw(inputs: FigureInputs):
     ax.set(title=f"{inputs.curve_benchmark} accuracy over wall-clock time", xlabel=f"wall clock ({unit})",
            ylabel="Pass@1 (%)")
     ax.set_xlim(left=0)
-    ax.legend(frameon=False)
+    ax.legend(**LEGEND)
     return fig
 
 
