@@ -90,11 +90,14 @@ def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path,
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
             _write_run("toy", method, seed)
-    figure = draw(figure_inputs("accuracy_curves", slice_))
+    # as rule figure passes it: sorted JSON (fpa.planning.slices.as_json), the config's order lost
+    figure = draw(figure_inputs("accuracy_curves", json.loads(json.dumps(slice_, sort_keys=True))))
     assert (len(slice_["roles"]) > LEGEND_INSIDE_MAX) == beside
     assert (len(figure.legends) == 1, figure.axes[0].get_legend() is None) == (beside, beside)
     labels = [text.get_text() for text in (figure.legends[0] if beside else figure.axes[0].get_legend()).get_texts()]
-    assert labels == list(slice_["labels"].values())
+    # Off-RL and FPA first, as in every figure, then the others in config order
+    assert labels == [slice_["labels"][role] for role in ("offrl", "fpa_l1", "cor", "incor")] + [
+        slice_["labels"][f"sft{i}"] for i in range(extra_methods)]
 
 
 def test_figures_without_their_runs_are_not_planned():
@@ -123,7 +126,8 @@ def _write_run(model, method, seed, steps=40):
         writer.writeheader()
         for step in range(1, steps + 1):
             row = {key: 0.5 + 0.01 * seed * math.sin(step) for key in fields}
-            row.update(step=step, elapsed_s=2.0 * step, **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
+            row.update(step=step, elapsed_s=2.0 * step,
+                       **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
             writer.writerow(row)
     curve = Path(D.curve_path(model, method, seed))
     curve.parent.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,12 @@ class FigureInputs:
     # objective reads it), whose provenance says what they cost; empty for online runs
     stages: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
+    def in_style_order(self, roles) -> list[str]:
+        """``roles`` in the order of their styles: the fixed roles first (Off-RL, FPA, ...), then the
+        others in config order. A figure's legend keeps it, whatever order its config slice's
+        keys come in (the DAG passes the slice as sorted JSON)."""
+        return sorted(roles, key=self.styles.__getitem__)
+
     def curves_read(self) -> list[str]:
         """Every curve CSV read, the base model's included."""
         return [path for paths in self.curves.values() for path in paths] + list(self.base_curves)

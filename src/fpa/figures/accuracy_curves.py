@@ -13,7 +13,7 @@ def draw(inputs: FigureInputs):
     from fpa.figures.panels import accuracy_panel, add_legends
     from fpa.figures.style import panels
 
-    roles = list(inputs.curves)
+    roles = inputs.in_style_order(inputs.curves)
     beside = len(roles) > LEGEND_INSIDE_MAX
     fig, (accuracy,) = panels(1, width=7.5 if beside else 5.5, height=3.8)
     accuracy_panel(accuracy, inputs, roles)

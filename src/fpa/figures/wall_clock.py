@@ -25,7 +25,7 @@ def clock_curves(inputs: FigureInputs) -> dict:
     from fpa.figures.data import read_curves, read_elapsed, stage_seconds
 
     curves = {}
-    for role in inputs.curves:
+    for role in inputs.in_style_order(inputs.curves):
         steps, accuracy = read_curves(inputs.curves[role], inputs.curve_benchmark, inputs.base_curves)
         start = stage_seconds(inputs.stages.get(role, []))
         seconds = start + np.stack([read_elapsed(path, list(steps)) for path in inputs.metrics[role]])
