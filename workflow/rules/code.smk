@@ -17,6 +17,7 @@ if CODE_BENCHES:
             "logs/generate_code/{model}/{method}/{seed}.log",
         benchmark:
             "logs/benchmarks/generate_code/{model}/{method}/{seed}.tsv"
+        priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/train.yaml"
         threads: get_threads("generate_code")
@@ -46,6 +47,7 @@ if CODE_BENCHES:
             "logs/benchmarks/evaluate_code/{model}/{method}/{seed}/{bench}.tsv"
         wildcard_constraints:
             bench=get_code_bench_pattern(),
+        priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/eval_code.yaml"
         threads: get_threads("evaluate_code")
@@ -71,6 +73,7 @@ if config["dataset"]["source"] == "taco_apps":
             "logs/code_train_problems/train.log",
         benchmark:
             "logs/benchmarks/code_train_problems/train.tsv"
+        priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/tables.yaml"
         resources:

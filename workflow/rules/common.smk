@@ -7,6 +7,7 @@ from fpa.config import ConfigError
 from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, Plan
 from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
+from fpa.planning.priority import Priority
 from fpa.planning.shell import shell_prefix
 from fpa.provenance.fingerprint import code_fingerprint
 

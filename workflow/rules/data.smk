@@ -7,6 +7,7 @@ rule fetch_data:
         "logs/fetch_data/{path}.log",
     benchmark:
         "logs/benchmarks/fetch_data/{path}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -29,6 +30,7 @@ rule prepare_benchmark:
         "logs/prepare_benchmark/{bench}.log",
     benchmark:
         "logs/benchmarks/prepare_benchmark/{bench}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -53,6 +55,7 @@ rule validate_benchmark:
         "logs/validate_benchmark/{bench}.log",
     benchmark:
         "logs/benchmarks/validate_benchmark/{bench}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -76,6 +79,7 @@ if config["dataset"]["source"] == "math12k":
             "logs/math_train_problems/train.log",
         benchmark:
             "logs/benchmarks/math_train_problems/train.tsv"
+        priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/tables.yaml"
         resources:
@@ -96,6 +100,7 @@ rule fetch_model:
         "logs/fetch_model/{model}.log",
     benchmark:
         "logs/benchmarks/fetch_model/{model}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/train.yaml"
     resources:

@@ -12,6 +12,7 @@ if config["dataset"]["source"] == "step_dpo":
             "logs/step_dpo_dataset/{model}.log",
         benchmark:
             "logs/benchmarks/step_dpo_dataset/{model}.tsv"
+        priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/train.yaml"
         threads: get_threads("build_dataset")
@@ -38,6 +39,7 @@ else:
             "logs/sample_offline/{model}.log",
         benchmark:
             "logs/benchmarks/sample_offline/{model}.tsv"
+        priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/train.yaml"
         threads: get_threads("sample_offline")
@@ -63,6 +65,7 @@ else:
             "logs/build_dataset/{model}.log",
         benchmark:
             "logs/benchmarks/build_dataset/{model}.tsv"
+        priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/train.yaml"
         # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
@@ -89,6 +92,7 @@ rule validation_benchmark:
         "logs/validation_benchmark/{model}.log",
     benchmark:
         "logs/benchmarks/validation_benchmark/{model}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/train.yaml"
     resources:

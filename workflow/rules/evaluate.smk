@@ -20,6 +20,7 @@ if EVAL_BENCHES:
             "logs/evaluate/{model}/{method}/{seed}.log",
         benchmark:
             "logs/benchmarks/evaluate/{model}/{method}/{seed}.tsv"
+        priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/train.yaml"
         threads: get_threads("evaluate")
@@ -84,6 +85,7 @@ if config["model_selection"]:
             "logs/select_checkpoint/{model}/{method}/{seed}.log",
         benchmark:
             "logs/benchmarks/select_checkpoint/{model}/{method}/{seed}.tsv"
+        priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/train.yaml"
         threads: get_threads("evaluate")

@@ -9,6 +9,7 @@ rule cache_reference:
         "logs/cache_reference/{model}.log",
     benchmark:
         "logs/benchmarks/cache_reference/{model}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/train.yaml"
     threads: get_threads("cache_reference")

@@ -5,6 +5,7 @@ rule toy_base_model:
         "logs/toy_base_model/{model}.log",
     benchmark:
         "logs/benchmarks/toy_base_model/{model}.tsv"
+    priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/train.yaml"
     threads: get_threads("toy_base_model")
@@ -28,6 +29,7 @@ if config["dataset"]["source"] == "toy":
             "logs/toy_train_problems/train.log",
         benchmark:
             "logs/benchmarks/toy_train_problems/train.tsv"
+        priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/train.yaml"
         resources:
@@ -48,6 +50,7 @@ rule toy_benchmark:
         "logs/toy_benchmark/{bench}.log",
     benchmark:
         "logs/benchmarks/toy_benchmark/{bench}.tsv"
+    priority: Priority.AFTER_TRAINING
     conda:
         "../../envs/train.yaml"
     resources:

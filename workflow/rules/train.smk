@@ -10,6 +10,7 @@ rule train:
         "logs/benchmarks/train/{model}/{method}/{seed}.tsv"
     wildcard_constraints:
         method=get_run_pattern(online=False),
+    priority: Priority.TRAINING
     conda:
         "../../envs/train.yaml"
     threads: get_threads("train")
@@ -46,6 +47,7 @@ if ONLINE_RUNS:
             "logs/benchmarks/train_online/{model}/{method}/{seed}.tsv"
         wildcard_constraints:
             method=get_run_pattern(online=True),
+        priority: Priority.TRAINING
         conda:
             "../../envs/train.yaml"
         threads: get_threads("train")
