@@ -117,7 +117,8 @@ def _minutes(seconds: float) -> str:
 
 def markdown(record: dict) -> str:
     rounds = record["rounds"]
-    lines = [f"{len(rounds)} fresh clones of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
+    clones = f"{len(rounds)} fresh clone" + ("s" if len(rounds) > 1 else "")
+    lines = [f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
              f"{record['cpus']} cores of an {record['cpu']} (`python benchmarks/default_run.py`):", "",
              "| round | wall | CPU s (Snakemake and every job) | base model's SFT, CPU s | max RSS MB | "
              f"1-min load before → after | within {_minutes(record['target_s'])} |",
