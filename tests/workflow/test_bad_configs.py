@@ -65,7 +65,8 @@ CORPUS = [
         r"methods\.fpa\.training\.max_grad_norm: expected a finite number, got inf"),
     Bad("toy_model_setting_nan", "toy: {preset: default}", "toy: {preset: default, lr: .nan}",
         r"models\.toy\.toy\.lr: expected a finite number, got nan"),
-    Bad("resources_nan", "seeds: [42, 43, 44]", "seeds: [42, 43, 44]\nresources: {train: {mem_mb: .nan}}",
+    Bad("resources_nan", "cache_reference: {cpus_per_task: 1}",
+        "cache_reference: {cpus_per_task: 1}\n  train: {mem_mb: .nan}",
         r"resources\.train\.mem_mb: expected a finite number, got nan"),
     # seeds as the rules' seed=\d+ wildcard takes them
     Bad("seed_negative", "seeds: [42, 43, 44]", "seeds: [42, 43, -1]", r"seeds\.2: expected number >= 0, got -1"),
