@@ -6,14 +6,19 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts, planned_resources, rule_resource_groups
+from workflow_helpers import (
+    as_from_the_root,
+    job_counts,
+    plan_from_the_root,
+    planned_resources,
+    rule_resource_groups,
+)
 
 from fpa.config import load_config_file
 
@@ -22,16 +27,7 @@ MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data")
 
 
 def _plan(tmp_path, *extra, configfile="paper.yaml"):
-    # As from the repository root: the workflow's default config/config.yaml is there too, and
-    # must not be merged into the paper's (it would add the toy model, benchmarks and table).
-    (tmp_path / "config").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
-         str(ROOT / "config" / configfile), "-d", str(tmp_path), *extra],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
-    )
-    return result
+    return plan_from_the_root(tmp_path, ROOT / "config" / configfile, *extra)
 
 
 PAPER_FIGURES = ("training_dynamics", "targeted_ablations", "lambda_sensitivity", "accuracy_curves")
@@ -253,8 +249,7 @@ print(json.dumps(sum(scanned)))
 def test_planning_keeps_what_snakemake_imported_out_of_full_collections(tmp_path):
     """Plan speed without a stopwatch: Snakemake's imports, alive until it exits, are frozen when the
     Snakefile starts, so the full garbage collections of planning scan under half the objects."""
-    (tmp_path / "config").mkdir()
-    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
+    as_from_the_root(tmp_path)
     scanned = {}
     for mode in ("frozen", "unfrozen"):
         result = subprocess.run(

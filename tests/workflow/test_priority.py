@@ -4,27 +4,18 @@ so that whatever training waits on starts before the jobs that can wait."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from workflow_helpers import plan_from_the_root
 
 from fpa.planning.priority import Priority
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _snakemake(tmp_path: Path, configfile: str, *args: str) -> str:
-    # from the repository root, as test_paper_plan plans: config/config.yaml must not be merged in
-    (tmp_path / "config").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(ROOT / "config" / configfile),
-         "-d", str(tmp_path), *args],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
-    )
+def _plan(tmp_path: Path, configfile: str, *args: str) -> str:
+    result = plan_from_the_root(tmp_path, ROOT / "config" / configfile, *args)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
 
@@ -47,8 +38,8 @@ def _priorities(dry_run: str) -> dict[str, set[int]]:
 @pytest.mark.parametrize("configfile", ["config.yaml", "toy-paper.yaml", "paper.yaml", "paper-code.yaml",
                                         "paper-stepdpo.yaml", "paper-rlvr.yaml"])
 def test_no_job_is_less_urgent_than_a_job_it_feeds(tmp_path, configfile):
-    edges = _rule_edges(_snakemake(tmp_path, configfile, "--rulegraph"))
-    priorities = _priorities(_snakemake(tmp_path, configfile, "-n"))
+    edges = _rule_edges(_plan(tmp_path, configfile, "--rulegraph"))
+    priorities = _priorities(_plan(tmp_path, configfile))
     assert all(len(values) == 1 for values in priorities.values()), priorities
     priority = {rule: values.pop() for rule, values in priorities.items()}
     assert priority.get("train", priority.get("train_online")) == Priority.TRAINING

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts, selections_of_trained_runs
+from workflow_helpers import job_counts, plan_from_the_root, selections_of_trained_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config" / "paper-stepdpo.yaml"
@@ -21,10 +19,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "step_dpo" / "train.jsonl"
 
 
 def _plan(workdir, *extra):
-    (workdir / "config").mkdir(exist_ok=True)  # as from the repository root (see test_paper_plan.py)
-    shutil.copy(ROOT / "config" / "config.yaml", workdir / "config" / "config.yaml")
-    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(CONFIG),
-                           "-d", str(workdir), *extra], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    return plan_from_the_root(workdir, CONFIG, *extra)
 
 
 def test_stepdpo_job_counts(tmp_path):

@@ -1,10 +1,10 @@
-"""What the workflow tests share: a copy of the project, a Snakemake call, the dry-run job counts,
-the rules' resource groups, the resources a dry run plans, and the one-run training config whose
-checkpoint the multi-process tests compare."""
+"""What the workflow tests share: a copy of the project, a Snakemake call, a dry run of a shipped
+config as from the repository root, the dry-run job counts, the rules' resource groups, the
+resources a dry run plans, and the one-run training config whose checkpoint the multi-process
+tests compare."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -49,8 +49,10 @@ def one_run_trained(workdir: Path) -> tuple[dict, dict]:
     """The weights (name -> tensor) and the training state of ``ONE_RUN_CHECKPOINT``."""
     from safetensors.torch import load_file
 
+    from fpa.io import read_json
+
     checkpoint = workdir / ONE_RUN_CHECKPOINT
-    state = json.loads((checkpoint / "training_state.json").read_text())
+    state = read_json(checkpoint / "training_state.json")
     return load_file(str(checkpoint / "model.safetensors")), state
 
 
@@ -70,6 +72,21 @@ def snakemake(project: Path, workdir: Path, config: Path, *args: str, check: boo
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
     return result
+
+
+def as_from_the_root(workdir: Path) -> None:
+    """Give ``workdir`` the default ``config/config.yaml``, as the repository root has it: a
+    ``--configfile`` must replace it, not be merged into it (keys the default has, such as the toy
+    model, benchmarks and table, must not reach another experiment)."""
+    (workdir / "config").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "config" / "config.yaml", workdir / "config" / "config.yaml")
+
+
+def plan_from_the_root(workdir: Path, configfile: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``snakemake -n --cores 1 --configfile configfile -d workdir *extra`` from the repository root."""
+    as_from_the_root(workdir)
+    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(configfile),
+                           "-d", str(workdir), *extra], capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
 def job_counts(text: str) -> dict[str, int]:
