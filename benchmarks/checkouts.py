@@ -1,9 +1,14 @@
-"""The commit a benchmark measured, and an earlier commit's files to measure beside it (git only)."""
+"""What the benchmarks that run a checkout share: the commit they measured, an earlier commit's
+files to measure beside it (git), and the environment a user's checkout runs in."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
+
+# as on a user's machine, Python writes its bytecode cache (this machine's environment turns it off)
+USER_ENVIRONMENT = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
 def commit_of(directory: Path, rev: str = "HEAD") -> str:

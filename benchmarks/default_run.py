@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from checkouts import commit_of
+from checkouts import USER_ENVIRONMENT, commit_of
 
 from fpa.io import write_json
 
@@ -37,8 +37,6 @@ TIME_FORMAT = "WALL %e CPU %U+%S MAXRSS %M KB"
 TIMES = re.compile(r"^WALL (?P<wall>[\d.]+) CPU (?P<user>[\d.]+)\+(?P<sys>[\d.]+) MAXRSS (?P<rss>\d+) KB$", re.M)
 LOG = "default_run.log"
 BASE_MODEL_STAGE = "base model"  # the cost table's stage of the toy base model's SFT
-# as on a user's machine, Python writes its bytecode cache (this machine's environment turns it off)
-USER_ENVIRONMENT = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
 def cpu_model() -> str:
@@ -129,11 +127,12 @@ def markdown(record: dict) -> str:
                      f"{r['load_before']:.2f} → {r['load_after']:.2f} | "
                      f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
     same = "the same table to the last digit" if record["identical_tables"] else "**different tables**"
+    tables = f"Every round gave {same}; round 1's" if len(rounds) > 1 else "Its"
     stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in rounds[0]["max_stderr_points"].items())
-    lines += ["", "The base model's SFT is the same work in every round of every commit (the same steps, the "
-              "same weights): its CPU seconds measure the machine, and compare rounds and records taken at "
-              "different hours.", "",
-              f"Every round gave {same}; round 1's `results/tables/toy.md`:", "",
+    lines += ["", "The base model's SFT is the same work in every round, and in every record of the same toy "
+              "world (the same steps, the same weights): its CPU seconds measure the machine, and compare "
+              "rounds and records taken at different hours.", "",
+              f"{tables} `results/tables/toy.md`:", "",
               rounds[0]["table"].strip(), "",
               f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "",
               "Round 1's `results/tables/cost_by_stage.md`:", "",

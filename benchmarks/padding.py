@@ -81,10 +81,10 @@ def time_packing(model, micro: list, rounds: int, width: int) -> dict:
 
     torch.set_num_threads(1)
     body = model.get_decoder()
+    packed = [packed_layout(b, width) for b in micro]
     layouts = {
         "padded": [(b.input_ids, {"attention_mask": b.attention_mask}, b.rows, b.positions) for b in micro],
-        "packed": [(ids, {"position_ids": pos}, rows, positions)
-                   for b in micro for ids, pos, rows, positions in [packed_layout(b, width)]],
+        "packed": [(ids, {"position_ids": pos}, rows, positions) for ids, pos, rows, positions in packed],
     }
 
     def selected(layout, index):
@@ -100,7 +100,8 @@ def time_packing(model, micro: list, rounds: int, width: int) -> dict:
             selected(layout, index).pow(2).mean().backward()
         return {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
 
-    run("padded"), run("packed")  # warm-up
+    for layout in layouts:  # warm-up
+        run(layout)
     per_round = []
     for index in range(rounds):
         order = ("padded", "packed") if index % 2 == 0 else ("packed", "padded")

@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from checkouts import commit_of, export
+from checkouts import USER_ENVIRONMENT, commit_of, export
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "plan.json"
@@ -85,8 +85,7 @@ def cases(project: Path) -> dict[str, list[str]]:
 
 def timed(command: list[str], project: Path) -> tuple[float, float, str]:
     """(wall s, CPU s, output) of one fresh run in an empty working directory."""
-    env = {**{key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"},
-           "PYTHONPATH": str(project / "src")}
+    env = {**USER_ENVIRONMENT, "PYTHONPATH": str(project / "src")}
     with tempfile.TemporaryDirectory() as workdir:
         if "-s" in command:
             command = [*command, "-d", workdir]
