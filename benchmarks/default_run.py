@@ -28,7 +28,7 @@ from pathlib import Path
 
 from checkouts import USER_ENVIRONMENT, commit_of
 
-from fpa.io import write_json
+from fpa.io import read_json, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "default_run.json"
@@ -75,9 +75,17 @@ def read_round(directory: Path) -> dict:
         "load_before": float(re.search(r"load before: ([\d.]+)", log)[1]),
         "load_after": float(re.search(r"load after: ([\d.]+)", log)[1]),
         "max_stderr_points": largest_stderr(directory / "results" / "eval"),
+        "training": training_budget(directory / "results" / "train"),
         "table": (tables / "toy.md").read_text(),
         "cost_by_stage": (tables / "cost_by_stage.md").read_text(),
     }
+
+
+def training_budget(trained: Path) -> dict[str, list[int]]:
+    """The offline problems the runs trained on and their steps, over every run (a weaker base model
+    leaves more problems with mixed samples, and so more steps)."""
+    summaries = [read_json(path)["summary"] for path in trained.glob("*/*/*/checkpoint/training_state.json")]
+    return {key: sorted({summary[key] for summary in summaries}) for key in ("train_problems", "steps")}
 
 
 def largest_stderr(evaluations: Path) -> dict[str, float]:
@@ -109,6 +117,15 @@ def stage_cpu_s(cost_by_stage: str, stage: str) -> float:
     return float(row[header.index("cpu_s")])
 
 
+def _training_line(round_: dict) -> list[str]:
+    """What the runs trained on, where the record has it (records before it was kept do not)."""
+    budget = round_.get("training")
+    if budget is None:
+        return []
+    problems, steps = (" or ".join(map(str, budget[key])) for key in ("train_problems", "steps"))
+    return [f"Every run trained on {problems} offline problems, {steps} steps.", ""]
+
+
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
@@ -135,6 +152,7 @@ def markdown(record: dict) -> str:
               f"{tables} `results/tables/toy.md`:", "",
               rounds[0]["table"].strip(), "",
               f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "",
+              *_training_line(rounds[0]),
               "Round 1's `results/tables/cost_by_stage.md`:", "",
               rounds[0]["cost_by_stage"].strip()]
     return "\n".join(lines) + "\n"
