@@ -7,8 +7,8 @@
 A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
 in README.md, benchmarks/README.md or docs/toy.md. Its content is ``markdown(record)`` of the record in
 ``benchmarks/results/NAME.json``, by the benchmark module that wrote it (its
-``"benchmark"`` field, else ``benchmarks/NAME.py``): one run per table, and no number
-typed by hand.
+``"benchmark"`` field, else ``benchmarks/NAME.py``; a package such as ``benchmarks/gpu/`` exports
+it from its ``__init__``): one run per table, and no number typed by hand.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ def render(name: str, where: str) -> str:
                          "found none")
     record = json.loads(path.read_text())
     benchmark = record.get("benchmark", name)  # a file named after its benchmark need not say it
-    if not (BENCH / f"{benchmark}.py").is_file():
-        raise ValueError(f"{where}: section bench:{name}: expected benchmarks/{benchmark}.py "
-                         f"(the benchmark that wrote {path.name}), found none")
+    if not ((BENCH / f"{benchmark}.py").is_file() or (BENCH / benchmark / "__init__.py").is_file()):
+        raise ValueError(f"{where}: section bench:{name}: expected benchmarks/{benchmark}.py or the package "
+                         f"benchmarks/{benchmark}/ (the benchmark that wrote {path.name}), found none")
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))  # the benchmarks import each other as scripts do
     return importlib.import_module(benchmark).markdown(record).rstrip("\n") + "\n"

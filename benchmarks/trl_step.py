@@ -95,15 +95,16 @@ def _text(rng, n):
     return "".join(chr(rng.randrange(33, 127)) for _ in range(n))
 
 
-def prepare(args, workdir):
-    """Tokenizer, policy and reference model dirs, our train split and reference cache, TRL's rows."""
+def prepare(args, workdir, build=build_model, device="cpu"):
+    """Tokenizer, policy and reference model dirs, our train split and reference cache, TRL's rows;
+    ``build(args, seed)``: the model (``benchmarks/gpu`` builds another shape on the GPU)."""
     from fpa.reference.cache import write_reference_cache
     from fpa.toy.tokenizer import EOS, build_tokenizer
 
     tokenizer = build_tokenizer()
     tokenizer.model_max_length = args.seq  # the toy default (256) would only warn
     for name, seed in (("policy", 0), ("reference", 1)):
-        build_model(args, seed).save_pretrained(workdir / name)
+        build(args, seed).save_pretrained(workdir / name)
         tokenizer.save_pretrained(workdir / name)
     rng = random.Random(0)
     prompt, completion = _text(rng, args.prompt), args.seq - args.prompt - 1  # + eos
@@ -112,7 +113,7 @@ def prepare(args, workdir):
     with open(workdir / "train.jsonl", "w") as f:
         f.writelines(json.dumps(s) + "\n" for s in samples)
     write_reference_cache(workdir / "reference", samples, tokenizer, workdir / "cache", max_length=args.seq,
-                          dtype="float32")  # fp32 z_ref: the same reference log-probs as TRL's fp32 forward
+                          dtype="float32", device=device)  # fp32 z_ref: the same reference log-probs as TRL's fp32 forward
     chosen, rejected = (s["completion"] + EOS for s in samples)  # TRL appends eos unless present
     rows = {"dpo": [{"prompt": prompt, "chosen": chosen, "rejected": rejected}],
             "kto": [{"prompt": prompt, "completion": chosen, "label": True},
@@ -130,7 +131,7 @@ class Ours:
         from fpa.training import loop
 
         training = {"lr": LR, "batch_problems": 1, "micro_batch_problems": 1, "max_length": args.seq,
-                    "chunk_size": chunk_size}
+                    "chunk_size": chunk_size, **getattr(args, "training", {})}
         for option in args.options:
             training.update(OPTIONS[option][0])
         train = str(workdir / "train.jsonl")
@@ -157,9 +158,10 @@ def _trl_trainer(kind, args, workdir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     datasets.disable_caching()  # TRL's precompute would otherwise write into the user's datasets cache
-    common = dict(output_dir=str(workdir / f"trl-{kind}"), use_cpu=True, bf16=False, report_to="none",
-                  gradient_checkpointing=False, use_liger_kernel=False, max_length=args.seq, learning_rate=LR,
+    common = dict(output_dir=str(workdir / f"trl-{kind}"), report_to="none", max_length=args.seq, learning_rate=LR,
                   disable_tqdm=True, dataloader_num_workers=0, seed=0)
+    if not getattr(args, "trl_defaults", False):  # on CPU; on a GPU TRL's defaults (bf16, checkpointing) stand
+        common.update(use_cpu=True, bf16=False, gradient_checkpointing=False, use_liger_kernel=False)
     for option in args.options:
         common.update(OPTIONS[option][1])
     rows = json.loads((workdir / "trl_rows.json").read_text())[kind]

@@ -1,0 +1,51 @@
+"""Clocks and memory probes that work alike on CUDA and CPU (the tiny mode), and per-round ratios."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+
+def synchronize(device) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed_step(fn, device) -> dict:
+    """``fn()`` once: wall seconds (device synchronised on both sides) and the peak device memory allocated
+    during it (None on CPU); returns {"s", "peak_bytes", "result"}."""
+    cuda = torch.device(device).type == "cuda"
+    synchronize(device)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    clock = time.perf_counter()
+    result = fn()
+    synchronize(device)
+    seconds = time.perf_counter() - clock
+    return {"s": seconds, "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None, "result": result}
+
+
+def paired_rounds(steps: dict, rounds: int, device) -> dict:
+    """One warm-up call of each, then ``rounds`` rounds calling every step once, the order rotated each
+    round (A B, B A, ...); returns {name: [per-round timed_step without result]} and the warm-up results."""
+    warm = {name: timed_step(fn, device)["result"] for name, fn in steps.items()}
+    times = {name: [] for name in steps}
+    names = list(steps)
+    for round_ in range(rounds):
+        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+            entry = timed_step(steps[name], device)
+            entry.pop("result")
+            times[name].append(entry)
+    return {"rounds": times, "warm_results": warm}
+
+
+def spread(values: list[float]) -> dict:
+    """Median and range (min, max) of per-round values."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def ratio_spread(rounds: dict, a: str, b: str, key: str = "s") -> dict:
+    """Per-round ratio a / b of ``key``, paired by round."""
+    return spread([x[key] / y[key] for x, y in zip(rounds[a], rounds[b])])

@@ -1,0 +1,163 @@
+"""The loss head's precision and speed, the reference cache on the device, and generation throughput.
+
+- Head: ``fpa.training.head.token_statistics`` at one micro-batch's completion tokens N, the
+  model's d and V, forward + backward with the trainer's chunk size, in fp32, TF32 (fp32 tensors,
+  TF32 matmuls) and bf16 (hidden and head cast to bf16); each against a float64 run of the same
+  function: per-token log π_θ and log π̂_λ, and FPA's per-sequence weight π̂_λ(y|x)^(1/|y|).
+- Cache: ``fpa.reference.cache.write_reference_cache`` of the same samples on the device and on
+  the CPU, every stored quantity compared.
+- Generation: ``fpa.generation.decode.SlotDecoder`` (what ``HFBackend`` runs) on a bf16 model built
+  on the device, at ``HFBackend``'s default batch size and config/config.yaml's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+from gpu.clock import spread, synchronize, timed_step
+from gpu.models import ROOT, Shape, build_model, problem_samples
+
+PRECISIONS = ("fp32", "tf32", "bf16")
+
+
+@contextlib.contextmanager
+def _tf32(enabled: bool):
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def _head_inputs(shape: Shape, device, seed: int = 0) -> dict:
+    a = shape.architecture
+    g = torch.Generator(device=device).manual_seed(seed)
+    n, d, v = shape.completion_tokens, a.hidden_size, a.vocab_size
+
+    def randn(*size, scale=1.0):
+        return torch.randn(*size, generator=g, dtype=torch.float64, device=device) * scale
+
+    weight = randn(v, d, scale=0.02)  # HF's initializer_range: logits of std ~ 1
+    hidden = randn(n, d)
+    # the cache stores z_ref in bf16: the float64 reference gets the same stored values
+    ref_hidden = (hidden + randn(n, d, scale=0.3)).to(torch.bfloat16).double()
+    return {"hidden": hidden, "weight": weight, "ref_hidden": ref_hidden, "ref_weight": weight + randn(v, d, scale=0.005),
+            "targets": torch.randint(0, v, (n,), generator=g, device=device), "grad": randn(n)}
+
+
+def _fpa_weights(hat_logp: torch.Tensor, sequences: int) -> torch.Tensor:
+    from fpa.objectives.offrl import sequence_weight
+
+    per_sequence = hat_logp.double().view(sequences, -1)
+    return sequence_weight(per_sequence.sum(1), torch.full((sequences,), per_sequence.shape[1], dtype=torch.float64,
+                                                            device=per_sequence.device))
+
+
+def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps: int) -> dict:
+    """Time (forward + backward) and error against float64, per precision."""
+    from fpa.memory.training import head_chunk_rows
+    from fpa.training.head import token_statistics
+
+    x = _head_inputs(shape, device)
+    chunk = head_chunk_rows(int(head_memory_mb * 2**20), shape.architecture.vocab_size)
+    with torch.no_grad():
+        exact = token_statistics(x["hidden"], x["weight"], x["targets"], ref_hidden=x["ref_hidden"],
+                                 ref_weight=x["ref_weight"], lam=lam, chunk_size=chunk)
+    exact_weights = _fpa_weights(exact.hat_logp, shape.sequences)
+    result = {"N": shape.completion_tokens, "d": shape.architecture.hidden_size, "V": shape.architecture.vocab_size,
+              "chunk_size": chunk, "lam": lam, "precisions": {}}
+    for precision in PRECISIONS:
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+        hidden = x["hidden"].to(dtype).requires_grad_()
+        weight = x["weight"].to(dtype).requires_grad_()
+        ref_hidden, ref_weight = x["ref_hidden"].to(torch.bfloat16), x["ref_weight"].float()  # as cached
+
+        def step():
+            stats = token_statistics(hidden, weight, x["targets"], ref_hidden=ref_hidden, ref_weight=ref_weight,
+                                     lam=lam, chunk_size=chunk)
+            (stats.logp * x["grad"].float()).sum().backward()
+            hidden.grad = weight.grad = None
+            return stats
+
+        with _tf32(precision == "tf32"):
+            stats = step()  # warm-up, and the values compared
+            seconds = [timed_step(step, device)["s"] for _ in range(reps)]
+        weights = _fpa_weights(stats.hat_logp, shape.sequences)
+        result["precisions"][precision] = {
+            "s": spread(seconds),
+            "max_abs_diff_logp": float((stats.logp.double() - exact.logp).abs().max()),
+            "max_abs_diff_hat_logp": float((stats.hat_logp.double() - exact.hat_logp).abs().max()),
+            "max_rel_diff_fpa_weight": float(((weights - exact_weights).abs() / exact_weights).max()),
+        }
+    return result
+
+
+def _write_cache(model_dir: Path, samples, max_length: int, out: Path, device) -> float:
+    from fpa.reference.cache import write_reference_cache
+    from fpa.toy.tokenizer import build_tokenizer
+
+    clock = time.perf_counter()
+    write_reference_cache(model_dir, samples, build_tokenizer(), out, max_length=max_length, device=str(device))
+    synchronize(device)
+    return time.perf_counter() - clock
+
+
+def cache_devices(shape: Shape, model_dir: Path, work: Path, device, max_length: int) -> dict:
+    """The cache of a few samples written on ``device`` and on the CPU: every stored quantity compared."""
+    from fpa.reference.cache import ReferenceCache
+
+    samples = problem_samples(shape, 1, seed=1, max_length=max_length)[:2]
+    tokens = sum(len(s["prompt"]) + len(s["completion"]) + 1 for s in samples)
+    seconds = {name: _write_cache(model_dir, samples, max_length, work / f"cache-{name}", where)
+               for name, where in (("device", device), ("cpu", "cpu"))}
+    caches = {name: ReferenceCache(work / f"cache-{name}") for name in seconds}
+    indices = list(range(len(samples)))
+    batches = {name: cache.batch(indices) for name, cache in caches.items()}
+    diffs = {}
+    for field in ("hidden", "ref_lse", "ref_logp"):
+        a, b = (getattr(batches[name], field).double() for name in ("device", "cpu"))
+        diffs[field] = {"max_abs": float((a - b).abs().max()), "max_ref": float(b.abs().max())}
+    heads = [cache.head_weight() for cache in caches.values()]
+    return {"tokens": tokens, "device": str(device), "write_s": seconds,
+            "tokens_per_s": {name: tokens / s for name, s in seconds.items()},
+            "targets_equal": torch.equal(batches["device"].targets, batches["cpu"].targets),
+            "head_equal": torch.equal(*heads), "max_diff": diffs, "storage_dtype": str(batches["cpu"].hidden.dtype)}
+
+
+def configured_batch_sizes() -> list[int]:
+    """``HFBackend``'s default batch size and config/config.yaml's ``generation.batch_size``."""
+    from fpa.generation.hf import HFBackend
+
+    default = inspect.signature(HFBackend.__init__).parameters["batch_size"].default
+    configured = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["generation"]["batch_size"]
+    return sorted({default, configured})
+
+
+def generation(shape: Shape, device, batch_sizes: list[int], prompt: int, new_tokens: int,
+               temperature: float) -> dict:
+    """Tokens/s of the slot decoder, every row decoding ``new_tokens`` (no eos), one batch of rows per size."""
+    from fpa.generation.decode import SlotDecoder
+
+    model = build_model(shape, device, torch.bfloat16).eval()
+    g = torch.Generator().manual_seed(0)
+    result = {"shape": shape.name, "dtype": "bfloat16", "prompt_tokens": prompt, "new_tokens": new_tokens,
+              "temperature": temperature, "batch_sizes": {}}
+    for size in batch_sizes:
+        prompts = [torch.randint(2, 258, (prompt,), generator=g).tolist() for _ in range(size)]
+        decoder = SlotDecoder(model, slots=size, refill=size, eos_ids=set(), pad_id=0)
+
+        def run():
+            return decoder.run(prompts, list(range(size)), temperature=temperature, max_new_tokens=new_tokens)
+
+        timed = timed_step(run, device)
+        generated = sum(map(len, timed["result"]))
+        result["batch_sizes"][str(size)] = {"s": timed["s"], "generated_tokens": generated,
+                                            "tokens_per_s": generated / timed["s"], "peak_bytes": timed["peak_bytes"]}
+    return result

@@ -1,0 +1,178 @@
+"""The GPU hour, prepared: the paper's overhead table and the real-shape checks in one device call.
+
+    python benchmarks/gpu/run.py --out DIR [--budget-s 450]   # on the lent GPU; writes DIR/gpu.json
+    python benchmarks/gpu/run.py --plan-only                   # prints the plan with its estimates
+    python benchmarks/gpu/run.py --tiny --out DIR              # the same code on CPU, tiny shapes (CI)
+
+Measurements, in priority order (``measurements()``), each within the time left of ``--budget-s``
+(one that would overrun is skipped with a line; one that fails is recorded and the next runs):
+the paper's overhead table (Qwen3-4B-Base, FPA with the cached reference vs Off-RL) with the memory
+planner beside the measured peak; the loss head's precision at real N, d, V; our DPO / KTO / SFT
+step vs TRL's; FSDP2 (world 1, NCCL) exact resume and gradients with checkpointing on vs off; the
+reference cache on the device vs the CPU; the HF decoder's tokens/s; Qwen2.5-Math-7B's overhead if
+the planner says it fits this GPU. The record (GPU, versions, CPU, commit, every result) is written
+atomically to DIR/gpu.json after each measurement; copy it to benchmarks/results/gpu.json and run
+``python benchmarks/report.py`` for the tables in benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # benchmarks/: this package, and trl_step and harness as scripts import them
+
+import torch  # noqa: E402
+from transformers.utils import logging as transformers_logging  # noqa: E402
+
+from gpu import kernels, training, trl_vs_ours  # noqa: E402
+from gpu.budget import Measurement, plan_lines, run_all  # noqa: E402
+from gpu.models import ROOT, paper_config, shape, write_model_dir  # noqa: E402
+from gpu.tables import markdown  # noqa: E402
+
+MAIN, LARGE = "qwen3-4b-base", "qwen2.5-math-7b"
+H200_BYTES = 139 * 2**30  # the nvidia-h200 kind's usable memory (device KINDS.md), for --plan-only
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add = parser.add_argument
+    add("--out", type=Path, help="directory for gpu.json (required unless --plan-only)")
+    add("--budget-s", type=float, default=450.0, help="seconds for all measurements (estimates decide skips)")
+    add("--tiny", action="store_true", help="CPU, tiny shapes: the CI run of the same code")
+    add("--plan-only", action="store_true", help="print the plan and exit (no GPU needed)")
+    add("--only", default="", help="comma-separated measurement keys to run (default: all)")
+    add("--rounds", type=int, default=3, help="paired rounds / timed repetitions")
+    add("--commit", default=None, help="the commit measured (default: git rev-parse HEAD, if .git is there)")
+    args = parser.parse_args(argv)
+    if not args.plan_only and args.out is None:
+        parser.error("--out is required (or --plan-only)")
+    return args
+
+
+def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
+    """Everything, in priority order, with estimates (full on an H200, tiny on 2 CPU cores)."""
+    config = paper_config()
+    main, large = shape(MAIN, tiny), shape(LARGE, tiny)
+    narrow = main if tiny else main.with_layers(4)  # the real widths and V at a depth that leaves budget
+    lam = config["models"][MAIN]["params"]["fpa"]["lam"]
+    cache_length = min(512, main.max_length)  # the CPU side runs the full-depth model: a few tokens only
+
+    def work(ctx, name):
+        path = Path(ctx["work"]) / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def main_model(ctx):  # the overhead run's model dir, or a fresh one if that run was skipped or failed
+        path = Path(ctx["work"]) / "overhead" / "model"
+        return path if (path / "config.json").is_file() else write_model_dir(main, work(ctx, "cache-model") / "model", device)
+
+    rounds = lambda ctx: ctx["rounds"]  # noqa: E731
+    items = [
+        Measurement("overhead", f"overhead table: {main.name}, FPA (cached reference) vs Off-RL, planner beside",
+                    95, 12, lambda ctx: training.overhead(main, MAIN, work(ctx, "overhead"), device, rounds(ctx))),
+        Measurement("head", f"loss head at N={main.completion_tokens:,}, V={main.architecture.vocab_size:,}: "
+                    "fp32 / TF32 / bf16 vs float64", 25, 3,
+                    lambda ctx: kernels.head_precision(main, device, lam, main.training["head_memory_mb"],
+                                                       rounds(ctx))),
+        Measurement("trl", f"DPO / KTO / SFT step, ours vs TRL ({narrow.name})", 70, 25,
+                    lambda ctx: trl_vs_ours.compare(narrow, work(ctx, "trl"), device, ["dpo", "kto", "sft"],
+                                                        rounds(ctx))),
+        Measurement("fsdp_resume", f"FSDP2 world 1: checkpoint, kill, resume, bit-identical ({narrow.name})", 50, 15,
+                    lambda ctx: training.fsdp_resume(narrow, work(ctx, "fsdp"), device, steps=2 if tiny else 4,
+                                                     stop=1 if tiny else 2)),
+        Measurement("checkpointing", f"FSDP2 gradients, checkpointing on vs off ({narrow.name})", 20, 5,
+                    lambda ctx: training.checkpointed_gradients(narrow, work(ctx, "grads"), device)),
+        Measurement("cache", f"reference cache on the device vs the CPU ({main.name}, 2 x {cache_length} tokens)",
+                    50, 4, lambda ctx: kernels.cache_devices(main, main_model(ctx), work(ctx, "cache"), device,
+                                                             max_length=cache_length)),
+        Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16)", 35, 4,
+                    lambda ctx: kernels.generation(main, device, [2, 4] if tiny else kernels.configured_batch_sizes(),
+                                                   prompt=min(256, main.max_length // 4),
+                                                   new_tokens=8 if tiny else 128,
+                                                   temperature=config["generation"]["temperature"])),
+    ]
+    fit = training.fits_one_gpu(shape(LARGE, tiny=False), gpu_bytes)  # the real 7B decides, in tiny mode too
+    if fit["fits"]:
+        items.append(Measurement("overhead_large", f"overhead table: {large.name}", 150, 12,
+                                 lambda ctx: training.overhead(large, LARGE, work(ctx, "overhead-large"), device,
+                                                               rounds(ctx))))
+    else:
+        items.append(Measurement("overhead_large", f"{large.name}: the planner's peak vs this GPU", 0, 0,
+                                 lambda ctx: {**fit, "shape": large.name, "skipped": (
+                                     f"does not fit one GPU: the planner's peak {fit['planner_peak_gib']:.1f} GiB "
+                                     f"> {fit['gpu_gib']:.1f} GiB")}))
+    return items
+
+
+def environment(device, commit: str | None) -> dict:
+    import accelerate
+    import transformers
+
+    try:
+        import trl
+        trl_version = trl.__version__
+    except ImportError:
+        trl_version = None
+    if commit is None:
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+        commit = done.stdout.strip() if done.returncode == 0 else None
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else None
+    cuda = torch.device(device).type == "cuda"
+    return {"gpu": torch.cuda.get_device_name(0) if cuda else None,
+            "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory if cuda else None,
+            "device": str(device), "torch": torch.__version__, "cuda": torch.version.cuda,
+            "transformers": transformers.__version__, "accelerate": accelerate.__version__, "trl": trl_version,
+            "python": platform.python_version(), "cpu": cpu, "cpu_count": os.cpu_count(), "commit": commit}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    transformers_logging.disable_progress_bar()  # a log of results, not of weight-loading bars
+    cuda = torch.cuda.is_available() and not args.tiny
+    device = torch.device("cuda" if cuda else "cpu")
+    gpu_bytes = torch.cuda.get_device_properties(0).total_memory if cuda else H200_BYTES
+    if args.tiny:
+        torch.set_num_threads(min(2, os.cpu_count() or 1))
+    items = measurements(args.tiny, device, gpu_bytes)
+    if args.only:
+        keep = set(args.only.split(","))
+        unknown = sorted(keep - {m.key for m in items})
+        if unknown:
+            raise SystemExit(f"--only: unknown {unknown}; expected some of {[m.key for m in items]}")
+        items = [m for m in items if m.key in keep]
+    print("\n".join(plan_lines(items, args.tiny, args.budget_s)), flush=True)
+    if not cuda:
+        print(f"(no GPU here: the plan assumes {gpu_bytes / 2**30:.0f} GiB, an H200's, for the planner's fit)")
+    if args.plan_only:
+        return 0
+    if not cuda and not args.tiny:
+        raise SystemExit("no CUDA device: run with --tiny (CPU, tiny shapes) or --plan-only")
+    args.out.mkdir(parents=True, exist_ok=True)
+    record = {"benchmark": "gpu", "mode": "tiny" if args.tiny else "full", "budget_s": args.budget_s,
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **environment(device, args.commit)}
+    print(f"device: {record['gpu'] or 'CPU'}; torch {record['torch']}, transformers {record['transformers']}, "
+          f"trl {record['trl']}; commit {record['commit']}", flush=True)
+    work = Path(tempfile.mkdtemp(prefix="fpa-gpu-"))
+    try:
+        record = run_all(items, {"work": work, "rounds": args.rounds}, record, args.out / "gpu.json", args.budget_s,
+                         args.tiny)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(markdown(record))
+    failed = [key for key, entry in record["measurements"].items() if entry["status"] == "failed"]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The GPU record (``benchmarks/results/gpu.json``) as Markdown: the overhead table beside the paper's,
+ratios with their spread over rounds, the other measurements, the GPU named; nothing typed by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+PAPER_RESULTS = Path(__file__).resolve().parents[2] / "config" / "paper_results.yaml"
+LABELS = {"offrl": "Off-RL", "fpa": "Off-RL w/ FPA"}
+GIB = 2**30
+
+
+def _spread(s: dict, digits: int = 3) -> str:
+    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
+
+
+def _gib(value) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def paper_overhead(model: str = "qwen3-4b-base") -> dict:
+    """{run: (examples/s, peak "GB")} as the paper prints them (config/paper_results.yaml)."""
+    rows = yaml.safe_load(PAPER_RESULTS.read_text())["overhead"]["models"][model]
+    return {run: tuple(float(x) for x in cells.split()) for run, cells in rows.items()}
+
+
+def _overhead(result: dict, paper: dict | None) -> list[str]:
+    lines = [f"Overhead, {result['shape']}: {result['examples_per_step']} examples of {result['tokens_per_example']:,} "
+             f"tokens per optimizer step (one micro-batch), {result['rounds']} paired rounds, "
+             f"{result['training']['precision']}, gradient checkpointing {result['training']['gradient_checkpointing']}, "
+             f"head chunk {result['chunk_size']} rows; peak = torch.cuda.max_memory_allocated.", "",
+             "| method | examples/s, median [min–max] | paper examples/s | peak GiB | planner GiB | paper peak \"GB\" |",
+             "|---|---|---:|---:|---:|---:|"]
+    for run in ("offrl", "fpa"):
+        m = result["methods"][run]
+        printed = paper.get(run) if paper else None
+        lines.append(f"| {LABELS[run]} | {_spread(m['examples_per_s'], 2)} | {printed[0] if printed else '–'} | "
+                     f"{_gib(m['peak_gib'])} | {_gib(m['planner_peak_gib'])} | {printed[1] if printed else '–'} |")
+    ratio = result["ratio_time_fpa_over_offrl"]
+    text = f"Step time FPA / Off-RL per round: {_spread(ratio)}"
+    if paper:
+        text += f" (paper, from its examples/s: {paper['offrl'][0] / paper['fpa'][0]:.3f})"
+    if result.get("ratio_peak_fpa_over_offrl"):
+        text += f"; peak FPA / Off-RL {result['ratio_peak_fpa_over_offrl']:.3f}"
+        if paper:
+            text += f" (paper {paper['fpa'][1] / paper['offrl'][1]:.3f})"
+    cache = result["reference_cache"]
+    return lines + ["", text + f". Reference cache for these {cache['tokens']:,} tokens written on {cache['device']} "
+                    f"in {cache['write_s']:.1f} s (model load included)."]
+
+
+def _trl(result: dict) -> list[str]:
+    lines = [f"Ours vs TRL, {result['shape']}, {result['tokens_per_sequence']:,} tokens per sequence, "
+             f"{result['rounds']} timed steps per side after a warm-up, each side alone on the device; ours with "
+             f"{result['ours_training'] or 'the CPU benchmark settings'}, TRL with "
+             f"{'its GPU defaults' if result['trl_defaults'] else 'the CPU benchmark settings'}.", "",
+             "| case | ours step s | TRL step s | time ratio ours/TRL, median [min–max] | ours peak GiB | TRL peak GiB "
+             "| peak ratio | check |", "|---|---:|---:|---|---:|---:|---:|---|"]
+    for case, e in result["cases"].items():
+        ours, theirs = e["sides"]["ours"], e["sides"]["trl"]
+        peak = e.get("peak_ratio_ours_over_trl")
+        lines.append(f"| {case} | {min(ours['step_s']):.3f} | {min(theirs['step_s']):.3f} | "
+                     f"{_spread(e['time_ratio_ours_over_trl'])} | "
+                     f"{_gib(ours['peak_bytes'] / GIB if ours['peak_bytes'] else None)} | "
+                     f"{_gib(theirs['peak_bytes'] / GIB if theirs['peak_bytes'] else None)} | "
+                     f"{'–' if peak is None else f'{peak:.3f}'} | {e['check'][:80]} |")
+    return lines
+
+
+def _head(result: dict) -> list[str]:
+    lines = [f"Loss head, N = {result['N']:,}, d = {result['d']:,}, V = {result['V']:,}, chunk {result['chunk_size']}, "
+             f"λ = {result['lam']}; forward + backward; error against float64.", "",
+             "| precision | s, median [min–max] | max abs Δ log π_θ | max abs Δ log π̂ | max rel Δ FPA weight |",
+             "|---|---|---:|---:|---:|"]
+    for name, p in result["precisions"].items():
+        lines.append(f"| {name} | {_spread(p['s'])} | {p['max_abs_diff_logp']:.2e} | {p['max_abs_diff_hat_logp']:.2e} | "
+                     f"{p['max_rel_diff_fpa_weight']:.2e} |")
+    return lines
+
+
+def _other(key: str, r: dict) -> list[str]:
+    if key == "fsdp_resume":
+        return [f"FSDP2 ({r['backend']}, world 1), {r['shape']}: {r['steps']} steps straight vs stopped after "
+                f"{r['stopped_after']} in another process and resumed from step {r['resumed_from_step']}: "
+                f"{'bit-identical' if r['bit_identical'] else 'DIFFERENT'} over {r['tensors']} tensors "
+                f"(max abs diff {r['max_abs_diff']:.3g})."]
+    if key == "checkpointing":
+        return [f"FSDP2 gradients, {r['shape']}, checkpointing on vs off: "
+                f"{'bit-identical' if r['bit_identical'] else 'not bit-identical'}, max abs diff {r['max_abs_diff']:.3g}, "
+                f"relative L2 {r['relative_l2_diff']:.3g} (losses {r['loss_on']:.6f} / {r['loss_off']:.6f})."]
+    if key == "cache":
+        d = r["max_diff"]
+        return [f"Reference cache, {r['tokens']:,} tokens: {r['device']} {r['tokens_per_s']['device']:,.0f} tokens/s "
+                f"vs CPU {r['tokens_per_s']['cpu']:,.0f} (model load included); max abs diff of the stored "
+                + ", ".join(f"{k} {v['max_abs']:.3g}" for k, v in d.items())
+                + f" ({r['storage_dtype']} hidden); targets equal {r['targets_equal']}, head equal {r['head_equal']}."]
+    if key == "generation":
+        sizes = ", ".join(f"batch {b}: {v['tokens_per_s']:,.0f}" for b, v in r["batch_sizes"].items())
+        return [f"Generation, {r['shape']} ({r['dtype']}), {r['prompt_tokens']}-token prompts, {r['new_tokens']} new "
+                f"tokens per row, T = {r['temperature']}: tokens/s {sizes}."]
+    if key == "overhead_large" and "skipped" in r:
+        return [f"{r['shape']}: {r['skipped']}."]
+    return []
+
+
+def markdown(record: dict) -> str:
+    where = record["gpu"] or f"CPU ({record['cpu']})"
+    lines = [f"{'Tiny CPU run' if record['mode'] == 'tiny' else 'Measured'} on {where}; torch {record['torch']}, "
+             f"transformers {record['transformers']}, TRL {record['trl']}; commit {record['commit'] or 'unknown'}; "
+             f"{record['started']}, {record.get('elapsed_s', 0):.0f} s of a {record['budget_s']:.0f} s budget.", ""]
+    for key, entry in record["measurements"].items():
+        if entry["status"] != "ok":
+            lines += [f"{key}: {entry['status']}: {entry.get('reason') or entry.get('error', '')}"[:300], ""]
+            continue
+        r = entry["result"]
+        if key.startswith("overhead") and "methods" in r:
+            full = record["mode"] == "full" and key == "overhead"
+            lines += _overhead(r, paper_overhead() if full else None)
+        elif key == "trl":
+            lines += _trl(r)
+        elif key == "head":
+            lines += _head(r)
+        else:
+            lines += _other(key, r)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"

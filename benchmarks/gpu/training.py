@@ -1,0 +1,200 @@
+"""The training measurements: the paper's overhead table (FPA with its cached reference vs Off-RL,
+the project's own optimizer step), the memory planner beside the measured peak, and FSDP2's exact
+resume and checkpointed gradients.
+
+The trainer is ``fpa.training.loop`` as ``fpa train`` runs it: the model is loaded from an HF
+directory (here: a random model saved by ``models.write_model_dir``), the reference cache written
+by ``fpa.reference.cache.write_reference_cache`` on the device. One optimizer step here is one
+micro-batch (one problem's K samples, ``batch_problems`` = 1) so that paired rounds fit the budget;
+examples/s counts the optimizer update once per micro-batch rather than once per 8 as the paper's
+batch of 8 problems would (a few percent of a step at 4B).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import torch
+
+from gpu.budget import free_device_memory
+from gpu.clock import paired_rounds, ratio_spread, spread
+from gpu.models import Shape, paper_config, problem_samples, write_model_dir
+
+from fpa.io import write_jsonl
+
+GIB = 2**30  # the paper prints "GB"; config/paper_results.yaml reads it as GiB, as here
+
+
+def session_training(shape: Shape, **overrides) -> dict:
+    """config/paper.yaml's ``training:`` with one problem per optimizer step (and ``overrides``)."""
+    return {**shape.training, "batch_problems": 1, "micro_batch_problems": 1, "parallel": "ddp", **overrides}
+
+
+def planner_peak(shape: Shape, objective: str, training: dict, world: int = 1) -> int:
+    """The project's memory planner's peak bytes per GPU for ``objective`` trained as ``training`` says."""
+    from fpa.memory import plan
+
+    run = SimpleNamespace(objective=objective, training={"reference": "cached", **training})
+    job = plan.training_job(paper_config(), run, shape.architecture, world)
+    return plan._training_bytes(shape.architecture, job, online_reference=False)["peak"]
+
+
+def prepare_training_dir(shape: Shape, work: Path, device, problems: int = 1) -> dict:
+    """Model dir, train/val splits and the reference cache (written on ``device``) under ``work``."""
+    from fpa.reference.cache import write_reference_cache
+    from fpa.toy.tokenizer import build_tokenizer
+
+    model_dir = write_model_dir(shape, work / "model", device)
+    samples = problem_samples(shape, problems)
+    write_jsonl(work / "train.jsonl", samples)
+    write_jsonl(work / "val.jsonl", samples[: shape.sequences])
+    tokenizer = build_tokenizer()
+    cache_clock = time.perf_counter()
+    write_reference_cache(model_dir, samples, tokenizer, work / "cache", max_length=shape.max_length,
+                          device=str(device))
+    cache_s = time.perf_counter() - cache_clock
+    return {"model": str(model_dir), "train": str(work / "train.jsonl"), "val": str(work / "val.jsonl"),
+            "cache": str(work / "cache"), "samples": samples, "cache_write_s": cache_s,
+            "cache_tokens": sum(len(s["prompt"]) + len(s["completion"]) + 1 for s in samples)}
+
+
+def method_params(model: str, objective: str) -> dict:
+    return paper_config()["models"][model].get("params", {}).get(objective, {})
+
+
+def overhead(shape: Shape, model: str, work: Path, device, rounds: int) -> dict:
+    """FPA (cached reference) vs Off-RL: examples/s and peak memory per optimizer step, paired rounds."""
+    from fpa.objectives import get_objective
+    from fpa.training import loop
+    from fpa.training.reference import make_reference
+
+    files = prepare_training_dir(shape, work, device)
+    training = session_training(shape)
+    cfg = loop.TrainConfig.from_dict(training)
+    free_device_memory()
+    baseline = torch.cuda.memory_allocated() if torch.cuda.is_available() else None  # 0 unless a leak
+    fpa_run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
+                                    method_params(model, "fpa"), cfg, seed=42)
+    offrl = get_objective("offrl")
+    if offrl.sample_filter != fpa_run.objective.sample_filter:
+        raise AssertionError("FPA and Off-RL train on different samples; one session cannot serve both")
+    # the same weights, optimizer and data; only the objective and what it reads of the reference differ
+    offrl_run = dataclasses.replace(fpa_run, objective=offrl, hyper=offrl.parse_params(method_params(model, "offrl"),
+                                                                                          "params"),
+                                    reference=make_reference(offrl, cfg.reference, reference_dir=files["cache"],
+                                                             model_dir=files["model"],
+                                                             train_samples=fpa_run.train.samples,
+                                                             val_samples=fpa_run.val.samples,
+                                                             device=fpa_run.accelerator.device,
+                                                             diagnostics=cfg.diagnostics))
+    runs = {"fpa": fpa_run, "offrl": offrl_run}
+    counter = {"step": 0}
+
+    def step(run):
+        def one():
+            row = loop._optimizer_step(run, counter["step"])
+            counter["step"] += 1
+            return row["loss"]
+        return one
+
+    fpa_run.body.train()
+    timed = paired_rounds({name: step(run) for name, run in runs.items()}, rounds, device)
+    examples = shape.sequences
+    result = {"shape": shape.name, "examples_per_step": examples, "tokens_per_example": shape.max_length,
+              "rounds": rounds, "first_loss": timed["warm_results"], "methods": {},
+              "chunk_size": fpa_run.cfg.chunk_size, "baseline_bytes": baseline, "training": {k: training[k] for k in (
+                  "precision", "gradient_checkpointing", "max_length", "parallel", "head_memory_mb")},
+              "reference_cache": {"write_s": files["cache_write_s"], "tokens": files["cache_tokens"],
+                                  "device": str(device)}}
+    for name, entries in timed["rounds"].items():
+        peak = [e["peak_bytes"] for e in entries if e["peak_bytes"] is not None]
+        planned = planner_peak(shape, name, training)
+        result["methods"][name] = {
+            "examples_per_s": spread([examples / e["s"] for e in entries]),
+            "step_s": [e["s"] for e in entries],
+            "peak_gib": max(peak) / GIB if peak else None,
+            "planner_peak_gib": planned / GIB,
+        }
+    result["ratio_time_fpa_over_offrl"] = ratio_spread(timed["rounds"], "fpa", "offrl")
+    if result["methods"]["fpa"]["peak_gib"]:
+        result["ratio_peak_fpa_over_offrl"] = result["methods"]["fpa"]["peak_gib"] / result["methods"]["offrl"]["peak_gib"]
+    return result
+
+
+def fits_one_gpu(shape: Shape, gpu_bytes: int) -> dict:
+    """The planner's peak for FPA (the larger of the two) against ``gpu_bytes`` of GPU memory."""
+    planned = planner_peak(shape, "fpa", session_training(shape))
+    return {"planner_peak_gib": planned / GIB, "gpu_gib": gpu_bytes / GIB, "fits": planned <= gpu_bytes}
+
+
+# ---------------------------------------------------------------- FSDP2: resume and checkpointed gradients
+def _resume_training(shape: Shape, checkpoint_every: int = 1) -> dict:
+    return session_training(shape, parallel="fsdp", gradient_checkpointing=True, epochs=1, warmup_steps=1,
+                            checkpoint_every=checkpoint_every, eval_every=1000, snapshot_every=0)
+
+
+def fsdp_resume(shape: Shape, work: Path, device, steps: int, stop: int) -> dict:
+    """Straight training vs trained to ``stop`` in a process that then ends (the kill) and resumed here."""
+    from safetensors.torch import load_file
+
+    from fpa.training.loop import train
+
+    files = prepare_training_dir(shape, work, device, problems=steps)
+    common = dict(model_dir=files["model"], train_path=files["train"], val_path=files["val"],
+                  reference_dir=files["cache"], objective_name="fpa", params={}, training=_resume_training(shape, stop),
+                  seed=42)
+    straight = train(**common, work_dir=str(work / "work-a"), out_dir=str(work / "out-a"))
+    killed = {**common, "work_dir": str(work / "work-b"), "out_dir": str(work / "out-b"), "stop_after": stop}
+    src = str(Path(sys.modules["fpa"].__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    code = "import json, sys; from fpa.training.loop import train; print(json.dumps(train(**json.loads(sys.argv[1]))))"
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(killed)], capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise RuntimeError(f"the interrupted run failed ({done.returncode}): {done.stderr[-2000:]}")
+    resumed = train(**{k: v for k, v in killed.items() if k != "stop_after"})
+    a, b = (load_file(str(work / name / "model.safetensors")) for name in ("out-a", "out-b"))
+    differing = [name for name in a if not torch.equal(a[name], b[name])]
+    return {"shape": shape.name, "steps": straight["steps"], "stopped_after": stop,
+            "resumed_from_step": resumed["resumed_from_step"], "tensors": len(a), "bit_identical": not differing
+            and a.keys() == b.keys(), "differing_tensors": differing[:10],
+            "max_abs_diff": max((float((a[n].float() - b[n].float()).abs().max()) for n in differing), default=0.0),
+            "backend": torch.distributed.get_backend() if torch.distributed.is_initialized() else None}
+
+
+def _gradients(files: dict, shape: Shape, checkpointing: bool) -> dict:
+    from torch.distributed.tensor import DTensor
+
+    from fpa.training import batches as B
+    from fpa.training import loop
+
+    cfg = loop.TrainConfig.from_dict(_resume_training(shape) | {"gradient_checkpointing": checkpointing})
+    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa", {}, cfg, seed=42)
+    run.body.train()
+    (micro,) = B.rank_micro_batches(B.global_batch(run.train.groups, 0, batch_problems=1, seed=run.seed), 0, 1, 1)[0]
+    stats, _ = loop._forward_stats(run, micro, run.train, run.body)
+    loss, _ = run.objective.loss(stats, run.hyper)
+    loss.backward()
+    grads = {}
+    for name, param in run.body.named_parameters():
+        grad = param.grad.full_tensor() if isinstance(param.grad, DTensor) else param.grad
+        grads[name] = grad.detach().float().cpu()
+    return {"loss": float(loss), "grads": grads}
+
+
+def checkpointed_gradients(shape: Shape, work: Path, device) -> dict:
+    """One micro-batch's gradients under FSDP2 with gradient checkpointing on and off."""
+    files = prepare_training_dir(shape, work, device)
+    on, off = (_gradients(files, shape, flag) for flag in (True, False))
+    diffs = {n: float((on["grads"][n] - off["grads"][n]).abs().max()) for n in on["grads"]}
+    norm = torch.sqrt(sum((off["grads"][n] ** 2).sum() for n in off["grads"]))
+    delta = torch.sqrt(sum(((on["grads"][n] - off["grads"][n]) ** 2).sum() for n in off["grads"]))
+    return {"shape": shape.name, "loss_on": on["loss"], "loss_off": off["loss"], "tensors": len(diffs),
+            "bit_identical": all(d == 0 for d in diffs.values()), "max_abs_diff": max(diffs.values()),
+            "relative_l2_diff": float(delta / norm) if norm > 0 else 0.0}

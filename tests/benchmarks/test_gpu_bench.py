@@ -1,0 +1,76 @@
+"""benchmarks/gpu/run.py, the script a lent GPU runs, in its tiny mode: the same code on CPU with tiny
+shapes, so that it cannot rot between GPUs. Checks what the run must show (exact resume, equal
+checkpointed gradients, the cache alike on both devices, the head near float64), not its speed."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "gpu" / "run.py"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from gpu.budget import Measurement, run_all  # noqa: E402
+from gpu.tables import markdown  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def _run(*args):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def tiny_record(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu")
+    done = _run("--tiny", "--rounds", "1", "--out", str(out))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((out / "gpu.json").read_text()), done.stdout
+
+
+@pytest.mark.slow
+def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
+    record, stdout = tiny_record
+    assert stdout.startswith("plan (tiny, CPU")
+    runs = record["measurements"]
+    assert {k: e["status"] for k, e in runs.items()} == {
+        "overhead": "ok", "head": "ok", "trl": "ok", "fsdp_resume": "ok", "checkpointing": "ok", "cache": "ok",
+        "generation": "ok", "overhead_large": "ok"}
+    overhead = runs["overhead"]["result"]
+    assert set(overhead["methods"]) == {"fpa", "offrl"} and overhead["ratio_time_fpa_over_offrl"]["n"] == 1
+    assert runs["fsdp_resume"]["result"]["bit_identical"] and runs["fsdp_resume"]["result"]["resumed_from_step"] == 1
+    assert runs["fsdp_resume"]["result"]["backend"] == "gloo"
+    assert runs["checkpointing"]["result"]["bit_identical"]
+    cache = runs["cache"]["result"]  # CPU against CPU here: every stored quantity equal
+    assert cache["targets_equal"] and all(d["max_abs"] == 0 for d in cache["max_diff"].values())
+    head = runs["head"]["result"]["precisions"]
+    assert head["fp32"]["max_abs_diff_logp"] < 1e-4 and head["bf16"]["max_abs_diff_logp"] > head["fp32"]["max_abs_diff_logp"]
+    assert all(e["check"] == "same token ids and first-step loss" for e in runs["trl"]["result"]["cases"].values())
+    assert "does not fit one GPU" in runs["overhead_large"]["result"]["skipped"]  # the real 7B, on an H200
+    assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
+
+
+def test_plan_only_prints_every_measurement_with_its_estimate():
+    done = _run("--plan-only")
+    assert done.returncode == 0, done.stderr[-2000:]
+    for key in ("overhead", "head", "trl", "fsdp_resume", "checkpointing", "cache", "generation", "overhead_large"):
+        assert f" {key} " in done.stdout
+    assert "plan (full shapes; budget 450 s" in done.stdout
+
+
+def test_a_failure_is_recorded_and_an_overrun_skipped(tmp_path):
+    def boom(ctx):
+        raise MemoryError("CUDA out of memory (planted)")
+
+    items = [Measurement("first", "fails", 1, 1, boom), Measurement("second", "runs", 1, 1, lambda ctx: {"x": 1}),
+             Measurement("third", "too long", 100, 100, lambda ctx: {"never": True})]
+    record = run_all(items, {}, {"benchmark": "gpu"}, tmp_path / "gpu.json", budget_s=10, tiny=True)
+    runs = json.loads((tmp_path / "gpu.json").read_text())["measurements"]
+    assert runs == record["measurements"]
+    assert runs["first"]["status"] == "failed" and "planted" in runs["first"]["error"]
+    assert runs["second"] == {**runs["second"], "status": "ok", "result": {"x": 1}}
+    assert runs["third"]["status"] == "skipped" and "budget" in runs["third"]["reason"]
