@@ -92,7 +92,7 @@ def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps
         weights = _fpa_weights(stats.hat_logp, shape.sequences)
         result["precisions"][precision] = {
             "s": spread(seconds),
-            "max_abs_diff_logp": float((stats.logp.double() - exact.logp).abs().max()),
+            "max_abs_diff_logp": float((stats.logp.detach().double() - exact.logp).abs().max()),
             "max_abs_diff_hat_logp": float((stats.hat_logp.double() - exact.hat_logp).abs().max()),
             "max_rel_diff_fpa_weight": float(((weights - exact_weights).abs() / exact_weights).max()),
         }

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # TRL's dataset passes: a log of results
 sys.path.insert(0, str(HERE.parent))  # benchmarks/: this package, and trl_step and harness as scripts import them
 
 import torch  # noqa: E402
@@ -65,6 +66,7 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
     main, large = shape(MAIN, tiny), shape(LARGE, tiny)
     narrow = main if tiny else main.with_layers(4)  # the real widths and V at a depth that leaves budget
     lam = config["models"][MAIN]["params"]["fpa"]["lam"]
+    trl_cases = ["dpo"] if tiny else ["dpo", "kto", "sft"]  # tiny: the loop once (test_trl_step checks all three)
     cache_length = min(512, main.max_length)  # the CPU side runs the full-depth model: a few tokens only
 
     def work(ctx, name):
@@ -84,9 +86,8 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                     "fp32 / TF32 / bf16 vs float64", 25, 3,
                     lambda ctx: kernels.head_precision(main, device, lam, main.training["head_memory_mb"],
                                                        rounds(ctx))),
-        Measurement("trl", f"DPO / KTO / SFT step, ours vs TRL ({narrow.name})", 70, 25,
-                    lambda ctx: trl_vs_ours.compare(narrow, work(ctx, "trl"), device, ["dpo", "kto", "sft"],
-                                                        rounds(ctx))),
+        Measurement("trl", f"{' / '.join(c.upper() for c in trl_cases)} step, ours vs TRL ({narrow.name})", 70, 10,
+                    lambda ctx: trl_vs_ours.compare(narrow, work(ctx, "trl"), device, trl_cases, rounds(ctx))),
         Measurement("fsdp_resume", f"FSDP2 world 1: checkpoint, kill, resume, bit-identical ({narrow.name})", 50, 15,
                     lambda ctx: training.fsdp_resume(narrow, work(ctx, "fsdp"), device, steps=2 if tiny else 4,
                                                      stop=1 if tiny else 2)),
@@ -107,8 +108,8 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                                  lambda ctx: training.overhead(large, LARGE, work(ctx, "overhead-large"), device,
                                                                rounds(ctx))))
     else:
-        items.append(Measurement("overhead_large", f"{large.name}: the planner's peak vs this GPU", 0, 0,
-                                 lambda ctx: {**fit, "shape": large.name, "skipped": (
+        items.append(Measurement("overhead_large", f"{LARGE}: the planner's peak vs this GPU", 0, 0,
+                                 lambda ctx: {**fit, "shape": LARGE, "skipped": (
                                      f"does not fit one GPU: the planner's peak {fit['planner_peak_gib']:.1f} GiB "
                                      f"> {fit['gpu_gib']:.1f} GiB")}))
     return items

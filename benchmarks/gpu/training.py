@@ -185,7 +185,7 @@ def _gradients(files: dict, shape: Shape, checkpointing: bool) -> dict:
     for name, param in run.body.named_parameters():
         grad = param.grad.full_tensor() if isinstance(param.grad, DTensor) else param.grad
         grads[name] = grad.detach().float().cpu()
-    return {"loss": float(loss), "grads": grads}
+    return {"loss": float(loss.detach()), "grads": grads}
 
 
 def checkpointed_gradients(shape: Shape, work: Path, device) -> dict:

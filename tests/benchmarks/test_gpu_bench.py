@@ -49,7 +49,7 @@ def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
     assert cache["targets_equal"] and all(d["max_abs"] == 0 for d in cache["max_diff"].values())
     head = runs["head"]["result"]["precisions"]
     assert head["fp32"]["max_abs_diff_logp"] < 1e-4 and head["bf16"]["max_abs_diff_logp"] > head["fp32"]["max_abs_diff_logp"]
-    assert all(e["check"] == "same token ids and first-step loss" for e in runs["trl"]["result"]["cases"].values())
+    assert runs["trl"]["result"]["cases"]["dpo"]["check"] == "same token ids and first-step loss"
     assert "does not fit one GPU" in runs["overhead_large"]["result"]["skipped"]  # the real 7B, on an H200
     assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
 
@@ -74,3 +74,19 @@ def test_a_failure_is_recorded_and_an_overrun_skipped(tmp_path):
     assert runs["first"]["status"] == "failed" and "planted" in runs["first"]["error"]
     assert runs["second"] == {**runs["second"], "status": "ok", "result": {"x": 1}}
     assert runs["third"]["status"] == "skipped" and "budget" in runs["third"]["reason"]
+
+
+@pytest.mark.slow
+def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_record, tmp_path, monkeypatch):
+    import report
+    from gpu.tables import paper_overhead
+
+    record, _ = tiny_record
+    (tmp_path / "gpu.json").write_text(json.dumps(record))
+    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    assert report.render("gpu", "test") == markdown(record)
+    paper = paper_overhead()
+    full = markdown({**record, "mode": "full", "gpu": "a GPU"})
+    fpa_row = next(line for line in full.splitlines() if line.startswith("| Off-RL w/ FPA |"))
+    assert f"| {paper['fpa'][0]} |" in fpa_row and f"| {paper['fpa'][1]} |" in fpa_row
+    assert f"(paper, from its examples/s: {paper['offrl'][0] / paper['fpa'][0]:.3f})" in full

@@ -109,7 +109,10 @@ class FullyShardedDataParallel(DataParallel):
         )
         for layer in policy.lm.get_decoder().layers:
             fully_shard(layer, **options)
-        fully_shard(policy, **options)  # the root: embeddings, final norm, output head (tied or not)
+        # the root: embeddings, final norm, output head (tied or not). It stays gathered from forward to
+        # backward, as FSDP2 does for a root by default: the head's autograd function keeps the gathered
+        # weight for its backward, which torch 2.11 finds freed if the root reshards after forward.
+        fully_shard(policy, **{**options, "reshard_after_forward": False})
         # the optimizer after sharding: it must hold the DTensor shards that fully_shard put in place
         return policy, make_optimizer(policy.parameters())
 
