@@ -74,6 +74,7 @@ def run_all(measurements: list[Measurement], context: dict, record: dict, out: P
             print(f"done {m.key}: {entry['status']} in {entry['seconds']:.1f} s", flush=True)
             free_device_memory()
         record["measurements"][m.key] = entry
+        record.setdefault("order", []).append(m.key)  # the file's keys are sorted; this is the run's order
         record["elapsed_s"] = time.perf_counter() - started
         write_json(out, record)
     return record

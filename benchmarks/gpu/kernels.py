@@ -48,7 +48,8 @@ def _head_inputs(shape: Shape, device, seed: int = 0) -> dict:
     hidden = randn(n, d)
     # the cache stores z_ref in bf16: the float64 reference gets the same stored values
     ref_hidden = (hidden + randn(n, d, scale=0.3)).to(torch.bfloat16).double()
-    return {"hidden": hidden, "weight": weight, "ref_hidden": ref_hidden, "ref_weight": weight + randn(v, d, scale=0.005),
+    return {"hidden": hidden, "weight": weight, "ref_hidden": ref_hidden,
+            "ref_weight": weight + randn(v, d, scale=0.005),
             "targets": torch.randint(0, v, (n,), generator=g, device=device), "grad": randn(n)}
 
 

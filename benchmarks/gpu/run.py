@@ -64,7 +64,7 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
     """Everything, in priority order, with estimates (full on an H200, tiny on 2 CPU cores)."""
     config = paper_config()
     main, large = shape(MAIN, tiny), shape(LARGE, tiny)
-    narrow = main if tiny else main.with_layers(4)  # the real widths and V at a depth that leaves budget
+    narrow = main if tiny else main.with_layers(2)  # the real widths and V at a depth that leaves budget
     lam = config["models"][MAIN]["params"]["fpa"]["lam"]
     trl_cases = ["dpo"] if tiny else ["dpo", "kto", "sft"]  # tiny: the loop once (test_trl_step checks all three)
     cache_length = min(512, main.max_length)  # the CPU side runs the full-depth model: a few tokens only
@@ -74,9 +74,19 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def scratch(name, measure):  # a measurement in its own directory, removed after it (the disk is 64 GiB)
+        def run(ctx):
+            try:
+                return measure(work(ctx, name), ctx["rounds"])
+            finally:
+                shutil.rmtree(Path(ctx["work"]) / name, ignore_errors=True)
+        return run
+
     def main_model(ctx):  # the overhead run's model dir, or a fresh one if that run was skipped or failed
         path = Path(ctx["work"]) / "overhead" / "model"
-        return path if (path / "config.json").is_file() else write_model_dir(main, work(ctx, "cache-model") / "model", device)
+        if (path / "config.json").is_file():
+            return path
+        return write_model_dir(main, work(ctx, "cache-model") / "model", device)
 
     rounds = lambda ctx: ctx["rounds"]  # noqa: E731
     items = [
@@ -87,15 +97,15 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                     lambda ctx: kernels.head_precision(main, device, lam, main.training["head_memory_mb"],
                                                        rounds(ctx))),
         Measurement("trl", f"{' / '.join(c.upper() for c in trl_cases)} step, ours vs TRL ({narrow.name})", 70, 10,
-                    lambda ctx: trl_vs_ours.compare(narrow, work(ctx, "trl"), device, trl_cases, rounds(ctx))),
-        Measurement("fsdp_resume", f"FSDP2 world 1: checkpoint, kill, resume, bit-identical ({narrow.name})", 50, 15,
-                    lambda ctx: training.fsdp_resume(narrow, work(ctx, "fsdp"), device, steps=2 if tiny else 4,
-                                                     stop=1 if tiny else 2)),
+                    scratch("trl", lambda path, rounds: trl_vs_ours.compare(narrow, path, device, trl_cases, rounds))),
+        Measurement("fsdp_resume", f"FSDP2 world 1: checkpoint, kill, resume, bit-identical ({narrow.name})", 60, 15,
+                    scratch("fsdp", lambda path, _: training.fsdp_resume(narrow, path, device, steps=2 if tiny else 4,
+                                                                      stop=1 if tiny else 2))),
         Measurement("checkpointing", f"FSDP2 gradients, checkpointing on vs off ({narrow.name})", 20, 5,
-                    lambda ctx: training.checkpointed_gradients(narrow, work(ctx, "grads"), device)),
+                    scratch("grads", lambda path, _: training.checkpointed_gradients(narrow, path, device))),
         Measurement("cache", f"reference cache on the device vs the CPU ({main.name}, 2 x {cache_length} tokens)",
-                    50, 4, lambda ctx: kernels.cache_devices(main, main_model(ctx), work(ctx, "cache"), device,
-                                                             max_length=cache_length)),
+                    50, 4, lambda ctx: scratch("cache", lambda path, _: kernels.cache_devices(
+                        main, main_model(ctx), path, device, max_length=cache_length))(ctx)),
         Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16)", 35, 4,
                     lambda ctx: kernels.generation(main, device, [2, 4] if tiny else kernels.configured_batch_sizes(),
                                                    prompt=min(256, main.max_length // 4),
@@ -105,8 +115,8 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
     fit = training.fits_one_gpu(shape(LARGE, tiny=False), gpu_bytes)  # the real 7B decides, in tiny mode too
     if fit["fits"]:
         items.append(Measurement("overhead_large", f"overhead table: {large.name}", 150, 12,
-                                 lambda ctx: training.overhead(large, LARGE, work(ctx, "overhead-large"), device,
-                                                               rounds(ctx))))
+                                 scratch("overhead-large", lambda path, rounds: training.overhead(
+                                     large, LARGE, path, device, rounds))))
     else:
         items.append(Measurement("overhead_large", f"{LARGE}: the planner's peak vs this GPU", 0, 0,
                                  lambda ctx: {**fit, "shape": LARGE, "skipped": (

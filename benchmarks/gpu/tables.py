@@ -27,12 +27,13 @@ def paper_overhead(model: str = "qwen3-4b-base") -> dict:
 
 
 def _overhead(result: dict, paper: dict | None) -> list[str]:
+    settings = result["training"]
     lines = [f"Overhead, {result['shape']}: {result['examples_per_step']} examples of {result['tokens_per_example']:,} "
              f"tokens per optimizer step (one micro-batch), {result['rounds']} paired rounds, "
-             f"{result['training']['precision']}, gradient checkpointing {result['training']['gradient_checkpointing']}, "
+             f"{settings['precision']}, gradient checkpointing {settings['gradient_checkpointing']}, "
              f"head chunk {result['chunk_size']} rows; peak = torch.cuda.max_memory_allocated.", "",
-             "| method | examples/s, median [min–max] | paper examples/s | peak GiB | planner GiB | paper peak \"GB\" |",
-             "|---|---|---:|---:|---:|---:|"]
+             "| method | examples/s, median [min–max] | paper examples/s | peak GiB | planner GiB "
+             "| paper peak \"GB\" |", "|---|---|---:|---:|---:|---:|"]
     for run in ("offrl", "fpa"):
         m = result["methods"][run]
         printed = paper.get(run) if paper else None
@@ -72,11 +73,12 @@ def _trl(result: dict) -> list[str]:
 def _head(result: dict) -> list[str]:
     lines = [f"Loss head, N = {result['N']:,}, d = {result['d']:,}, V = {result['V']:,}, chunk {result['chunk_size']}, "
              f"λ = {result['lam']}; forward + backward; error against float64.", "",
-             "| precision | s, median [min–max] | max abs Δ log π_θ | max abs Δ log π̂ | max rel Δ FPA weight |",
-             "|---|---|---:|---:|---:|"]
-    for name, p in result["precisions"].items():
-        lines.append(f"| {name} | {_spread(p['s'])} | {p['max_abs_diff_logp']:.2e} | {p['max_abs_diff_hat_logp']:.2e} | "
-                     f"{p['max_rel_diff_fpa_weight']:.2e} |")
+             "| precision | s, median [min–max] | max abs Δ log π_θ | max abs Δ log π̂ "
+             "| max rel Δ FPA weight |", "|---|---|---:|---:|---:|"]
+    for name in sorted(result["precisions"], key=("fp32", "tf32", "bf16").index):
+        p = result["precisions"][name]
+        lines.append(f"| {name} | {_spread(p['s'])} | {p['max_abs_diff_logp']:.2e} | "
+                     f"{p['max_abs_diff_hat_logp']:.2e} | {p['max_rel_diff_fpa_weight']:.2e} |")
     return lines
 
 
@@ -87,8 +89,9 @@ def _other(key: str, r: dict) -> list[str]:
                 f"{'bit-identical' if r['bit_identical'] else 'DIFFERENT'} over {r['tensors']} tensors "
                 f"(max abs diff {r['max_abs_diff']:.3g})."]
     if key == "checkpointing":
-        return [f"FSDP2 gradients, {r['shape']}, checkpointing on vs off: "
-                f"{'bit-identical' if r['bit_identical'] else 'not bit-identical'}, max abs diff {r['max_abs_diff']:.3g}, "
+        same = "bit-identical" if r["bit_identical"] else "not bit-identical"
+        return [f"FSDP2 gradients, {r['shape']}, checkpointing on vs off: {same}, "
+                f"max abs diff {r['max_abs_diff']:.3g}, "
                 f"relative L2 {r['relative_l2_diff']:.3g} (losses {r['loss_on']:.6f} / {r['loss_off']:.6f})."]
     if key == "cache":
         d = r["max_diff"]
@@ -97,7 +100,8 @@ def _other(key: str, r: dict) -> list[str]:
                 + ", ".join(f"{k} {v['max_abs']:.3g}" for k, v in d.items())
                 + f" ({r['storage_dtype']} hidden); targets equal {r['targets_equal']}, head equal {r['head_equal']}."]
     if key == "generation":
-        sizes = ", ".join(f"batch {b}: {v['tokens_per_s']:,.0f}" for b, v in r["batch_sizes"].items())
+        sizes = ", ".join(f"batch {b}: {r['batch_sizes'][b]['tokens_per_s']:,.0f}"
+                          for b in sorted(r["batch_sizes"], key=int))
         return [f"Generation, {r['shape']} ({r['dtype']}), {r['prompt_tokens']}-token prompts, {r['new_tokens']} new "
                 f"tokens per row, T = {r['temperature']}: tokens/s {sizes}."]
     if key == "overhead_large" and "skipped" in r:
@@ -110,7 +114,8 @@ def markdown(record: dict) -> str:
     lines = [f"{'Tiny CPU run' if record['mode'] == 'tiny' else 'Measured'} on {where}; torch {record['torch']}, "
              f"transformers {record['transformers']}, TRL {record['trl']}; commit {record['commit'] or 'unknown'}; "
              f"{record['started']}, {record.get('elapsed_s', 0):.0f} s of a {record['budget_s']:.0f} s budget.", ""]
-    for key, entry in record["measurements"].items():
+    for key in record.get("order", record["measurements"]):
+        entry = record["measurements"][key]
         if entry["status"] != "ok":
             lines += [f"{key}: {entry['status']}: {entry.get('reason') or entry.get('error', '')}"[:300], ""]
             continue

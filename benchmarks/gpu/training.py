@@ -124,7 +124,8 @@ def overhead(shape: Shape, model: str, work: Path, device, rounds: int) -> dict:
         }
     result["ratio_time_fpa_over_offrl"] = ratio_spread(timed["rounds"], "fpa", "offrl")
     if result["methods"]["fpa"]["peak_gib"]:
-        result["ratio_peak_fpa_over_offrl"] = result["methods"]["fpa"]["peak_gib"] / result["methods"]["offrl"]["peak_gib"]
+        methods = result["methods"]
+        result["ratio_peak_fpa_over_offrl"] = methods["fpa"]["peak_gib"] / methods["offrl"]["peak_gib"]
     return result
 
 
