@@ -43,6 +43,14 @@ def plan_lines(measurements: list[Measurement], tiny: bool, budget_s: float) -> 
 
 
 def free_device_memory() -> None:
+    """Free the GPU and forget accelerate's process-wide state, between measurements and between the
+    sides of one: our trainer builds its Accelerator with ``mixed_precision="no"`` and TRL's trainer
+    with bf16 on a GPU, and accelerate refuses a second precision in one process (the first H200 run
+    lost three measurements to it)."""
+    from accelerate.state import AcceleratorState, GradientState
+
+    AcceleratorState._reset_state(reset_partial_state=True)
+    GradientState._reset_state()
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()

@@ -106,7 +106,7 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
         Measurement("cache", f"reference cache on the device vs the CPU ({main.name}, 2 x {cache_length} tokens)",
                     50, 4, lambda ctx: scratch("cache", lambda path, _: kernels.cache_devices(
                         main, main_model(ctx), path, device, max_length=cache_length))(ctx)),
-        Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16)", 35, 4,
+        Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16)", 250, 4,
                     lambda ctx: kernels.generation(main, device, [2, 4] if tiny else kernels.configured_batch_sizes(),
                                                    prompt=min(256, main.max_length // 4),
                                                    new_tokens=8 if tiny else 128,

@@ -90,3 +90,16 @@ def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_rec
     fpa_row = next(line for line in full.splitlines() if line.startswith("| Off-RL w/ FPA |"))
     assert f"| {paper['fpa'][0]} |" in fpa_row and f"| {paper['fpa'][1]} |" in fpa_row
     assert f"(paper, from its examples/s: {paper['offrl'][0] / paper['fpa'][0]:.3f})" in full
+
+
+def test_accelerate_state_is_reset_between_sides():
+    """Our trainer's Accelerator runs without mixed precision and TRL's with bf16 on a GPU: accelerate
+    refuses the second in one process unless its state is reset, as the first H200 run found."""
+    from accelerate import Accelerator
+
+    from gpu.budget import free_device_memory
+
+    Accelerator(cpu=True, mixed_precision="no")
+    free_device_memory()
+    assert Accelerator(cpu=True, mixed_precision="bf16").mixed_precision == "bf16"
+    free_device_memory()
