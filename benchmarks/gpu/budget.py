@@ -86,3 +86,18 @@ def run_all(measurements: list[Measurement], context: dict, record: dict, out: P
         record["elapsed_s"] = time.perf_counter() - started
         write_json(out, record)
     return record
+
+
+def merge_calls(first: dict, *later: dict) -> dict:
+    """One record of several device calls: a later call's finished measurement replaces the earlier
+    call's entry (a failure, a skip) and keeps its own commit and start, so each number still names
+    the code that measured it."""
+    merged = {**first, "measurements": dict(first["measurements"]), "order": list(first.get("order", []))}
+    for call in later:
+        for key, entry in call["measurements"].items():
+            if entry["status"] != "ok":
+                continue
+            merged["measurements"][key] = {**entry, "commit": call["commit"], "started": call["started"]}
+            if key not in merged["order"]:
+                merged["order"].append(key)
+    return merged

@@ -120,6 +120,8 @@ def markdown(record: dict) -> str:
             lines += [f"{key}: {entry['status']}: {entry.get('reason') or entry.get('error', '')}"[:300], ""]
             continue
         r = entry["result"]
+        if "commit" in entry:
+            lines += [f"*{key} measured in a later call: commit {entry['commit']}, {entry['started']}.*", ""]
         if key.startswith("overhead") and "methods" in r:
             full = record["mode"] == "full" and key == "overhead"
             lines += _overhead(r, paper_overhead() if full else None)

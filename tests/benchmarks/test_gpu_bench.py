@@ -103,3 +103,16 @@ def test_accelerate_state_is_reset_between_sides():
     free_device_memory()
     assert Accelerator(cpu=True, mixed_precision="bf16").mixed_precision == "bf16"
     free_device_memory()
+
+
+def test_a_later_call_replaces_only_what_failed_and_names_its_commit():
+    from gpu.budget import merge_calls
+
+    first = {"commit": "a", "started": "t1", "order": ["x", "y"],
+             "measurements": {"x": {"status": "ok", "result": 1}, "y": {"status": "failed", "error": "e"}}}
+    later = {"commit": "b", "started": "t2",
+             "measurements": {"y": {"status": "ok", "result": 2}, "x": {"status": "skipped", "reason": "r"}}}
+    merged = merge_calls(first, later)
+    assert merged["measurements"]["x"] == {"status": "ok", "result": 1}
+    assert merged["measurements"]["y"] == {"status": "ok", "result": 2, "commit": "b", "started": "t2"}
+    assert first["measurements"]["y"]["status"] == "failed"
