@@ -29,8 +29,9 @@ from typing import Callable
 
 from fpa.data import code
 from fpa.data.records import MathProblem
-from fpa.data.validate import check_count, check_not_empty, read_records
+from fpa.data.validate import check_count, read_records, scan_records
 from fpa.grading.answers import last_boxed
+from fpa.io import ReadBounds
 
 AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
@@ -148,15 +149,16 @@ LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
 
 
 def load_benchmark(loader: str, path: str | os.PathLike, source: str,
-                   expected: int | None = None) -> list[MathProblem]:
+                   expected: int | None = None, bounds: ReadBounds = ReadBounds()) -> list[MathProblem]:
     """Load ``path`` with the registered ``loader``; records carry ``source``.
 
-    Every loader makes one problem of each record, so ``expected`` (the catalog's ``records``)
-    is checked on the problems.
+    The file is first read within ``bounds`` (the catalog's, ``fpa.data.download.read_bounds``),
+    one record at a time, before the loader holds it whole. Every loader makes one problem of
+    each record, so ``expected`` (the catalog's ``records``) is checked on the problems too.
     """
     if loader not in LOADERS:
         raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
-    check_not_empty(path, expected)
+    scan_records(path, expected, bounds)
     problems = LOADERS[loader](path, source=source)
     check_count(path, len(problems), expected)
     return problems
