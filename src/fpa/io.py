@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from fpa.safe_load import RECORD_LIMITS, load_json, parse_json
+
 
 def _current_umask() -> int:
     mask = os.umask(0)
@@ -137,8 +139,8 @@ def write_csv(path: str | os.PathLike, fields: Sequence[str], rows: Iterable[dic
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    with open(path) as handle:
-        return json.load(handle)
+    """A JSON record, read with ``fpa.safe_load``'s limits (a bad one is a one-line ``LoadError``)."""
+    return load_json(path, RECORD_LIMITS)
 
 
 def iter_jsonl(path: str | os.PathLike, gzipped: bool | None = None) -> Iterator[tuple[int, Any]]:
@@ -160,10 +162,7 @@ def iter_jsonl(path: str | os.PathLike, gzipped: bool | None = None) -> Iterator
                                      f"{err.start + 1}") from None
                 if not line.strip():
                     continue
-                try:
-                    yield number, json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}:{number}: invalid JSON ({err.msg} at column {err.colno})") from None
+                yield number, parse_json(line.rstrip("\r\n"), f"{path}:{number}", RECORD_LIMITS)
     except (gzip.BadGzipFile, EOFError) as err:  # a truncated or non-gzip ``.gz``
         raise ValueError(f"{path}: not a complete gzip file ({err})") from None
 

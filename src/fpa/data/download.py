@@ -26,7 +26,7 @@ from pathlib import Path
 
 from fpa.data.validate import read_records
 from fpa.io import atomic_path, sha256_file
-from fpa.yaml_strict import load_yaml
+from fpa.safe_load import load_yaml
 
 log = logging.getLogger(__name__)
 
