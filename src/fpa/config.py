@@ -24,7 +24,7 @@ import jsonschema
 
 from fpa.objectives import get_objective
 from fpa.online import get_online_method
-from fpa.yaml_strict import YamlFileError, load_yaml
+from fpa.safe_load import LoadError, load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -158,7 +158,7 @@ def read_config_file(path: str | Path) -> dict:
     duplicate key."""
     try:
         config = load_yaml(path)
-    except YamlFileError as error:
+    except LoadError as error:
         raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read it: {error.strerror} ({Path(path).absolute()})") from None

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Sequence
 
+from fpa.safe_load import RECORD_LIMITS, load_json, parse_json
+
 
 def _current_umask() -> int:
     mask = os.umask(0)
@@ -144,8 +146,8 @@ def write_csv(path: str | os.PathLike, fields: Sequence[str], rows: Iterable[dic
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    with open(path) as handle:
-        return json.load(handle)
+    """A JSON record, read with ``fpa.safe_load``'s limits (a bad one is a one-line ``LoadError``)."""
+    return load_json(path, RECORD_LIMITS)
 
 
 #: The longest JSONL line (one record) a reader takes where its caller knows no tighter bound:
@@ -211,14 +213,7 @@ def _parse_line(path: str | os.PathLike, number: int, raw: bytes) -> Any:
                          f"{err.start + 1}") from None
     if not line.strip():
         return _BLANK
-    try:
-        return json.loads(line.rstrip("\r\n"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{number}: invalid JSON ({err.msg} at column {err.colno})") from None
-    except RecursionError:
-        raise ValueError(f"{path}:{number}: JSON nested deeper than the parser's stack allows") from None
-    except ValueError as err:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
-        raise ValueError(f"{path}:{number}: invalid JSON ({err})") from None
+    return parse_json(line.rstrip("\r\n"), f"{path}:{number}", RECORD_LIMITS)
 
 
 def over_bound(what: str | os.PathLike, bound: int, source: str, where: str = "") -> ValueError:

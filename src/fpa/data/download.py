@@ -33,7 +33,7 @@ from pathlib import Path
 
 from fpa.data.validate import read_records
 from fpa.io import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, ReadBounds, atomic_path, copy_bounded, over_bound, sha256_file
-from fpa.yaml_strict import load_yaml
+from fpa.safe_load import load_yaml
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fpa.config import PROJECT_ROOT, load_schema
 from fpa.io import write_text
-from fpa.yaml_strict import load_yaml
+from fpa.safe_load import load_yaml
 
 MARKERS = ("<!-- plan-counts:start -->", "<!-- plan-counts:end -->")
 #: column -> the dry run's rules whose jobs it counts (``None``: every job, rule all included)
