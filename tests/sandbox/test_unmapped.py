@@ -11,10 +11,9 @@ its level before the run, so the peak is measured by the kernel's count, not the
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import pytest
-from sandbox_helpers import TEST_LIMITS, require_sandbox
+from sandbox_helpers import TEST_LIMITS, Meter, require_sandbox
 
 from fpa.sandbox import Sandbox, bound, sandbox_problem, unmapped, watchdog
 from fpa.sandbox.limits import MiB
@@ -68,25 +67,17 @@ time.sleep(10)
 }
 
 
-class ShmemMeter:
+class ShmemMeter(Meter):
     """The peak of the host's Shmem above its level when the meter started."""
 
+    interval_s = 0.002
+
     def __init__(self) -> None:
+        super().__init__()
         self.base, self.peak = _shmem(), 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def __enter__(self) -> ShmemMeter:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.002):
-            self.peak = max(self.peak, _shmem() - self.base)
+    def sample(self) -> None:
+        self.peak = max(self.peak, _shmem() - self.base)
 
 
 def _shmem() -> int:
@@ -126,6 +117,12 @@ def test_without_cap_sys_admin_the_watchdog_refuses_unless_the_user_accepts(monk
     with pytest.raises(OSError, match=r"cannot enter a run's IPC namespace \(no CAP_SYS_ADMIN\).*set "
                                       r"FPA_SANDBOX_WATCHDOG_IPC=uncounted to accept that"):
         watchdog.WatchdogBound()
+    bound.probe.cache_clear()
+    try:
+        with pytest.raises(OSError, match=r"^aggregate bound 'watchdog' does not work here: the launcher cannot enter"):
+            Sandbox(LIMITS, aggregate="watchdog", checked=True)
+    finally:
+        bound.probe.cache_clear()  # the next test probes the real host again
     monkeypatch.setenv(*unmapped.IPC_OPT_IN)
     assert "NOT System V shared memory nor message queues (FPA_SANDBOX_WATCHDOG_IPC=uncounted)" in \
         watchdog.WatchdogBound().describe()
