@@ -2,6 +2,7 @@
 
     python benchmarks/bombs.py                 # writes benchmarks/results/bombs.json
     python benchmarks/bombs.py --work /tmp/b   # where the bombs and outputs go (default: a temp dir)
+    python benchmarks/bombs.py --baseline-src /tmp/before/src   # also the 1 GiB bomb on older code
 
 Two bombs: a 1 MB ``.jsonl.gz`` holding one 1 GiB line and a 12 MB one holding one 12 GiB
 line, and a 12 MB one of 12 GiB of records of 4 KiB each (every line within the bounds on one
@@ -11,6 +12,9 @@ catalog's gsm8k file), and ``fpa fetch-data`` both from a mirror (the file's sha
 its content checked) and downloaded (a ``jsonl.gz`` upstream stored plain: decompressed as it
 streams). Each command runs under ``/usr/bin/time -v``; its peak RSS, wall time, exit status
 and last stderr line are recorded, next to the same command on the tiny mirror's real file.
+``--baseline-src`` also runs ``validate-benchmark`` and ``prepare-benchmark`` on the 1 GiB bomb
+with the package of another checkout (the code before the bounds), under a 6 GiB address-space
+limit so that it cannot take the machine.
 """
 
 from __future__ import annotations
@@ -87,21 +91,31 @@ def commands(bomb: Path, work: Path) -> dict[str, list[str]]:
     }
 
 
-def measure(argv: list[str]) -> dict:
-    """Run ``argv`` under ``/usr/bin/time -v``: exit status, peak RSS, wall, last stderr line."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, timeout=600)
+def measure(argv: list[str], src: Path = ROOT / "src", prefix: tuple[str, ...] = ()) -> dict:
+    """Run ``argv`` (the package from ``src``) under ``/usr/bin/time -v``: exit status, peak RSS,
+    wall, the last error line."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run(["/usr/bin/time", "-v", *prefix, *argv], capture_output=True, text=True, env=env,
+                          timeout=600)
     stats = dict(re.findall(r"^\s*(.+?): (.+)$", done.stderr, re.MULTILINE))
     wall = [float(part) for part in stats["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":")]
-    own = [line for line in done.stderr.splitlines() if line.startswith("fpa ") and not line.startswith("fpa usage:")]
+    own = [line for line in done.stderr.splitlines() if line.startswith(("fpa ", "MemoryError", "Traceback"))
+           and not line.startswith("fpa usage:")]
     return {"exit": done.returncode, "peak_rss_mib": round(int(stats["Maximum resident set size (kbytes)"]) / 1024, 1),
             "wall_s": round(wall[-1] + 60 * wall[-2], 2), "message": own[-1] if own else ""}
+
+
+def _cpu() -> str:
+    with open("/proc/cpuinfo") as handle:
+        model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), "")
+    return f"{model or platform.machine()} ({os.cpu_count()} cores)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", default=None, help="directory for the bombs and outputs (default: a temp dir)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bombs.json"))
+    parser.add_argument("--baseline-src", default=None, help="the src/ of a checkout before the bounds")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="fpa-bombs-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -111,17 +125,39 @@ def main() -> None:
     rows = [json.loads(line) for line in (tiny / "gsm8k" / "test.jsonl").read_text().splitlines()]
     rows = [{"id": f"gsm8k/{i}", "problem": row["question"], **row} for i, row in enumerate(rows)]
     real.write_bytes(gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode(), mtime=0))
-    results = {"cpu": platform.processor() or platform.machine(), "load_before": os.getloadavg(), "files": {}}
+    results = {"cpu": _cpu(), "load_before": os.getloadavg(), "work": str(work), "files": {}}
     for name, bomb in {"real_gsm8k_sample": real, **bombs(work)}.items():
         runs = {what: measure(argv) for what, argv in commands(bomb, work).items()}
         results["files"][name] = {"compressed_bytes": bomb.stat().st_size, "runs": runs}
         for what, run in runs.items():
             print(f"{name:18s} {what:22s} exit {run['exit']} peak {run['peak_rss_mib']:7.1f} MiB "
                   f"{run['wall_s']:6.2f} s  {run['message'][:150]}")
+        if args.baseline_src and name == "1gib_line":
+            before = {what: measure(argv, Path(args.baseline_src), ("prlimit", f"--as={6 * GiB}"))
+                      for what, argv in commands(bomb, work).items() if what.endswith("-benchmark")}
+            results["files"][name]["before"] = before
+            for what, run in before.items():
+                print(f"{name:18s} {what + ' (before)':22s} exit {run['exit']} peak {run['peak_rss_mib']:7.1f} MiB "
+                      f"{run['wall_s']:6.2f} s  {run['message'][:150]}")
         if bomb != real:
             bomb.unlink()
     results["load_after"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+def markdown(record: dict) -> str:
+    """The results as a table: each file and command, how it ended, peak RSS, wall time."""
+    rows = ["| file (compressed) | command | exit | peak RSS | wall | message |", "|---|---|---|---|---|---|"]
+    for name, file in record["files"].items():
+        runs = {**file["runs"], **{f"{what}, code before the bounds": run for what, run in file.get("before", {}).items()}}
+        for what, run in runs.items():
+            message = run["message"].split(": error: ", 1)[-1].replace(record["work"], "$WORK")
+            size = file["compressed_bytes"]
+            size = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
+            rows.append(f"| {name} ({size}) | `{what}` | {run['exit']} | "
+                        f"{run['peak_rss_mib']:.0f} MiB | {run['wall_s']:.1f} s | {message or 'ok'} |")
+    load = f"load average {record['load_before'][0]:.1f} before, {record['load_after'][0]:.1f} after"
+    return "\n".join(rows) + f"\n\n{record['cpu']}, {load}.\n"
 
 
 if __name__ == "__main__":
