@@ -77,9 +77,15 @@ def load_bigcodebench(path, source: str = "bigcodebench") -> list[MathProblem]:
 
 
 def load_livecodebench(path, source: str = "livecodebench") -> list[MathProblem]:
-    return [MathProblem(row["question_id"], format_problem(row["question_content"], row.get("starter_code")),
-                        row["question_id"], source)
-            for row in read_records(path, {"question_id": str, "question_content": str})]
+    problems = []
+    for row in read_records(path, {"question_id": str, "question_content": str}):
+        starter_code = row.get("starter_code")
+        if not isinstance(starter_code, (str, type(None))):
+            raise ValueError(f"{path}: {row['question_id']}: field 'starter_code': expected text, got "
+                             f"{type(starter_code).__name__}")
+        problems.append(MathProblem(row["question_id"], format_problem(row["question_content"], starter_code),
+                                    row["question_id"], source))
+    return problems
 
 
 # --- training problems: TACO and APPS ------------------------------------------------
