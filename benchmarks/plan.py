@@ -45,12 +45,11 @@ OUT = ROOT / "benchmarks" / "results" / "plan.json"
 TARGET_S = 2.0  # issue 26: it is planned on every snakemake call
 
 PARSE_ONLY = """
-from fpa.config import load_config_file
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
-from fpa.planning import Plan
+from fpa.planning import judge
 from fpa.provenance.fingerprint import code_fingerprint
-plan = Plan.from_config_files(load_config_file({config!r}), {root!r}, [{config!r}])
+plan = judge([{config!r}], {root!r})
 for run in plan.runs.values():
     code_fingerprint("fpa.training.loop", get_objective(run.objective).loss.__module__)
 for bench in plan.config["benchmarks"].values():

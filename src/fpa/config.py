@@ -15,20 +15,19 @@ import functools
 import itertools
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 import jsonschema
 
+from fpa.containment import check_name, check_relative, inside
 from fpa.objectives import get_objective
 from fpa.online import get_online_method
-from fpa.yaml_strict import YamlFileError, load_yaml
+from fpa.safe_load import CONFIG_LIMITS, LoadError, load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
-RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # a sweep key "lam_w=lam_l" sets both settings to each value (the paper tunes KTO with λ_w = λ_l)
 TIED = "="
 BASE_METHOD = "base"
@@ -146,7 +145,7 @@ def check_against_schema(config: Mapping, schema: Mapping, where: str) -> None:
 def validate_config(config: dict, where: str = "config", schema_path: str | Path = SCHEMA_PATH) -> dict:
     """Validate ``config`` in place (defaults filled) and return it; one-line ``ConfigError`` otherwise."""
     schema = load_schema(schema_path)
-    _refuse_non_finite(config, where)
+    check_plain_data(config, where)
     check_against_schema(config, schema, where)
     fill_defaults(config, schema)
     _check_semantics(config, where, schema)
@@ -158,20 +157,40 @@ def read_config_file(path: str | Path) -> dict:
     duplicate key."""
     try:
         config = load_yaml(path)
-    except YamlFileError as error:
+    except LoadError as error:
         raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read it: {error.strerror} ({Path(path).absolute()})") from None
     return {} if config is None else config
 
 
-def _refuse_non_finite(node, where: str, path: tuple = ()) -> None:
-    """NaN and infinity pass every JSON Schema bound (and YAML writes them .nan, .inf): refused everywhere."""
-    if isinstance(node, float) and not math.isfinite(node):
-        raise ConfigError(f"{where}: {_key_path(path)}: expected a finite number, got {node!r}")
-    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, child in children:
-        _refuse_non_finite(child, where, (*path, key))
+#: what a config's values may be: what YAML and JSON write as plain data
+PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+def check_plain_data(config: object, where: str, max_depth: int = CONFIG_LIMITS.max_depth) -> None:
+    """Plain data, as ``fpa.safe_load`` reads a file, wherever the config came from (a file, Snakemake's
+    ``--config``, a caller's dict): string keys, finite numbers (NaN and infinity pass every JSON Schema
+    bound, and YAML writes them .nan, .inf), nesting within ``max_depth``; no recursion."""
+    if not isinstance(config, dict):
+        raise ConfigError(f"{where}: <top level>: expected a mapping of settings, got {type(config).__name__}")
+    pending = [(config, ())]
+    while pending:
+        node, path = pending.pop()
+        if len(path) > max_depth:
+            raise ConfigError(f"{where}: {_key_path(path[:3])}...: nested deeper than the limit of {max_depth} "
+                              "levels (max_depth)")
+        if not isinstance(node, PLAIN):
+            raise ConfigError(f"{where}: {_key_path(path)}: expected a string, number, boolean, null, list or "
+                              f"mapping, got {type(node).__name__} {node!r:.80}")
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ConfigError(f"{where}: {_key_path(path)}: expected a finite number, got {node!r}")
+        for key in node if isinstance(node, dict) else ():
+            if not isinstance(key, str):
+                raise ConfigError(f"{where}: {_key_path(path)}: key {key!r} ({type(key).__name__}) is not a string; "
+                                  "expected a string key (quote it)")
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        pending.extend((child, (*path, key)) for key, child in reversed(list(children)))
 
 
 def _check_semantics(config: dict, where: str, schema: dict) -> None:
@@ -320,12 +339,17 @@ def load_catalog(config: Mapping, where: str) -> dict:
 @functools.lru_cache(maxsize=None)
 def _read_catalog(path: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per process and file version (validation and common.smk both need it)."""
-    from fpa.data.download import read_benchmarks_config
+    from fpa.data.download import ALL_SECTIONS, read_benchmarks_config
 
     try:
-        return read_benchmarks_config(path)
+        catalog = read_benchmarks_config(path)
     except ValueError as error:  # a syntax error, duplicate or missing key: one line naming file and key
         raise ConfigError(str(error)) from None
+    for section in ALL_SECTIONS:  # each file lands at resources/data/<path>, read from <mirror>/<path>
+        for name, entry in catalog.get(section, {}).items():
+            if "path" in entry:
+                check_relative(entry["path"], f"{path}: {section}.{name}.path")
+    return catalog
 
 
 def check_catalog_entry(catalog: dict, section: str, name: str, config: Mapping, where: str) -> None:
@@ -337,7 +361,7 @@ def check_catalog_entry(catalog: dict, section: str, name: str, config: Mapping,
     if "missing" in entry:
         raise ConfigError(f"{where}: {name} has no source ({' '.join(entry['missing'].split())[:200]}...)")
     mirror = config["data"]["mirror"]
-    if mirror is not None and not (Path(mirror) / entry["path"]).is_file():
+    if mirror is not None and not inside(mirror, entry["path"], f"{where}: {name}").is_file():
         raise ConfigError(f"{where}: {name}: file not found in the mirror: {Path(mirror) / entry['path']}")
 
 
@@ -372,8 +396,7 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
             grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
             for point in grid:
                 run_name = name + "".join(f"_{key.replace(TIED, '-')}{value}" for key, value in point.items())
-                if not RUN_NAME.match(run_name):
-                    raise ConfigError(f"{where}: methods.{name}: run name {run_name!r} must match {RUN_NAME.pattern}")
+                check_name(run_name, f"{where}: methods.{name}: run name")
                 settings = {part: value for key, value in point.items() for part in key.split(TIED)}
                 swept_training = {key: value for key, value in settings.items() if key in training_schema["properties"]}
                 swept_params = {key: value for key, value in settings.items() if key not in swept_training}

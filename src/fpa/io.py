@@ -1,8 +1,13 @@
-"""Atomic file output: nothing is ever half written.
+"""Atomic file output: nothing is ever half written. Bounded JSONL input: no file takes more
+memory than its bounds.
 
 Every writer goes to a temporary sibling and renames it into place, so a killed
 job leaves either the complete old state or nothing that looks like an output;
 the next writer of that output removes the temporary it left.
+
+Every JSONL reader goes through ``iter_jsonl``, which reads one line at a time up to
+``ReadBounds.line_bytes`` and stops a ``.gz`` at ``ReadBounds.total_bytes`` decompressed: a
+1 MB gzip holding one 1 GiB line is refused after the first line's bound, not held in memory.
 """
 
 from __future__ import annotations
@@ -19,8 +24,12 @@ import shutil
 import socket
 import stat
 import tempfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import IO, Any, Iterable, Iterator, Sequence
+
+from fpa.safe_load import RECORD_LIMITS, load_json, parse_json
 
 
 def _current_umask() -> int:
@@ -137,35 +146,91 @@ def write_csv(path: str | os.PathLike, fields: Sequence[str], rows: Iterable[dic
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    with open(path) as handle:
-        return json.load(handle)
+    """A JSON record, read with ``fpa.safe_load``'s limits (a bad one is a one-line ``LoadError``)."""
+    return load_json(path, RECORD_LIMITS)
 
 
-def iter_jsonl(path: str | os.PathLike, gzipped: bool | None = None) -> Iterator[tuple[int, Any]]:
+#: The longest JSONL line (one record) a reader takes where its caller knows no tighter bound:
+#: 300 times the longest line of any mirror file (HumanEval+, 200 KB), room for a code problem's
+#: tests (fpa.data.code keeps the first test whole, some TACO tests are megabytes).
+MAX_LINE_BYTES = 64 << 20
+#: The most a ``.gz`` may decompress to where its caller knows no tighter bound: 33 times the
+#: largest decompressed mirror file (HumanEval+, 7.7 MB).
+MAX_DECOMPRESSED_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class ReadBounds:
+    """What one JSONL read may take: ``line_bytes`` per line and ``total_bytes`` in all (the bytes
+    read, decompressed; None: ``MAX_DECOMPRESSED_BYTES`` for a ``.gz``, no bound for a plain file,
+    whose size is on disk already). ``source`` says where they come from, for the refusal."""
+
+    line_bytes: int = MAX_LINE_BYTES
+    total_bytes: int | None = None
+    source: str = "fpa.io defaults"
+
+    def total_for(self, gzipped: bool) -> int | None:
+        return self.total_bytes if self.total_bytes is not None or not gzipped else MAX_DECOMPRESSED_BYTES
+
+
+def iter_jsonl(path: str | os.PathLike, gzipped: bool | None = None,
+               bounds: ReadBounds = ReadBounds()) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of each non-blank line of a JSONL file (``.gz`` transparently;
-    ``gzipped`` says it for a file whose name does not, e.g. a temporary one).
+    ``gzipped`` says it for a file whose name does not, e.g. a temporary one), within ``bounds``.
 
     Lines are decoded as UTF-8 one by one, so a bad byte or bad JSON names the file and line
     (the locale's encoding would give a bare ``UnicodeDecodeError`` that names neither).
     """
     gzipped = str(path).endswith(".gz") if gzipped is None else gzipped
+    total_bound = bounds.total_for(gzipped)
     opener = gzip.open if gzipped else open
     try:
         with opener(path, "rb") as handle:
-            for number, raw in enumerate(handle, 1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise ValueError(f"{path}:{number}: not UTF-8: byte 0x{raw[err.start]:02x} at column "
-                                     f"{err.start + 1}") from None
-                if not line.strip():
-                    continue
-                try:
-                    yield number, json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}:{number}: invalid JSON ({err.msg} at column {err.colno})") from None
-    except (gzip.BadGzipFile, EOFError) as err:  # a truncated or non-gzip ``.gz``
+            number, total = 0, 0
+            while raw := handle.readline(bounds.line_bytes + 1):
+                number += 1
+                total += len(raw)
+                if len(raw) > bounds.line_bytes:
+                    raise ValueError(f"{path}:{number}: line longer than {bounds.line_bytes} bytes, the bound on one "
+                                     f"record ({bounds.source})")
+                if total_bound is not None and total > total_bound:
+                    raise over_bound(path, total_bound, bounds.source, f" by line {number}")
+                value = _parse_line(path, number, raw)
+                if value is not _BLANK:
+                    yield number, value
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:  # a truncated, corrupt or non-gzip ``.gz``
         raise ValueError(f"{path}: not a complete gzip file ({err})") from None
+
+
+_BLANK = object()
+
+
+def _parse_line(path: str | os.PathLike, number: int, raw: bytes) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}:{number}: not UTF-8: byte 0x{raw[err.start]:02x} at column "
+                         f"{err.start + 1}") from None
+    if not line.strip():
+        return _BLANK
+    return parse_json(line.rstrip("\r\n"), f"{path}:{number}", RECORD_LIMITS)
+
+
+def over_bound(what: str | os.PathLike, bound: int, source: str, where: str = "") -> ValueError:
+    """The one-line refusal of input past ``bound`` bytes."""
+    return ValueError(f"{what}: more than {bound} bytes{where}, the bound on this file ({source})")
+
+
+def copy_bounded(source: IO[bytes], dest: IO[bytes], bound: int, what: str, why: str) -> int:
+    """Copy ``source`` (a download, a decompressing reader) to ``dest``: at most ``bound`` bytes,
+    else ``over_bound``. Returns the bytes copied."""
+    copied = 0
+    while chunk := source.read(min(1 << 20, bound + 1 - copied)):
+        copied += len(chunk)
+        if copied > bound:
+            raise over_bound(what, bound, why)
+        dest.write(chunk)
+    return copied
 
 
 def read_jsonl(path: str | os.PathLike) -> list:

@@ -143,7 +143,7 @@ GOOD = "main:\n  label: tab:main\n  columns: [toy8, avg]\n  models:\n    toy:\n 
      r"paper_results.yaml:6: main.models.toy.fpa.toy8: expected a number, number±std or '-'"),
     (GOOD.replace('"41.20 -"', "41.20"), r"main.models.toy.fpa: expected the printed values as one string"),
     (GOOD.replace("  label: tab:main\n", ""), r"paper_results.yaml:2: main: expected keys label, columns, models"),
-    (GOOD.replace("  models:", " models:"), r"paper_results.yaml: not valid YAML"),
+    (GOOD.replace("  models:", " models:"), r"paper_results.yaml:\d+:\d+: invalid YAML"),
     (GOOD.replace("[toy8, avg]", "[toy8, toy8]"), r"main.columns: expected a list of distinct column keys"),
     (GOOD.replace("  models:", "  units: {toy8: 1024}\n  models:"),
      r"paper_results.yaml:4: main.units.toy8: expected \{scale: <number > 0>, unit: <name>\}, got 1024"),

@@ -143,3 +143,13 @@ def test_test_spec_limits_and_errors():
         make_test_spec({"inputs": ["1", "2"], "outputs": ["1"]}, "taco row 3")
     with pytest.raises(ValueError, match="taco row 4: input_output: invalid JSON"):
         make_test_spec("{not json", "taco row 4")
+
+
+def test_a_starter_code_that_is_not_text_is_refused_in_one_line(tmp_path):
+    rows = read_jsonl(FIXTURES / "livecodebench" / "test6.jsonl")
+    path = tmp_path / "test6.jsonl"
+    path.write_text("".join(json.dumps({**row, "starter_code": 7 if i else row.get("starter_code")}) + "\n"
+                            for i, row in enumerate(rows)))
+    with pytest.raises(ValueError, match=rf"^{path}: {rows[1]['question_id']}: field 'starter_code': expected "
+                                         "text, got int$"):
+        load_benchmark("livecodebench", path, "livecodebench_v6")

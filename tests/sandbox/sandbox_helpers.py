@@ -1,9 +1,10 @@
 """Helpers for the sandbox tests (importable, unlike conftest): limits, skip-or-fail, /proc scan,
-the cgroup mechanism that works here, a fork bomb."""
+the cgroup mechanism that works here, a fork bomb, a meter sampling outside the sandbox."""
 
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 
@@ -46,6 +47,32 @@ def host_pids_with(marker: str) -> list[int]:
             except OSError:
                 pass
     return pids
+
+
+class Meter:
+    """Samples in a thread of its own while its ``with`` block runs: ``sample`` (a subclass's)
+    every ``interval_s``, keeping whatever peaks the subclass keeps."""
+
+    interval_s = 0.0
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def sample(self) -> None:
+        raise NotImplementedError
 
 
 def cgroup_mechanism() -> str | None:

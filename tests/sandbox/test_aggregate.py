@@ -17,13 +17,12 @@ import re
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import FORK_BOMB, TEST_LIMITS, host_pids_with, require_sandbox
+from sandbox_helpers import FORK_BOMB, TEST_LIMITS, Meter, host_pids_with, require_sandbox
 
 from fpa.grading.code import grade_code_many
 from fpa.sandbox import Sandbox, bound, sandbox_problem, watchdog
@@ -61,27 +60,17 @@ def mechanism(request) -> str:
     return "watchdog" if request.param == "watchdog" else request.getfixturevalue("cgroup_name")
 
 
-class PeakMeter:
+class PeakMeter(Meter):
     """Samples the memory owned by all host processes whose command line holds ``marker``."""
 
     def __init__(self, marker: str) -> None:
+        super().__init__()
         self.marker, self.peak, self.most_processes = marker, 0, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def __enter__(self) -> PeakMeter:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _sample(self) -> None:
-        while not self._stop.is_set():
-            pids = host_pids_with(self.marker)
-            self.most_processes = max(self.most_processes, len(pids))
-            self.peak = max(self.peak, sum(map(_owned_bytes, pids)))
+    def sample(self) -> None:
+        pids = host_pids_with(self.marker)
+        self.most_processes = max(self.most_processes, len(pids))
+        self.peak = max(self.peak, sum(map(_owned_bytes, pids)))
 
 
 OWNED = ("Pss_Anon:", "Pss_Shmem:", "SwapPss:")

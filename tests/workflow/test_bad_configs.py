@@ -3,7 +3,7 @@ each with the same one line naming the file and the key.
 
 The corpus is ``config/config.yaml`` with one small edit each. Every config goes through
 ``fpa check-config`` (one subprocess for all) and through what planning does with it: Snakemake's own
-loader, then the validation the Snakefile calls (``fpa.planning.Plan.from_config_files``); a few go through
+loader, then the judge the Snakefile calls (``fpa.planning.judge``, which check-config calls too); a few go through
 real ``snakemake -n`` runs, which proves the Snakefile calls that validation.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from workflow_helpers import copy_project
 
 from fpa.config import ConfigError
-from fpa.planning import Plan
+from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = (ROOT / "config" / "config.yaml").read_text()
@@ -156,11 +156,11 @@ def _planning_refusal(path: Path) -> str:
     from snakemake.exceptions import WorkflowError
 
     try:
-        config = load_configfile(path)
+        load_configfile(path)
     except WorkflowError as error:
         return f"snakemake: {error}"
     try:
-        Plan.from_config_files(config, ROOT, [path])
+        judge([path], ROOT)
     except ConfigError as error:
         return str(error)
     raise AssertionError(f"{path}: planning accepts it")
@@ -216,3 +216,29 @@ def test_a_syntax_error_in_the_default_config_is_named_by_line_in_planning(tmp_p
 
 def test_corpus_size():
     assert len(CORPUS) >= 20 and len({bad.name for bad in CORPUS}) == len(CORPUS)
+
+
+BOMBS = {  # issue 34: each hung or crashed check-config and planning
+    "alias_bomb": ("seeds: [42, 43, 44]", "\n".join(
+        ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]"
+                                                     for i in range(1, 10)]) + "\nseeds: *a9",
+                   r"more than the limit of \d+ values with aliases expanded \(max_nodes\)"),
+    "deep_nest": ("seeds: [42, 43, 44]", "seeds: " + "[" * 100_000 + "]" * 100_000,
+                  r"nested deeper than the limit of \d+ levels \(max_depth\)"),
+    "true_key_in_methods": ("methods:\n", "methods:\n  true: {objective: dpo}\n",
+                            r"methods: key True \(bool\) is not a string; expected a string key \(quote it\)"),
+}
+
+
+@pytest.mark.parametrize("bomb", BOMBS)
+def test_a_bomb_in_the_default_config_is_refused_by_check_config_and_planning_in_one_line(tmp_path, bomb):
+    old, new, expected = BOMBS[bomb]
+    assert BASE.count(old) == 1
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(BASE.replace(old, new))
+    checked = subprocess.run([sys.executable, "-m", "fpa", "check-config", "config/config.yaml"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    line = checked.stderr.strip().removeprefix("fpa check-config: error: ")
+    assert checked.returncode == 2 and re.fullmatch(r"config/config\.yaml:\d+:\d+: " + expected, line), checked.stderr
+    planned = _dry_run(ROOT, tmp_path)
+    assert planned.returncode != 0 and planned.stderr.strip() == f"config error: {line}", planned.stderr[-2000:]

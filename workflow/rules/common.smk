@@ -5,7 +5,8 @@ from pathlib import Path
 
 from fpa.config import ConfigError
 from fpa.memory.plan import memory_warnings
-from fpa.planning import NAME, Plan
+from fpa.containment import RELATIVE_PATH
+from fpa.planning import NAME, judge
 from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
 from fpa.planning.priority import Priority
 from fpa.planning.shell import shell_prefix
@@ -14,10 +15,14 @@ from fpa.provenance.fingerprint import code_fingerprint
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(shell_prefix(workflow.basedir))
 
+# The one judge of fpa check-config (fpa.planning.judge): it reads the config files again with its
+# own limits, and the rules get the config it judged, not the one Snakemake's loader read.
 try:
-    PLAN = Plan.from_config_files(config, workflow.basedir, workflow.configfiles)
+    PLAN = judge(workflow.configfiles, workflow.basedir, workflow.config_settings.config)
 except ConfigError as error:
     sys.exit(f"config error: {error}")
+config.clear()
+config.update(PLAN.config)
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
 if workflow.is_main_process:
     for line in memory_warnings(config, PLAN.runs, Path.cwd()):
@@ -31,6 +36,8 @@ wildcard_constraints:
     bench=NAME,
     table=NAME,
     experiment=NAME,
+    figure=NAME,
+    path=RELATIVE_PATH,
 
 
 CATALOG = PLAN.catalog

@@ -25,6 +25,7 @@ import yaml
 
 from fpa.aggregation.grid import Layout, PaperCell
 from fpa.config import PROJECT_ROOT, ConfigError
+from fpa.safe_load import LoadError, load_yaml
 
 NOT_PRINTED = "-"
 TABLE_KEYS = {"label", "columns", "models", "units", "note"}
@@ -57,10 +58,9 @@ def load_paper_results(path: str | Path) -> dict[str, PaperTable]:
 def _load(path: str, mtime_ns: int, size: int) -> dict[str, PaperTable]:
     """Parsed once per process and file version (config validation and common.smk both read it)."""
     try:
-        # libyaml where PyYAML has it: the file is read on every planning (950 cells)
-        data = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(error).split())}") from None
+        data = load_yaml(path)
+    except LoadError as error:
+        raise ConfigError(str(error)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of table name -> table, got {type(data).__name__}")
     return {name: _table(path, name, spec) for name, spec in data.items()}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from fpa.config import ConfigError, expand_runs
+from fpa.config import ConfigError
 from fpa.objectives import OBJECTIVES
-from fpa.planning import load_config_file
+from fpa.planning import judge
 from fpa.provenance.explain import explain_cell
 
 
@@ -29,17 +29,18 @@ def methods(args) -> None:
 
 
 def check_config(args) -> None:
-    """Each file on its own (a config is a whole experiment): one line each, exit 2 if any is refused."""
+    """Each file on its own (a config is a whole experiment), judged as planning judges it
+    (``fpa.planning.judge``): one line each, exit 2 if any is refused."""
     refused = 0
     for path in args.configs:
         try:
-            config = load_config_file(path)
+            plan = judge([path])
         except ConfigError as error:
             print(f"fpa check-config: error: {error}", file=sys.stderr)
             refused += 1
             continue
-        runs = expand_runs(config, where=path)
-        print(f"{path}: ok ({len(runs)} runs x {len(config['seeds'])} seeds x {len(config['benchmarks'])} benchmarks)")
+        print(f"{path}: ok ({len(plan.runs)} runs x {len(plan.seeds)} seeds x {len(plan.config['benchmarks'])} "
+              "benchmarks)")
     if refused:
         sys.exit(2)
 

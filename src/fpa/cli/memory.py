@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fpa.config import expand_runs
-from fpa.planning.validation import load_config_file
+from fpa.planning import load_config_file
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
 
 

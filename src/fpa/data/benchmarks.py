@@ -29,9 +29,13 @@ from typing import Callable
 
 from fpa.data import code
 from fpa.data.records import MathProblem
-from fpa.data.validate import check_count, check_not_empty, read_records
+from fpa.data.validate import check_count, read_records, scan_records
 from fpa.grading.answers import last_boxed
+from fpa.io import ReadBounds
 
+#: The JSON types of an id and of a numeric answer as upstream files hold them (read_records checks them).
+ID = (int, str)
+NUMBER = (int, float, str)
 AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
 
@@ -53,7 +57,7 @@ def strip_dollars(text: str) -> str:
 
 def load_gsm8k(path: str | os.PathLike, source: str = "gsm8k") -> list[MathProblem]:
     problems = []
-    for index, row in enumerate(read_records(path, ("question", "answer"))):
+    for index, row in enumerate(read_records(path, {"question": str, "answer": str})):
         if "####" not in row["answer"]:
             raise ValueError(f"{path}: record {index}: answer has no '#### ' final answer")
         final = row["answer"].rsplit("####", 1)[1].strip().replace(",", "")
@@ -64,14 +68,14 @@ def load_gsm8k(path: str | os.PathLike, source: str = "gsm8k") -> list[MathProbl
 def load_math500(path: str | os.PathLike, source: str = "math500") -> list[MathProblem]:
     return [
         MathProblem(row["unique_id"], row["problem"], row["answer"].strip(), source)
-        for row in read_records(path, ("unique_id", "problem", "answer"))
+        for row in read_records(path, {"unique_id": str, "problem": str, "answer": str})
     ]
 
 
 def load_math(path: str | os.PathLike, source: str = "math") -> list[MathProblem]:
     """Hendrycks MATH rows (train or test): the answer is the solution's last ``\\boxed{}``."""
     problems = []
-    for row in read_records(path, ("unique_id", "problem", "solution")):
+    for row in read_records(path, {"unique_id": str, "problem": str, "solution": str}):
         answer = last_boxed(row["solution"])
         if answer is None:
             raise ValueError(f"{path}: {row['unique_id']}: solution has no closed \\boxed{{}}")
@@ -82,7 +86,7 @@ def load_math(path: str | os.PathLike, source: str = "math") -> list[MathProblem
 def load_math_perturb(path: str | os.PathLike, source: str) -> list[MathProblem]:
     return [
         MathProblem(f"{source}/{row['problem_id']}", row["problem"], number_to_str(row["answer"]), source)
-        for row in read_records(path, ("problem_id", "problem", "answer"))
+        for row in read_records(path, {"problem_id": ID, "problem": str, "answer": NUMBER})
     ]
 
 
@@ -91,13 +95,16 @@ def load_gaokao2023en(path: str | os.PathLike, source: str = "gaokao2023en") -> 
     # Two rows have an empty upstream answer; they are kept (the paper counts 385).
     return [
         MathProblem(f"{source}/{index}", row["question"], strip_dollars(row["answer"]), source)
-        for index, row in enumerate(read_records(path, ("question", "answer")))
+        for index, row in enumerate(read_records(path, {"question": str, "answer": str}))
     ]
 
 
 def load_olympiadbench(path: str | os.PathLike, source: str = "olympiadbench") -> list[MathProblem]:
     problems = []
-    for row in read_records(path, ("id", "question", "final_answer")):
+    for row in read_records(path, {"id": ID, "question": str, "final_answer": list}):
+        if not all(isinstance(part, str) for part in row["final_answer"]):
+            raise ValueError(f"{path}: {row['id']}: field 'final_answer': expected a list of text, got "
+                             f"{row['final_answer']!r:.60}")
         answer = ", ".join(strip_dollars(part) for part in row["final_answer"])
         problems.append(MathProblem(f"{source}/{row['id']}", row["question"], answer, source))
     return problems
@@ -106,14 +113,14 @@ def load_olympiadbench(path: str | os.PathLike, source: str = "olympiadbench") -
 def load_amc(path: str | os.PathLike, source: str) -> list[MathProblem]:
     return [
         MathProblem(f"{source}/{row['id']}", row["problem"], number_to_str(row["answer"]), source)
-        for row in read_records(path, ("id", "problem", "answer"))
+        for row in read_records(path, {"id": ID, "problem": str, "answer": NUMBER})
     ]
 
 
 def load_aime(path: str | os.PathLike, source: str) -> list[MathProblem]:
     """AIME files with ``problem``; ids from upstream ``id`` where present, else the index."""
     problems = []
-    for index, row in enumerate(read_records(path, ("problem", "answer"))):
+    for index, row in enumerate(read_records(path, {"problem": str, "answer": NUMBER})):
         key = row.get("id", index)
         problems.append(MathProblem(f"{source}/{key}", row["problem"], number_to_str(row["answer"]), source))
     return problems
@@ -121,7 +128,7 @@ def load_aime(path: str | os.PathLike, source: str) -> list[MathProblem]:
 
 def load_aime26(path: str | os.PathLike, source: str = "aime26") -> list[MathProblem]:
     problems = []
-    for index, row in enumerate(read_records(path, ("prompt", "answer"))):
+    for index, row in enumerate(read_records(path, {"prompt": str, "answer": NUMBER})):
         prompt = row["prompt"]
         if not prompt.endswith(AIME26_SUFFIX):
             raise ValueError(f"{path}: record {index}: prompt lacks the expected instruction suffix")
@@ -148,15 +155,16 @@ LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
 
 
 def load_benchmark(loader: str, path: str | os.PathLike, source: str,
-                   expected: int | None = None) -> list[MathProblem]:
+                   expected: int | None = None, bounds: ReadBounds = ReadBounds()) -> list[MathProblem]:
     """Load ``path`` with the registered ``loader``; records carry ``source``.
 
-    Every loader makes one problem of each record, so ``expected`` (the catalog's ``records``)
-    is checked on the problems.
+    The file is first read within ``bounds`` (the catalog's, ``fpa.data.download.read_bounds``),
+    one record at a time, before the loader holds it whole. Every loader makes one problem of
+    each record, so ``expected`` (the catalog's ``records``) is checked on the problems too.
     """
     if loader not in LOADERS:
         raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
-    check_not_empty(path, expected)
+    scan_records(path, expected, bounds)
     problems = LOADERS[loader](path, source=source)
     check_count(path, len(problems), expected)
     return problems

@@ -58,7 +58,7 @@ def format_problem(question: str, starter_code: str | None) -> str:
 
 def load_mbppplus(path, source: str = "mbppplus") -> list[MathProblem]:
     problems = []
-    for row in read_records(path, ("task_id", "prompt")):
+    for row in read_records(path, {"task_id": str, "prompt": str}):
         match = _DOCSTRING.match(row["prompt"])
         statement = match.group(1).strip() if match else row["prompt"].strip()
         problems.append(MathProblem(row["task_id"], statement, row["task_id"], source))
@@ -68,18 +68,24 @@ def load_mbppplus(path, source: str = "mbppplus") -> list[MathProblem]:
 def load_humanevalplus(path, source: str = "humanevalplus") -> list[MathProblem]:
     return [MathProblem(row["task_id"], "Complete the following Python function.\n```python\n"
                         f"{row['prompt'].rstrip()}\n```", row["task_id"], source)
-            for row in read_records(path, ("task_id", "prompt"))]
+            for row in read_records(path, {"task_id": str, "prompt": str})]
 
 
 def load_bigcodebench(path, source: str = "bigcodebench") -> list[MathProblem]:
     return [MathProblem(row["task_id"], row["instruct_prompt"].strip(), row["task_id"], source)
-            for row in read_records(path, ("task_id", "instruct_prompt"))]
+            for row in read_records(path, {"task_id": str, "instruct_prompt": str})]
 
 
 def load_livecodebench(path, source: str = "livecodebench") -> list[MathProblem]:
-    return [MathProblem(row["question_id"], format_problem(row["question_content"], row.get("starter_code")),
-                        row["question_id"], source)
-            for row in read_records(path, ("question_id", "question_content"))]
+    problems = []
+    for row in read_records(path, {"question_id": str, "question_content": str}):
+        starter_code = row.get("starter_code")
+        if not isinstance(starter_code, (str, type(None))):
+            raise ValueError(f"{path}: {row['question_id']}: field 'starter_code': expected text, got "
+                             f"{type(starter_code).__name__}")
+        problems.append(MathProblem(row["question_id"], format_problem(row["question_content"], starter_code),
+                                    row["question_id"], source))
+    return problems
 
 
 # --- training problems: TACO and APPS ------------------------------------------------

@@ -11,6 +11,12 @@ hash), the catalog says ``sha256: null``: the file is then accepted as fetched a
 its sha256 is printed and recorded in the provenance sidecar, never silently.
 A ``parquet`` upstream is a set of shards (``url`` with a ``{shard}`` field,
 ``shards`` of them), converted to one JSONL file of the rows.
+
+Every read of a catalog file is bounded (``read_bounds``): each line at most the entry's
+``max_line_bytes`` (default ``fpa.io.MAX_LINE_BYTES``), the whole file at most its ``max_bytes``
+(default: ``records`` lines of that length, and no more than ``fpa.io.MAX_DECOMPRESSED_BYTES``).
+A download, its decompression and a parquet shard's rows are refused past ``max_bytes`` as
+they stream in.
 """
 
 from __future__ import annotations
@@ -22,15 +28,18 @@ import os
 import shutil
 import tempfile
 import urllib.request
+import zlib
 from pathlib import Path
 
 from fpa.data.validate import read_records
-from fpa.io import atomic_path, sha256_file
-from fpa.yaml_strict import load_yaml
+from fpa.io import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, ReadBounds, atomic_path, copy_bounded, over_bound, sha256_file
+from fpa.safe_load import load_yaml
 
 log = logging.getLogger(__name__)
 
 FILE_KEYS = ("path", "sha256", "url", "upstream_format", "loader", "records")
+#: Optional per-file bounds (read_bounds), each a positive integer.
+BOUND_KEYS = ("records", "max_line_bytes", "max_bytes")
 UPSTREAM_FORMATS = ("jsonl", "jsonl.gz", "json_tree", "parquet")
 SECTIONS = ("benchmarks", "training")
 #: Code benchmark and training files (fpa.grading.code, fpa.data.code).
@@ -50,6 +59,10 @@ def read_benchmarks_config(path: str | os.PathLike) -> dict:
             for key in keys:
                 if key not in entry:
                     raise ValueError(f"{path}: {section}.{name}.{key}: required key is missing")
+            for key in BOUND_KEYS:
+                value = entry.get(key, 1)
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise ValueError(f"{path}: {section}.{name}.{key}: expected an integer >= 1, got {value!r}")
             if entry.get("sha256", "") is None and "hub" not in entry:
                 raise ValueError(f"{path}: {section}.{name}.sha256: null is allowed only for hub files (hub: <dataset>)")
             fmt = entry.get("upstream_format", "jsonl")
@@ -79,6 +92,16 @@ def find_entry(catalog: dict, name: str) -> tuple[str, dict]:
             return section, catalog[section][name]
     known = sorted(n for section in ALL_SECTIONS for n in catalog.get(section, {}))
     raise ValueError(f"unknown catalog entry {name!r}; expected one of {known}")
+
+
+def read_bounds(entry: dict) -> ReadBounds:
+    """The bounds on reading the catalog file of ``entry`` (its keys ``max_line_bytes``, ``max_bytes``)."""
+    line = entry.get("max_line_bytes", MAX_LINE_BYTES)
+    if "max_bytes" in entry:
+        return ReadBounds(line, entry["max_bytes"], f"catalog {entry['name']}: max_bytes")
+    total = min(entry["records"] * line, MAX_DECOMPRESSED_BYTES)
+    return ReadBounds(line, total, f"catalog {entry['name']}: {entry['records']} records of at most {line} bytes, "
+                                   f"at most {MAX_DECOMPRESSED_BYTES} in all unless max_bytes says")
 
 
 def fetch(entry: dict, dest: str | os.PathLike, mirror_dir: str | os.PathLike | None = None) -> Path:
@@ -121,7 +144,7 @@ def check_content(path: Path, where: str, entry: dict) -> None:
     a job that has built something from it.
     """
     try:
-        read_records(path, expected=entry["records"], gzipped=entry["path"].endswith(".gz"))
+        read_records(path, expected=entry["records"], gzipped=entry["path"].endswith(".gz"), bounds=read_bounds(entry))
     except ValueError as error:
         raise ValueError(f"{entry['name']}: {str(error).replace(str(path), where)}") from None
 
@@ -136,28 +159,56 @@ def _download(entry: dict, tmp: Path) -> None:
     if fmt == "parquet":
         _download_parquet_shards(entry, tmp)
         return
-    with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as handle:
-        shutil.copyfileobj(response, handle)
+    bounds = read_bounds(entry)
     stored_gz = entry["path"].endswith(".gz")
-    if fmt == "jsonl.gz" and not stored_gz:
-        data = gzip.decompress(tmp.read_bytes())
-        tmp.write_bytes(data)
-    elif fmt == "jsonl" and stored_gz:
+    if fmt == "jsonl" and stored_gz:
         # gzip bytes depend on the compressor, so the mirror's .gz cannot be rebuilt.
         raise ValueError(f"{name}: mirror stores gzip of a plain upstream file; fetch it from the mirror")
+    if fmt == "jsonl.gz" and not stored_gz:
+        with tempfile.NamedTemporaryFile(suffix=".gz", dir=tmp.parent) as packed:
+            _copy_url(url, packed, bounds, name)
+            packed.flush()
+            try:
+                with gzip.open(packed.name, "rb") as source, open(tmp, "wb") as handle:
+                    copy_bounded(source, handle, bounds.total_bytes, f"{name}: {url} (decompressed)", bounds.source)
+            except (gzip.BadGzipFile, EOFError, zlib.error) as err:
+                raise ValueError(f"{name}: {url}: not a complete gzip file ({err})") from None
+    else:
+        with open(tmp, "wb") as handle:
+            _copy_url(url, handle, bounds, name)
+
+
+def _copy_url(url: str, handle, bounds: ReadBounds, name: str) -> None:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        copy_bounded(response, handle, bounds.total_bytes, f"{name}: {url}", bounds.source)
 
 
 def _download_parquet_shards(entry: dict, tmp: Path) -> None:
-    """Every shard of ``entry["url"]`` (``{shard}`` = 0 .. shards - 1), rows written as JSONL."""
+    """Every shard of ``entry["url"]`` (``{shard}`` = 0 .. shards - 1), rows written as JSONL.
+
+    Each shard's footer says how many rows and how many bytes its columns decompress to; a
+    shard that would pass the entry's ``records`` or ``max_bytes`` is refused before it is read.
+    """
     import pyarrow.parquet as pq
 
     if "{shard" not in entry["url"] or "shards" not in entry:
         raise ValueError(f"{entry['name']}: parquet upstream needs a url with a {{shard}} field and shards: <count>")
+    bounds = read_bounds(entry)
+    rows, size = 0, 0
     with open(tmp, "w") as out:
         for shard in range(entry["shards"]):
+            url = entry["url"].format(shard=shard)
             with tempfile.NamedTemporaryFile(suffix=".parquet", dir=tmp.parent) as part:
-                with urllib.request.urlopen(entry["url"].format(shard=shard), timeout=60) as response:
-                    shutil.copyfileobj(response, part)
+                _copy_url(url, part, bounds, entry["name"])
                 part.flush()
+                meta = pq.ParquetFile(part.name).metadata
+                rows += meta.num_rows
+                size += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                if rows > entry["records"]:
+                    raise ValueError(f"{entry['name']}: {url}: expected {entry['records']} records, got more "
+                                     f"({rows} rows up to shard {shard})")
+                if size > bounds.total_bytes:
+                    raise over_bound(f"{entry['name']}: {url}", bounds.total_bytes, bounds.source,
+                                     " of rows (decompressed)")
                 for row in pq.read_table(part.name).to_pylist():
                     out.write(json.dumps(row, default=str) + "\n")

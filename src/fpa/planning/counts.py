@@ -6,6 +6,7 @@ section (between ``MARKERS``), so no count is typed into prose and left to go st
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from fpa.config import PROJECT_ROOT, load_schema
 from fpa.io import write_text
-from fpa.yaml_strict import load_yaml
+from fpa.safe_load import load_yaml
 
 MARKERS = ("<!-- plan-counts:start -->", "<!-- plan-counts:end -->")
 #: column -> the dry run's rules whose jobs it counts (``None``: every job, rule all included)
@@ -41,16 +42,23 @@ def job_stats(text: str) -> dict[str, int]:
     return counts
 
 
-def dry_run_stats(config: Path, root: Path = PROJECT_ROOT) -> dict[str, int]:
-    """The job stats of ``snakemake -n`` for ``config`` in an empty working directory (every
-    job planned), run from ``root`` as a user runs it."""
+@functools.lru_cache(maxsize=None)
+def dry_run(config: Path, root: Path = PROJECT_ROOT) -> str:
+    """What ``snakemake -n`` prints for ``config`` in an empty working directory (every job planned,
+    its paths relative to that directory), run from ``root`` as a user runs it; run once per process
+    (the README's counts and the containment test read the same run)."""
     with tempfile.TemporaryDirectory() as workdir:
         command = [sys.executable, "-m", "snakemake", "-s", str(root / "Snakefile"), "-d", workdir, "-n",
                    "--cores", "1", "--configfile", str(config)]
         result = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise ValueError(f"{config}: snakemake -n failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
-    return job_stats(result.stdout)
+    return result.stdout
+
+
+def dry_run_stats(config: Path, root: Path = PROJECT_ROOT) -> dict[str, int]:
+    """The job stats of ``dry_run``."""
+    return job_stats(dry_run(config, root))
 
 
 def counts_row(stats: dict[str, int]) -> dict[str, int]:

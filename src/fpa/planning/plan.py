@@ -1,6 +1,6 @@
 """The plan of one experiment: what ``workflow/rules/*.smk`` asks of a config, computed once.
 
-``Plan.from_config(config, basedir)`` validates the config, expands the run grid and builds every table layout and figure
+``Plan.from_config(config, basedir)`` (which ``fpa.planning.judge`` calls) validates the config, expands the run grid and builds every table layout and figure
 slice once; the rules' input, params and wildcard-constraint functions are its methods
 (``common.smk`` binds them to the ``get_*`` names the rules use). A method that Snakemake
 calls per job takes the job's ``wildcards`` (and ``input``/``output``), as input functions do.
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.aggregation.layout import table_benchmarks
-from fpa.config import (BASE_METHOD, DATASET_FILES, expand_runs, load_catalog, read_config_file, reads_task_file,
-                        run_names)
+from fpa.config import BASE_METHOD, DATASET_FILES, ConfigError, expand_runs, load_catalog, reads_task_file, run_names
 from fpa.config import validate_config as validate_base_config
+from fpa.containment import WORK_AREAS, outside_work_areas
 from fpa.figures import FIGURES, planned_curves
 from fpa.planning.figures import FigurePlan
 from fpa.planning.paths import PlanPaths
@@ -65,20 +65,15 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         FigurePlan.__init__(self)
 
     @classmethod
-    def from_config_files(cls, config: dict, basedir: str | Path, paths) -> Plan:
-        """``from_config`` for the config Snakemake read from ``paths``: each file is read again
-        strictly first (``fpa.config.read_config_file``), since Snakemake's YAML loader keeps the
-        last of two equal keys and names no line of a syntax error."""
-        for path in paths:
-            read_config_file(path)
-        return cls.from_config(config, basedir, ", ".join(map(str, paths)) or "config")
-
-    @classmethod
     def from_config(cls, config: dict, basedir: str | Path, where: str = "config") -> Plan:
         """Validate ``config`` (its defaults filled in place) and plan it; a ``ConfigError`` names
         ``where`` and the key."""
         validate_base_config(config, where)
-        return cls(config, basedir, where)
+        plan = cls(config, basedir, where)
+        outside = outside_work_areas(plan.final_output(), ".")
+        if outside:  # names and catalog paths are checked one by one; this is what they add up to
+            raise ConfigError(f"{where}: plans {outside[0]!r}, outside the work directory's {', '.join(WORK_AREAS)}")
+        return plan
 
     def run(self, wildcards):
         return self.runs[(wildcards.model, wildcards.method)]

@@ -8,36 +8,18 @@ job resources, and the names that become path segments (and so shell words) of t
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Mapping
 
-from fpa import config as base_config
 from fpa.aggregation.layout import Layout, build_layout
 from fpa.config import ConfigError, expand_runs
+from fpa.containment import SEGMENT, check_name
 from fpa.figures import FIGURES
 from fpa.resources import check_resources
 
-#: a name of the config that becomes a path segment (a wildcard of the DAG): no shell
-#: metacharacters, spaces or path separators can reach a job's command line through it
-NAME = "[A-Za-z0-9_.-]+"
+#: a name of the config that becomes a path segment (a wildcard of the DAG): ``fpa.containment``'s
+NAME = SEGMENT
 #: the config's sections whose keys are such names, and its single name (``experiment``)
 NAMED_SECTIONS = ("models", "benchmarks", "tables")
-
-
-def validate_config(config: dict, where: str = "config") -> dict:
-    """``fpa.config.validate_config`` (schema, defaults, run grid) plus the checks of this
-    module; returns ``config`` with its defaults filled, else raises a one-line ``ConfigError``."""
-    base_config.validate_config(config, where)
-    check_planning(config, where)
-    return config
-
-
-def load_config_file(path: str | Path) -> dict:
-    """Read and fully validate a YAML config outside Snakemake (CLI, tests)."""
-    config = base_config.load_config_file(path)
-    check_planning(config, str(path))
-    return config
 
 
 def check_planning(config: Mapping, where: str, runs: Mapping | None = None) -> dict[str, Layout]:
@@ -51,13 +33,12 @@ def check_planning(config: Mapping, where: str, runs: Mapping | None = None) -> 
 
 
 def check_names(config: Mapping, where: str) -> None:
-    """Names that become path segments match ``NAME``, as the workflow's wildcards do."""
+    """Names that become path segments are one segment each (``fpa.containment.check_name``), as the
+    workflow's wildcards take them."""
     named = {f"{section}.{key}": key for section in NAMED_SECTIONS for key in config[section]}
     named["experiment"] = config["experiment"]
     for key_path, name in named.items():
-        if not re.fullmatch(NAME, name):
-            raise ConfigError(f"{where}: {key_path}: expected a name of letters, digits, '_', '.' and '-' "
-                              f"(it names result paths), got {name!r}")
+        check_name(name, f"{where}: {key_path}")
 
 
 def _check_figures(config: Mapping, where: str) -> None:

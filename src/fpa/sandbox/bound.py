@@ -38,7 +38,8 @@ def choose(name: str | None = None) -> Bound:
         found = probe(candidate)
         if not isinstance(found, str):
             return found
-    raise OSError(f"aggregate bound {name!r} does not work here: {found}")
+    raise OSError(f"aggregate bound {name!r} does not work here: {found}" if name else
+                  f"no aggregate bound works here (the last tried, {candidate}: {found})")
 
 
 def memory_bound() -> str:

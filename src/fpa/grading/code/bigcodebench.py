@@ -16,11 +16,11 @@ import in the sandbox's interpreter, and a matplotlib canary task must pass.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import secrets
 
+from fpa.io import read_jsonl
 from fpa.sandbox import Limits, Sandbox
 
 # BigCodeBench's own per-task limit is TIMEOUT_LIMIT = 240 s; the harness gets 5 s less.
@@ -53,10 +53,7 @@ CANARY = {
 
 def load_tasks(path: str | os.PathLike) -> dict[str, dict]:
     """BigCodeBench HF-format JSONL(.gz): task_id -> record."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as handle:
-        records = [json.loads(line) for line in handle if line.strip()]
-    return {record["task_id"]: record for record in records}
+    return {record["task_id"]: record for record in read_jsonl(path)}
 
 
 def solution_program(task: dict, completion: str) -> str:

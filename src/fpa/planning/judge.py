@@ -1,0 +1,75 @@
+"""The one judge of a config: ``fpa check-config`` and planning (``workflow/rules/common.smk``) both
+call ``judge``, so one accepts exactly what the other accepts and refuses it with the same line.
+
+    plan = judge(["config/paper.yaml"])          # fpa check-config config/paper.yaml
+    plan = judge(workflow.configfiles, workflow.basedir, workflow.config_settings.config)  # planning
+
+It reads each file with ``fpa.safe_load``'s limits (Snakemake's own reading of a ``--configfile``
+is not what is judged: the rules are then given the judged config), merges them and Snakemake's
+``--config`` values as Snakemake merges them, validates the result against the schema and the
+registries, plans it (``Plan``: run grid, catalog, table layouts, figures) and checks that every
+name and path it plans stays inside its directory (``fpa.containment``). Anything wrong is a
+one-line ``ConfigError`` naming the file and the key, raised before any job is planned.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from fpa.config import PROJECT_ROOT, ConfigError, check_plain_data, read_config_file
+from fpa.containment import ContainmentError
+from fpa.planning.plan import Plan
+
+COMMAND_LINE = "--config"
+
+
+def judge(paths: Sequence[str | Path], basedir: str | Path = PROJECT_ROOT,
+          overrides: Mapping | None = None) -> Plan:
+    """The plan of the config in ``paths`` (merged in order, then ``overrides``: Snakemake's
+    ``--config``); a one-line ``ConfigError`` for anything a plan cannot be made of."""
+    if not paths:
+        raise ConfigError("no config file given; expected at least one (snakemake --configfile, fpa check-config)")
+    config: dict = {}
+    for path in paths:
+        merge(config, read_config_file(path))
+    if overrides:
+        overrides = copy.deepcopy(dict(overrides))
+        check_plain_data(overrides, COMMAND_LINE)
+        merge(config, overrides)
+    return plan_config(config, basedir, ", ".join(map(str, paths)))
+
+
+def plan_config(config: dict, basedir: str | Path, where: str) -> Plan:
+    """``Plan.from_config``, a name or path that would leave its directory refused as a ``ConfigError``."""
+    try:
+        return Plan.from_config(config, basedir, where)
+    except ContainmentError as error:
+        raise ConfigError(str(error)) from None
+
+
+def merge(config: dict, update: Mapping) -> dict:
+    """``update`` merged into ``config`` in place, mapping by mapping, as Snakemake merges config files
+    and ``--config`` (``snakemake.utils.update_config``): a mapping's keys are updated one by one,
+    any other value replaces what was there."""
+    for key, value in update.items():
+        if isinstance(value, Mapping):
+            below = config.get(key)
+            config[key] = merge(below if isinstance(below, dict) else {}, value)
+        else:
+            config[key] = value
+    return config
+
+
+def load_config_file(path: str | Path) -> dict:
+    """The judged config of one file, its defaults filled (CLI commands, tests)."""
+    return judge([path]).config
+
+
+def validate_config(config: dict, where: str = "config") -> dict:
+    """``config`` judged as a file holding it would be (its defaults filled in place)."""
+    return plan_config(config, PROJECT_ROOT, where).config
+
+
+__all__ = ["judge", "load_config_file", "merge", "validate_config"]
