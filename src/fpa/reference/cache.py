@@ -35,6 +35,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
+from fpa.data.pad_token import pad_token_id
 from fpa.data.tokenize import EncodedSample, encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
 
@@ -170,7 +171,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
     encoded = [encode_record(tokenizer, s, max_length) for s in samples]
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
     head = reference_head_weight(model).detach().float()
-    pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
+    pad_id = pad_token_id(tokenizer)
     seq_logp = torch.empty(len(samples))
     with atomic_path(out_dir, directory=True) as tmp:
         writer = _ShardWriter(tmp, shard_tokens)

@@ -28,6 +28,7 @@ from accelerate import Accelerator, DistributedDataParallelKwargs
 from tqdm import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from fpa.data.pad_token import pad_token_id
 from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
@@ -171,7 +172,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
 
 
 def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch.nn.Module):
-    batch = B.collate(micro, split.encoded, split.samples, run.tokenizer.pad_token_id)
+    batch = B.collate(micro, split.encoded, split.samples, pad_token_id(run.tokenizer))
     ref = run.reference.inputs(batch, split.name) if run.reference else None
     batch = _to(batch, run.accelerator.device)
 
