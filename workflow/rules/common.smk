@@ -41,6 +41,7 @@ ONLINE_RUNS = PLAN.online_runs
 get_code = code_fingerprint
 get_final_output = PLAN.final_output
 get_resources = PLAN.resources
+get_device = PLAN.device
 get_threads = PLAN.threads
 get_processes = PLAN.processes
 get_numerics = PLAN.numerics
