@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from fpa.config import ConfigError
+from fpa.memory.cost import disk_warning
 from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, Plan
 from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
@@ -21,6 +22,8 @@ except ConfigError as error:
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
 if workflow.is_main_process:
     for line in memory_warnings(config, PLAN.runs, Path.cwd()):
+        print(line, file=sys.stderr)
+    if (line := disk_warning(config, PLAN.runs, Path.cwd())) is not None:
         print(line, file=sys.stderr)
 
 
