@@ -34,8 +34,10 @@ def sharp_model_dir(tmp_path_factory, tiny_model_dir, tiny_tokenizer):
     return path
 
 
-def _step_zero_log_weights(model_dir, samples, cache_dir, precision: str, head_precision: str = "fp32"):
-    """(log w_FPA, log w_OffRL) per sample: mean over its tokens of log π̂_λ and of log π_θ."""
+def _step_zero_log_weights(model_dir, samples, cache_dir, precision: str, head_precision: str = "fp32",
+                           fsdp: bool = False):
+    """(log w_FPA, log w_OffRL) per sample: mean over its tokens of log π̂_λ and of log π_θ; ``fsdp``: the
+    policy under FSDP2 (one in-process rank) with the default mixed precision (bf16 gathers)."""
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     cache = ReferenceCache(cache_dir)
@@ -48,6 +50,12 @@ def _step_zero_log_weights(model_dir, samples, cache_dir, precision: str, head_p
                                 chunk_size=16, head_precision=head_precision)
 
     policy = Policy(lm, torch.bfloat16 if precision == "bf16" else None)
+    if fsdp:
+        from fpa.training.loop import TrainConfig
+        from fpa.training.parallel import FullyShardedDataParallel
+
+        cfg = TrainConfig(precision=precision, parallel="fsdp")
+        policy, _ = FullyShardedDataParallel(None, cfg).prepare(policy, lambda weights: None)
     with torch.no_grad():
         stats = policy(batch.input_ids, batch.attention_mask, statistics)
     rows = torch.repeat_interleave(torch.arange(len(samples)), batch.lengths)
@@ -74,3 +82,18 @@ def test_a_reference_computed_off_the_policys_precision_path_is_lambda_times_noi
                           dtype="bfloat16", precision="fp32", batch_size=2)
     fpa, off_rl = _step_zero_log_weights(sharp_model_dir, tiny_samples, tmp_path / "cache", "bf16")
     assert (fpa - off_rl).abs().max() > 10 * TOLERANCE
+
+
+def test_fpa_weights_equal_off_rl_weights_at_step_zero_under_fsdp_bf16_gathers(tmp_path, sharp_model_dir,
+                                                                              tiny_samples):
+    """FSDP computes with bf16 weights (its default mixed precision under bf16): the cache, loaded in the
+    training's compute dtype (``compute_weights_dtype``), computes alike."""
+    from fpa.memory.training import compute_weights_dtype
+
+    weights_dtype = compute_weights_dtype({"precision": "bf16", "parallel": "fsdp"})
+    assert weights_dtype == "bfloat16"
+    tokenizer = AutoTokenizer.from_pretrained(sharp_model_dir)
+    write_reference_cache(sharp_model_dir, tiny_samples, tokenizer, tmp_path / "cache", max_length=64,
+                          dtype="bfloat16", precision="bf16", batch_size=3, weights_dtype=weights_dtype)
+    fpa, off_rl = _step_zero_log_weights(sharp_model_dir, tiny_samples, tmp_path / "cache", "bf16", fsdp=True)
+    assert (fpa - off_rl).abs().max() < TOLERANCE, (fpa - off_rl)

@@ -133,6 +133,7 @@ def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_pa
                            result.stdout + result.stderr, flags=re.M)
     argv = shlex.split(command)
     assert argv[argv.index("--device") + 1] == "cuda" and argv[argv.index("--precision") + 1] == "bf16"
+    assert argv[argv.index("--weights-dtype") + 1] == "bfloat16"  # FSDP gathers the policy's weights in bf16
 
 
 def test_paper_training_job_launches_a_process_per_gpu(tmp_path):

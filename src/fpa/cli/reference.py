@@ -15,11 +15,13 @@ def cache_reference(args) -> None:
     samples = read_jsonl(args.train) + read_jsonl(args.val)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     device = reference_device(args.device)
-    config = {"max_length": args.max_length, "dtype": args.dtype, "precision": args.precision}
+    config = {"max_length": args.max_length, "dtype": args.dtype, "precision": args.precision,
+              "weights_dtype": args.weights_dtype}
     job = Job("cache_reference", config, {"model": args.model, "train": args.train, "val": args.val}, args.code)
     with job.output(args.out, directory=True) as tmp:
         manifest = write_reference_cache(args.model, samples, tokenizer, tmp, max_length=args.max_length,
-                                         dtype=args.dtype, precision=args.precision, device=device)
+                                         dtype=args.dtype, precision=args.precision, device=device,
+                                         weights_dtype=args.weights_dtype)
         job.extra["cache"] = {k: v for k, v in manifest.items() if k != "samples"}
     print(f"cached {len(samples)} samples on {device}")
 
@@ -45,6 +47,8 @@ def register(commands) -> None:
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     parser.add_argument("--precision", default="fp32", choices=["bf16", "fp32"],
                         help="the forward's precision: the training's (training.precision), as the policy's")
+    parser.add_argument("--weights-dtype", default="float32", choices=["float32", "bfloat16"],
+                        help="the dtype the training computes its weights in (FSDP's gathered dtype)")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
                         help="where the reference runs (the rule passes cuda when its job has a GPU)")
     parser.add_argument("--code", default=None)

@@ -57,14 +57,16 @@ def dataset_hash(samples: Sequence[dict]) -> str:
 
 
 def reference_cache_key(model_dir: str | os.PathLike, samples: Sequence[dict], *, max_length: int,
-                        dtype: str = "bfloat16", precision: str = "fp32") -> str:
-    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype, precision).
+                        dtype: str = "bfloat16", precision: str = "fp32", weights_dtype: str = "float32") -> str:
+    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype, and the
+    forward's precision and weights dtype).
 
     The tokenizer counts as a model file: keep it in ``model_dir``.
     """
     _storage_dtype(dtype)
     material = {"format": FORMAT_VERSION, "dataset": dataset_hash(samples), "model": sha256_path(model_dir),
-                "max_length": int(max_length), "dtype": dtype, "precision": precision}
+                "max_length": int(max_length), "dtype": dtype, "precision": precision,
+                "weights_dtype": weights_dtype}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -156,9 +158,11 @@ class _ShardWriter:
 def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict], tokenizer,
                           out_dir: str | os.PathLike, *, max_length: int, dtype: str = "bfloat16",
                           shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu",
-                          precision: str = "fp32") -> dict:
-    """Run the reference (loaded in fp32, its forward in the training's ``precision``: bf16 autocast or
-    fp32, as the policy's) over every sample on ``device`` and write the cache; returns the manifest.
+                          precision: str = "fp32", weights_dtype: str = "float32") -> dict:
+    """Run the reference over every sample on ``device`` and write the cache; returns the manifest.
+
+    The forward computes as the policy's does: its weights loaded in ``weights_dtype`` (float32, or
+    bfloat16 where FSDP gathers the policy's in it), under the training's ``precision`` (bf16 autocast).
 
     ``samples``: dicts with "id" (unique), "prompt", "completion". Tokenised with
     ``encode_sample``; a sample whose prompt leaves no completion raises ``ValueError``.
@@ -171,9 +175,10 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
     ids = [s["id"] for s in samples]
     if len(set(ids)) != len(ids):
         raise ValueError(f"samples: ids must be unique, got {len(ids) - len(set(ids))} duplicates")
-    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype, precision=precision)
+    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype, precision=precision,
+                              weights_dtype=weights_dtype)
     encoded = [encode_record(tokenizer, s, max_length) for s in samples]
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_storage_dtype(weights_dtype)).to(device).eval()
     head = reference_head_weight(model).detach().float()
     pad_id = pad_token_id(tokenizer)
     seq_logp = torch.empty(len(samples))
@@ -198,7 +203,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
         write_json(tmp / "ids.json", ids)
         manifest = _manifest(tmp, writer.names, key, dtype, max_length, head, len(samples), int(length.sum()))
         manifest.update(model_dir=str(model_dir), head_dtype=str(head_stored.dtype).removeprefix("torch."),
-                        precision=precision, device=str(device))
+                        precision=precision, weights_dtype=weights_dtype, device=str(device))
         write_json(tmp / "manifest.json", manifest)
     return manifest
 

@@ -92,8 +92,11 @@ def _logsumexp(x: Tensor, out: Tensor | None = None) -> Tensor:
 
 
 def _matmul_dtype(weight: Tensor, head_precision: str) -> torch.dtype:
-    """The dtype of the head's products: bf16 for ``bf16``, else the weight's (fp32; fp64 in the checks)."""
-    return torch.bfloat16 if head_precision == "bf16" else weight.dtype
+    """The dtype of the head's products: bf16 for ``bf16``, else fp32 (a weight FSDP gathered in bf16
+    too), fp64 for an fp64 weight (the checks)."""
+    if head_precision == "bf16":
+        return torch.bfloat16
+    return torch.float64 if weight.dtype == torch.float64 else torch.float32
 
 
 def _pick(x: Tensor, targets: Tensor) -> Tensor:

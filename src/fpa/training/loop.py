@@ -72,7 +72,7 @@ class TrainConfig:
     parallel: str = "ddp"
     fsdp_reshard_after_forward: bool = True
     fsdp_cpu_offload: bool = False
-    fsdp_param_dtype: str = "float32"
+    fsdp_param_dtype: str = "auto"
     fsdp_reduce_dtype: str = "float32"
 
     @classmethod
