@@ -51,3 +51,19 @@ def test_paper_plan_has_every_job_family_and_warns_over_the_disk_budget():
     assert disk_warning(config, runs, ROOT).startswith(f"disk: the config's jobs write ~{total:,.0f} GB > budget.disk_gb")
     config["budget"] = {"disk_gb": total * 2}
     assert disk_warning(config, runs, ROOT) is None
+
+
+def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():
+    """The RLVR config's offline run trains under FSDP (DDP did not fit 80 GB), and its online runs are
+    planned with the GPU share TRL's colocated vLLM engine takes."""
+    from fpa.memory.plan import COLOCATED_VLLM_SHARE, GIB, plan_memory
+
+    config = load_config_file(ROOT / "config" / "paper-rlvr.yaml")
+    gpu = int(config["gpu_memory_gb"] * GIB)
+    estimates = plan_memory(config, expand_runs(config, where="paper-rlvr.yaml"), gpu, ROOT)
+    training = [e for e in estimates if e.rule in ("train", "train_online")]
+    assert {e.rule for e in training} == {"train", "train_online"}
+    assert all(e.fits for e in training), [(e.rule, e.run, e.per_gpu / GIB) for e in training]
+    for online in (e for e in training if e.rule == "train_online"):
+        assert online.components["colocated_vllm"] == int(COLOCATED_VLLM_SHARE * gpu)
+        assert online.per_gpu > online.components["colocated_vllm"]

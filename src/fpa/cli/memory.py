@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fpa.config import expand_runs
 from fpa.planning.validation import load_config_file
-from fpa.memory.cost import Assumptions, format_costs, plan_costs
+from fpa.memory.cost import Assumptions, format_costs, plan_costs, train_problems
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
 
 
@@ -26,6 +26,10 @@ def plan_memory_command(args) -> None:
     assume = Assumptions(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
                             if getattr(args, field) is not None})
     print()
+    if train_problems(config, assume) is None:
+        print(f"Disk and GPU-hours: the problem count of dataset.source {config['dataset']['source']!r} is not "
+              f"known here; pass --train-problems N")
+        return
     print(format_costs(plan_costs(config, runs, Path(args.root), assume), assume, config["budget"]["disk_gb"]))
 
 

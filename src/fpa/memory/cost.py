@@ -45,7 +45,10 @@ class Assumptions:
     train_problems: int | None = None  # default: dataset.n_problems, else DATASET_PROBLEMS
 
     def lines(self) -> list[str]:
-        return [f"- {field.name}: {getattr(self, field.name)}" for field in fields(self)]
+        given = {field.name: getattr(self, field.name) for field in fields(self)}
+        if given["train_problems"] is None:
+            given["train_problems"] = "the dataset's (dataset.n_problems, else DATASET_PROBLEMS by source)"
+        return [f"- {name}: {value}" for name, value in given.items()]
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,16 @@ class Cost:
     note: str = ""
 
 
-def train_problems(config: Mapping, assume: Assumptions) -> int | None:
+def dataset_problems(config: Mapping, assume: Assumptions) -> int | None:
+    """Problems of the offline dataset before its validation split; None where not known."""
     dataset = config["dataset"]
-    problems = assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or dataset.get("n_problems")
-    return None if problems is None else int(problems * (1 - dataset.get("validation_fraction", 0.0)))
+    toy = dataset.get("n_problems") if dataset["source"] == "toy" else None
+    return assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or toy
+
+
+def train_problems(config: Mapping, assume: Assumptions) -> int | None:
+    problems = dataset_problems(config, assume)
+    return None if problems is None else int(problems * (1 - config["dataset"].get("validation_fraction", 0.0)))
 
 
 def _gpu_hours(tokens: float, flops_per_token: float, mfu: float, assume: Assumptions) -> float:
@@ -95,8 +104,7 @@ def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, as
                              cache_dtype: str = "bfloat16") -> list[Cost]:
     """The offline dataset's sampling and the reference cache over it (one job each per model)."""
     dataset = config["dataset"]
-    problems = assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or dataset.get("n_problems")
-    sequences = problems * _sequences_per_problem(config)
+    sequences = dataset_problems(config, assume) * _sequences_per_problem(config)
     completion = config["generation"]["max_new_tokens"] * assume.completion_fill
     out = []
     if dataset["source"] != "step_dpo":
@@ -115,9 +123,7 @@ def benchmark_problems(config: Mapping, catalog: Mapping, name: str, assume: Ass
     """Problems of benchmark ``name``: its catalog parts' ``records``, the validation split's share."""
     bench = config["benchmarks"][name]
     if bench["source"] == "validation":
-        dataset = config["dataset"]
-        total = assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or dataset.get("n_problems") or 0
-        return int(total * dataset.get("validation_fraction", 0.0))
+        return int((dataset_problems(config, assume) or 0) * config["dataset"].get("validation_fraction", 0.0))
     entries = catalog.get("benchmarks", {})
     return sum(int(entries.get(part, {}).get("records", 0)) for part in bench.get("parts", ()))
 
