@@ -264,25 +264,27 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
 
 def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
                            ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
-                           chunk_size: int = 1024, ref_logsumexp: Tensor | None = None) -> TokenStats:
+                           chunk_size: int = 1024, ref_logsumexp: Tensor | None = None,
+                           head_precision: str = "fp32") -> TokenStats:
     """Plain-autograd reference for ``token_statistics``; materialises [N, V] tensors.
 
     ``chunk_size`` is accepted for signature compatibility and ignored.
     """
-    _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size)
+    _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
     acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
-    logits = (hidden.to(weight.dtype) @ weight.t()).to(acc)
+    matmul = _matmul_dtype(weight, head_precision)
+    logits = (hidden.to(matmul) @ weight.to(matmul).t()).to(acc)
     logprobs = logits.log_softmax(-1)
     stats = {"logp": _pick(logprobs, targets)}
     if ref_hidden is not None:
-        ref_logits = (ref_hidden.detach().to(ref_weight.dtype) @ ref_weight.detach().t()).to(acc)
+        ref_logits = (ref_hidden.detach().to(matmul) @ ref_weight.detach().to(matmul).t()).to(acc)
         lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
         ref_logprobs = ref_logits - lse[:, None]
         stats["ref_logp"] = _pick(ref_logprobs, targets)
         if lam is not None:  # h_θ + λ·(h_θ − h_ref), h_θ − h_ref between equally rounded hidden states
             rounded = hidden.detach().to(ref_hidden.dtype) if ref_hidden.dtype.itemsize < hidden.dtype.itemsize \
                 else hidden.detach()
-            policy_logits = (rounded.to(weight.dtype) @ weight.t()).to(acc)
+            policy_logits = (rounded.to(matmul) @ weight.detach().to(matmul).t()).to(acc)
             hat = (logits.detach() + lam * (policy_logits - ref_logits)).log_softmax(-1)
             stats["hat_logp"] = _pick(hat, targets)
         if want_kl:
