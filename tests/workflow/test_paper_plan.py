@@ -274,3 +274,13 @@ def test_planning_keeps_what_snakemake_imported_out_of_full_collections(tmp_path
         assert result.returncode == 0, result.stderr[-3000:]
         scanned[mode] = json.loads(result.stdout.strip().splitlines()[-1])
     assert scanned["frozen"] < 0.5 * scanned["unfrozen"], scanned
+
+
+def test_planning_warns_when_the_paper_config_exceeds_the_disk_budget(tmp_path):
+    """``budget.disk_gb`` below the planned disk (fpa.memory.cost): a one-line warning before any job."""
+    budget = tmp_path / "budget.yaml"
+    budget.write_text("budget: {disk_gb: 100}\n")
+    result = _plan(tmp_path, "--configfile", str(ROOT / "config" / "paper.yaml"), str(budget))
+    assert result.returncode == 0, result.stderr[-3000:]
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("disk: ")]
+    assert line.endswith("> budget.disk_gb 100 (per job family: fpa plan-memory CONFIG)"), line
