@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.memory.architecture import Architecture
-from fpa.memory.plan import model_architecture
+from fpa.memory.plan import model_architecture, sequences_per_problem
 
 GB = 1e9
 #: training problems of a dataset source before the validation split, where the config does not state
@@ -79,7 +79,7 @@ def _gpu_hours(tokens: float, flops_per_token: float, mfu: float, assume: Assump
 
 def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, assume: Assumptions) -> Cost:
     """The offline training runs of ``model`` (each trained once per seed)."""
-    problems, per_problem = train_problems(config, assume), _sequences_per_problem(config)
+    problems, per_problem = train_problems(config, assume), sequences_per_problem(config)
     disk = hours = 0.0
     jobs = 0
     for run in runs:
@@ -96,26 +96,23 @@ def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, a
     return Cost("train", model, jobs, disk, hours, "snapshots + final in the training dtype, + one fp32 resumable")
 
 
-def _sequences_per_problem(config: Mapping) -> int:
-    return 2 if config["dataset"]["source"] == "step_dpo" else config["dataset"]["k"]
-
-
 def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, assume: Assumptions,
                              cache_dtype: str = "bfloat16") -> list[Cost]:
     """The offline dataset's sampling and the reference cache over it (one job each per model)."""
-    dataset = config["dataset"]
-    sequences = dataset_problems(config, assume) * _sequences_per_problem(config)
+    sequences = dataset_problems(config, assume) * sequences_per_problem(config)
     completion = config["generation"]["max_new_tokens"] * assume.completion_fill
     out = []
-    if dataset["source"] != "step_dpo":
+    if config["dataset"]["source"] != "step_dpo":
         out.append(Cost("sample_offline", model, 1, sequences * completion * TEXT_BYTES_PER_TOKEN,
                         _gpu_hours(sequences * completion, 2 * arch.params, assume.generation_mfu, assume),
                         "completions as JSONL text"))
+    # the forward reads whole sequences; the cache keeps the rows that predict completion tokens
     tokens = sequences * config["training"]["max_length"] * assume.sequence_fill
     per_token = arch.hidden_size * CACHE_BYTES[cache_dtype] + 4 + 4  # z_ref, ref_lse fp32, targets int32
-    out.append(Cost("cache_reference", model, 1, tokens * per_token + 4 * arch.vocab_size * arch.hidden_size,
+    out.append(Cost("cache_reference", model, 1,
+                    sequences * completion * per_token + 4 * arch.vocab_size * arch.hidden_size,
                     _gpu_hours(tokens, 2 * arch.params, assume.forward_mfu, assume),
-                    f"z_ref in {cache_dtype} over every token"))
+                    f"z_ref in {cache_dtype} over every completion token"))
     return out
 
 
