@@ -37,7 +37,7 @@ def job_request(job: Mapping) -> dict:
     srun step of one node, ``fpa.training.launch.srun_command``). Its GPUs are asked per node
     (``gres``): the plugin's ``gpu`` is ``--gpus``, the job's total, which SLURM may place
     unevenly over the nodes (and ``tasks_per_gpu: 0`` keeps the plugin from turning ``tasks``
-    into ``--ntasks-per-gpu``).
+    into ``--ntasks-per-gpu``). A GPU job on one node is one task with all its GPUs.
     """
     request = dict(job)
     nodes = job.get("nodes", 1)
@@ -45,6 +45,11 @@ def job_request(job: Mapping) -> dict:
         request.update(tasks=nodes, mpi="srun")
         if request.pop("gpu", 0):
             request.update(gres=f"gpu:{job['gpu']}", tasks_per_gpu=0)
+    elif job.get("gpu", 0):
+        # one task that sees every GPU of the job (the jobstep plugin's ``srun -n1 --gpus=G``), whose
+        # torchrun starts a rank per GPU: with a ``tasks`` resource (a site's default-resources) the
+        # plugin would ask ``--ntasks-per-gpu``, G tasks bound to one GPU each
+        request.update(nodes=1, tasks_per_gpu=0)
     return request
 
 

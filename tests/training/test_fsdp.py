@@ -142,6 +142,24 @@ def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, tw
     torch.testing.assert_close(losses["bf16"], losses["fp32"], rtol=2e-2, atol=2e-2)
 
 
+def test_fsdp_with_gradient_checkpointing_trains_the_weights_without_it(tmp_path, two_ranks, toy_model_dir,
+                                                                        tiny_dataset, reference_cache):
+    """FSDP2 over checkpointed decoder layers (the paper's setting: each layer's forward recomputed in
+    its backward, inside the layer's gathered unit) on 2 gloo ranks, FPA through the cached reference:
+    the weights and losses of the same run without checkpointing."""
+    plain_out = two_ranks("fpa", "fsdp")
+    _fpa_train(_command(tmp_path / "checkpointed", toy_model_dir, tiny_dataset, "fpa", "fsdp", reference_cache,
+                        {**TRAINING, "gradient_checkpointing": True}))
+    checkpointed_out = tmp_path / "checkpointed" / "out"
+    state = json.loads((checkpointed_out / "training_state.json").read_text())
+    assert (state["world"], state["training"]["gradient_checkpointing"], state["summary"]["steps"]) == (2, True, 6)
+    torch.testing.assert_close(torch.tensor(_metrics(checkpointed_out, "loss")),
+                               torch.tensor(_metrics(plain_out, "loss")), rtol=1e-5, atol=1e-6)
+    plain, checkpointed = (load_file(str(out / "model.safetensors")) for out in (plain_out, checkpointed_out))
+    for name in plain:
+        torch.testing.assert_close(checkpointed[name], plain[name], rtol=1e-5, atol=1e-5, msg=name)
+
+
 def _processes_naming(path: Path) -> list[int]:
     """Ids of the live processes whose command line names ``path`` (a run's ranks and launcher)."""
     found = []

@@ -173,3 +173,25 @@ def test_bad_targets():
     inputs = make_inputs()
     with pytest.raises(ValueError, match=r"targets: expected ids in \[0, 123\)"):
         token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"] + V)
+
+
+@pytest.mark.parametrize("head_precision", ["fp32", "tf32", "bf16"])
+def test_head_precision_sets_the_products_and_matches_naive(head_precision):
+    """``head_precision``: tf32 turns CUDA's TF32 matmuls on inside the head only (exact on CPU); bf16
+    takes the products in bf16 (the naive head alike), softmax and sums in fp32 either way."""
+    from fpa.training.precision import head_matmuls
+
+    before = torch.backends.cuda.matmul.fp32_precision
+    with head_matmuls(head_precision):
+        inside = torch.backends.cuda.matmul.fp32_precision
+    assert inside == ("tf32" if head_precision == "tf32" else "ieee")
+    assert torch.backends.cuda.matmul.fp32_precision == before
+    inputs = make_inputs(torch.float32)
+    chunked = run(token_statistics, inputs, chunk_size=8, head_precision=head_precision, **CONFIGS["fpa_kl"])
+    naive = run(token_statistics_naive, inputs, head_precision=head_precision, **CONFIGS["fpa_kl"])
+    assert chunked[0].logp.dtype == torch.float32
+    tol = {"atol": 2e-2, "rtol": 1.6e-2} if head_precision == "bf16" else {"atol": 1e-4, "rtol": 1e-4}
+    assert_same(chunked, naive, **tol)
+    if head_precision == "bf16":
+        exact = run(token_statistics, inputs, chunk_size=8, **CONFIGS["fpa_kl"])
+        assert not torch.equal(chunked[0].logp, exact[0].logp)

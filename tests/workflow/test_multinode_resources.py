@@ -33,9 +33,15 @@ def _ci_config(**train) -> dict:
 
 
 def test_a_single_node_jobs_request_is_its_config():
-    train = validate_config(_ci_config(gpu=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
+    train = validate_config(_ci_config(processes=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
     assert train["nodes"] == 1
     assert job_request(train) == train
+    assert job_world(train) == 2
+
+
+def test_a_single_node_gpu_jobs_request_is_one_task_with_all_its_gpus():
+    train = validate_config(_ci_config(gpu=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
+    assert job_request(train) == {**train, "nodes": 1, "tasks_per_gpu": 0}
     assert job_world(train) == 2
 
 
@@ -64,6 +70,69 @@ def test_the_plugin_turns_the_request_into_one_task_per_node_with_gpus_per_node(
     flags = (get_submit_command(job, params) + set_gres_string(job)).split()
     assert {"--nodes=2", "--ntasks=2", "--cpus-per-task=16", "--gres=gpu:4"} <= set(flags), flags
     assert not [flag for flag in flags if flag.startswith(("--gpus", "--ntasks-per-gpu"))], flags
+
+
+SLURM_PLUGINS = ("snakemake_executor_plugin_slurm", "snakemake_executor_plugin_slurm_jobstep")
+
+
+class _PluginJob:
+    """A job as the plugins read it: its resources (attributes and ``get``) and threads."""
+
+    def __init__(self, request: dict, threads: int):
+        self.resources = SimpleNamespace(**request, get=request.get, keys=request.keys)
+        self.threads = threads
+
+    def is_group(self) -> bool:
+        return False
+
+
+@pytest.mark.skipif(any(importlib.util.find_spec(name) is None for name in SLURM_PLUGINS),
+                    reason="the SLURM executor plugins are not installed (the test extra pins them)")
+def test_a_one_node_two_gpu_training_job_is_one_task_whose_step_sees_both_gpus(monkeypatch):
+    """sbatch as the executor plugin (2.8.0) builds it, then the job step as the jobstep plugin
+    (0.6.1) starts it inside the allocation: one task with both GPUs, under a site whose
+    default-resources set ``tasks: 1`` (which made the plugin ask ``--ntasks-per-gpu=1``: two
+    tasks of one GPU each, the step seeing one of them)."""
+    import snakemake_executor_plugin_slurm_jobstep as jobstep
+    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    train = validate_config(_ci_config(gpu=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
+    request = {"tasks": 1, **job_request(train)}  # a site default under the config's request
+    job = _PluginJob(request, threads=8)
+    params = dict(run_uuid="run", slurm_logfile="log", comment_str="rule_train", account="-A acc",
+                  partition="-p gpu", workdir=None)
+    flags = (get_submit_command(job, params) + set_gres_string(job)).split()
+    assert {"--nodes=1", "--gpus=2", "--cpus-per-task=8"} <= set(flags), flags
+    assert not [flag for flag in flags if flag.startswith(("--ntasks", "--gpus-per-task", "--gres"))], flags
+
+    started = []
+
+    class Step:
+        def __init__(self, call, shell, text, stdin, env):
+            started.append((call, env))
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(jobstep.subprocess, "Popen", Step)
+    # the batch step's environment on a node of such an allocation
+    for name, value in {"SLURM_JOB_ID": "7", "SLURM_GPUS": "2", "SLURM_NTASKS_PER_GPU": "1",
+                        "SLURM_GPU_BIND": "single:1", "SLURM_NTASKS": "2", "SBATCH_GPUS_PER_TASK": "1"}.items():
+        monkeypatch.setenv(name, value)
+    executor = object.__new__(jobstep.Executor)
+    executor.gpu_job, executor.job_array_task = "2", False
+    executor.workflow = SimpleNamespace(executor_settings=SimpleNamespace(pass_command_as_script=False))
+    executor.logger = SimpleNamespace(debug=lambda *a: None, error=lambda *a: None)
+    executor.format_job_exec = lambda job: "python -m fpa train --processes 2"
+    executor.report_job_submission = executor.report_job_success = executor.report_job_error = lambda info: None
+    executor.run_job(job)
+    (call, env), = started
+    step = shlex.split(call)
+    assert step[:2] == ["srun", "-n1"] and {"--gpus=2", "--nodes=1", "--cpus-per-task=8"} <= set(step), step
+    assert not [flag for flag in step if flag.startswith(("--gpus-per-task", "--gpu-bind", "--ntasks"))], step
+    assert env["SLURM_JOB_ID"] == "7"
+    assert not {"SLURM_NTASKS_PER_GPU", "SLURM_GPU_BIND", "SLURM_NTASKS", "SBATCH_GPUS_PER_TASK"} & set(env)
 
 
 @pytest.mark.parametrize(("mutate", "expected"), [

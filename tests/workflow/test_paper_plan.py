@@ -121,6 +121,21 @@ def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
     assert (train["gpu"], train["cpus_per_task"], train["mem_mb"], train["runtime"]) == ("2", "8", "256000", "2880")
 
 
+def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_path):
+    """The cache job asks for a GPU: its command computes there (it computed on the CPU: weeks for
+    12K problems x 8 samples), its forward in the training's precision (bf16 autocast)."""
+    config = load_config_file(ROOT / "config" / "paper.yaml")
+    assert config["resources"]["cache_reference"]["gpu"] >= 1 and config["training"]["precision"] == "bf16"
+    target = "results/reference/qwen3-4b-base/cache"
+    result = _plan(tmp_path, "-p", "--workflow-profile", str(SLURM_PROFILE), "--cores", "8", target)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [command] = re.findall(r"^Shell command: (?:export \S+; )*python -m fpa (cache-reference .*?) > \S+ 2>&1$",
+                           result.stdout + result.stderr, flags=re.M)
+    argv = shlex.split(command)
+    assert argv[argv.index("--device") + 1] == "cuda" and argv[argv.index("--precision") + 1] == "bf16"
+    assert argv[argv.index("--weights-dtype") + 1] == "bfloat16"  # FSDP gathers the policy's weights in bf16
+
+
 def test_paper_training_job_launches_a_process_per_gpu(tmp_path):
     """The paper trains on 2 GPUs: one SLURM job asks for 2 GPUs and its one command starts 2 DDP
     ranks (torchrun, rendezvous on a free port), the job's 8 CPUs split 4 per rank."""
@@ -259,3 +274,13 @@ def test_planning_keeps_what_snakemake_imported_out_of_full_collections(tmp_path
         assert result.returncode == 0, result.stderr[-3000:]
         scanned[mode] = json.loads(result.stdout.strip().splitlines()[-1])
     assert scanned["frozen"] < 0.5 * scanned["unfrozen"], scanned
+
+
+def test_planning_warns_when_the_paper_config_exceeds_the_disk_budget(tmp_path):
+    """``budget.disk_gb`` below the planned disk (fpa.memory.cost): a one-line warning before any job."""
+    budget = tmp_path / "budget.yaml"
+    budget.write_text("budget: {disk_gb: 100}\n")
+    result = _plan(tmp_path, "--configfile", str(ROOT / "config" / "paper.yaml"), str(budget))
+    assert result.returncode == 0, result.stderr[-3000:]
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("disk: ")]
+    assert line.endswith("> budget.disk_gb 100 (per job family: fpa plan-memory CONFIG)"), line

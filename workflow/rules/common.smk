@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from fpa.config import ConfigError
+from fpa.memory.cost import disk_warning
 from fpa.memory.plan import memory_warnings
 from fpa.containment import RELATIVE_PATH
 from fpa.planning import NAME, judge
@@ -27,6 +28,8 @@ config.update(PLAN.config)
 if workflow.is_main_process:
     for line in memory_warnings(config, PLAN.runs, Path.cwd()):
         print(line, file=sys.stderr)
+    if (line := disk_warning(config, PLAN.runs, Path.cwd())) is not None:
+        print(line, file=sys.stderr)
 
 
 wildcard_constraints:
@@ -48,6 +51,8 @@ ONLINE_RUNS = PLAN.online_runs
 get_code = code_fingerprint
 get_final_output = PLAN.final_output
 get_resources = PLAN.resources
+get_device = PLAN.device
+get_reference_weights_dtype = PLAN.reference_weights_dtype
 get_threads = PLAN.threads
 get_processes = PLAN.processes
 get_numerics = PLAN.numerics

@@ -142,11 +142,12 @@ def make_backend(generation: dict, model_dir: str, gpus: int = 1):
 
 def make_prompts(config: dict, problems: list[str], model_dir: str) -> list[str]:
     """Prompts from the config slice's template (and the model's chat template if asked)."""
-    from fpa.data.prompts import build_prompts
+    from fpa.data.prompts import CHAT_DATE, build_prompts
 
     tokenizer = None
     if config.get("chat_template"):
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    return build_prompts(config["prompt_template"], problems, chat_tokenizer=tokenizer)
+    return build_prompts(config["prompt_template"], problems, chat_tokenizer=tokenizer,
+                         chat_date=config.get("chat_date", CHAT_DATE))

@@ -12,6 +12,11 @@ PAPER_MATH_TEMPLATE = (
     "final answer.\n\nQ: {problem}\n\nA:"
 )
 
+#: the date a chat template writes into a prompt (``date_string``) unless the config pins another
+#: (``models.<name>.chat_date``): Llama 3.2's template writes today's date (``strftime_now``) when
+#: none is given, and falls back to this one where it cannot read the clock
+CHAT_DATE = "26 Jul 2024"
+
 
 def render_prompt(template: str, problem: str) -> str:
     if PLACEHOLDER not in template:
@@ -19,10 +24,12 @@ def render_prompt(template: str, problem: str) -> str:
     return template.replace(PLACEHOLDER, problem)
 
 
-def build_prompts(template: str, problems: list[str], *, chat_tokenizer=None) -> list[str]:
-    """Render each problem; with ``chat_tokenizer`` wrap it as one user turn of its chat template."""
+def build_prompts(template: str, problems: list[str], *, chat_tokenizer=None, chat_date: str = CHAT_DATE) -> list[str]:
+    """Render each problem; with ``chat_tokenizer`` wrap it as one user turn of its chat template,
+    dated ``chat_date`` (a template that writes a date reads ``date_string``; the others ignore it)."""
     rendered = [render_prompt(template, problem) for problem in problems]
     if chat_tokenizer is None:
         return rendered
     return [chat_tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
-                                               add_generation_prompt=True) for text in rendered]
+                                               add_generation_prompt=True, date_string=chat_date)
+            for text in rendered]

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from fpa.data.pad_token import pad_token_id
 from fpa.generation.backend import check_sampling_args
 from fpa.generation.decode import SlotDecoder
 
@@ -61,8 +62,6 @@ class HFBackend:
         self.batch_size, self.refill = batch_size, refill
         self.device = torch.device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(self.device)
         self.model.eval()
         eos = self.model.generation_config.eos_token_id
@@ -90,7 +89,7 @@ class HFBackend:
         """Completions for (prompt, row seed) rows, in row order."""
         prompt_ids = [self.tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt, _ in rows]
         decoder = SlotDecoder(self.model, slots=self.batch_size, refill=self.refill or self.batch_size,
-                              eos_ids=self.eos_ids, pad_id=self.tokenizer.pad_token_id)
+                              eos_ids=self.eos_ids, pad_id=pad_token_id(self.tokenizer))
         generated = decoder.run(prompt_ids, [seed for _, seed in rows], temperature=temperature,
                                 max_new_tokens=max_new_tokens)
         return [self.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]

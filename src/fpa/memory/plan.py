@@ -4,7 +4,8 @@
 will not fit ``gpu_memory_gb``, before any of them waits in a queue. A training job is
 estimated by ``fpa.memory.training``; a vLLM job holds the bf16 weights of its share of the
 model (``tensor_parallel_size``) and fills the rest of ``gpu_memory_utilization`` with KV
-cache; the reference cache job holds the fp32 model for forward passes.
+cache; the reference cache job holds the model for forward passes in the dtype the training computes
+its weights in (fp32, bf16 under FSDP's bf16 gathers).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.memory.architecture import Architecture
-from fpa.memory.training import FP32, TrainingJob, head_chunk_rows, training_memory
+from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, head_chunk_rows,
+                                 training_memory)
 from fpa.resources import job_world
 
 GIB = 2**30
@@ -24,6 +26,9 @@ GIB = 2**30
 # with torch 2.x), plus what the caching allocator holds beyond the live tensors
 CUDA_OVERHEAD = GIB
 VLLM_MEMORY_UTILIZATION = 0.9  # fpa.generation.vllm's default
+# the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
+# (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.online.run passes this one)
+COLOCATED_VLLM_SHARE = 0.3
 GPU_COUNTS = (1, 2, 4, 8)
 
 
@@ -76,7 +81,7 @@ def training_job(config: Mapping, run, arch: Architecture, world: int, **overrid
         parallel=training.get("parallel", "ddp"),
         cpu_offload=training.get("fsdp_cpu_offload", False),
         reshard_after_forward=training.get("fsdp_reshard_after_forward", True),
-        gathered_element=2 if training.get("fsdp_param_dtype") == "bfloat16" else FP32,
+        gathered_element=2 if fsdp_param_dtype(training) == "bfloat16" else FP32,
         reference_head=per_token and training["reference"] == "cached",
         head_buffers=3 if per_token else 1,
     )
@@ -119,6 +124,8 @@ def plan_memory(config: Mapping, runs: Mapping, gpu_bytes: int, root: Path = Pat
     train_gpus = train["gpu"] * train["nodes"]  # the job's GPUs over all its nodes
     for (model, name), run in runs.items():
         arch = model_architecture(model, config["models"][model], root)
+        if arch is not None and run.online:
+            estimates.append(_online_job(config, model, name, run, arch, gpu_bytes))
         if arch is None or run.online:
             continue
         job = training_job(config, run, arch, job_world(train))
@@ -134,11 +141,37 @@ def plan_memory(config: Mapping, runs: Mapping, gpu_bytes: int, root: Path = Pat
     return estimates
 
 
+def _online_job(config: Mapping, model: str, name: str, run, arch: Architecture, gpu_bytes: int) -> Estimate:
+    """An online run: its policy trained as an offline run's (``micro_batch`` completions a forward,
+    each at most ``max_length`` tokens, no reference), beside TRL's colocated vLLM engine, which
+    takes ``COLOCATED_VLLM_SHARE`` of each GPU when the backend is vLLM."""
+    from fpa.online import get_online_method
+
+    train = config["resources"]["train"]
+    hyper = get_online_method(run.objective).parse_params(run.params, "params")
+    training = run.training
+    job = TrainingJob(sequences=hyper.micro_batch, max_length=training["max_length"], precision=training["precision"],
+                      gradient_checkpointing=training["gradient_checkpointing"],
+                      chunk_size=hyper.micro_batch * training["max_length"],  # TRL: the logits of a whole forward
+                      world=job_world(train), parallel=training.get("parallel", "ddp"),
+                      cpu_offload=training.get("fsdp_cpu_offload", False),
+                      gathered_element=2 if fsdp_param_dtype(training) == "bfloat16" else FP32,
+                      reference_head=False, head_buffers=1)
+    parts = _training_bytes(arch, job, online_reference=False)
+    share = int(COLOCATED_VLLM_SHARE * gpu_bytes) if config["generation"]["backend"] == "vllm" else 0
+    parts["colocated_vllm"] = share
+    parts["peak"] += share
+    fits = parts["peak"] <= gpu_bytes
+    return Estimate("train_online", model, name, job.world, job.parallel, parts["peak"], fits, parts,
+                    "" if fits else suggest(arch, job, False, gpu_bytes - share, 1))
+
+
 def _inference_jobs(config: Mapping, model: str, arch: Architecture, gpu_bytes: int) -> list[Estimate]:
     out = []
     cache = config["resources"]["cache_reference"]["gpu"]
     if cache:
-        parts = {"weights": FP32 * arch.params, "peak": FP32 * arch.params + CUDA_OVERHEAD}
+        element = 2 if compute_weights_dtype(config["training"]) == "bfloat16" else FP32
+        parts = {"weights": element * arch.params, "peak": element * arch.params + CUDA_OVERHEAD}
         out.append(Estimate("cache_reference", model, "", cache, "-", parts["peak"], parts["peak"] <= gpu_bytes,
                             parts, "" if parts["peak"] <= gpu_bytes else "a GPU with more memory"))
     if config["generation"]["backend"] == "vllm":

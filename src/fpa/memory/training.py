@@ -57,6 +57,23 @@ class TrainingJob:
         return 2 if self.precision == "bf16" else FP32
 
 
+def fsdp_param_dtype(training: dict) -> str:
+    """The dtype FSDP gathers the weights in (and computes with): ``fsdp_param_dtype``, ``auto`` being
+    bfloat16 under bf16 precision (FSDP2's and the peers' mixed precision: bf16 compute and gathers,
+    fp32 masters and reduce-scatter), else float32."""
+    chosen = training.get("fsdp_param_dtype", "auto")
+    if chosen != "auto":
+        return chosen
+    return "bfloat16" if training.get("precision") == "bf16" else "float32"
+
+
+def compute_weights_dtype(training: dict) -> str:
+    """The dtype of the weights a training's forward computes with: FSDP's gathered dtype, else float32
+    (DDP and one process keep fp32 weights; autocast casts per op). The reference cache loads its model
+    in it, so that at step 0 the policy and the reference compute alike."""
+    return fsdp_param_dtype(training) if training.get("parallel") == "fsdp" else "float32"
+
+
 def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int = 3) -> int:
     """Rows per chunk of the loss head within ``budget_bytes`` of ``[chunk, V]`` fp32 buffers.
 

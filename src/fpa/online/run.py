@@ -31,6 +31,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
 from fpa.io import atomic_path, read_json, write_json
+from fpa.memory.plan import COLOCATED_VLLM_SHARE
 from fpa.online import get_online_method
 from fpa.online.base import trl_settings
 from fpa.online.reward import grader_reward
@@ -97,6 +98,7 @@ def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], me
         save_strategy="steps", save_steps=training["checkpoint_every"], save_total_limit=1,
         remove_unused_columns=False, dataloader_num_workers=0, disable_tqdm=True, use_cpu=not torch.cuda.is_available(),
         use_vllm=vllm, vllm_mode="colocate", vllm_tensor_parallel_size=generation["tensor_parallel_size"],
+        vllm_gpu_memory_utilization=COLOCATED_VLLM_SHARE,
         **trl_settings(hyper, training, processes=processes), **_fsdp_settings(training),
     )
     config.device  # sets up the process group of the job's ranks (TrainingArguments._setup_devices)

@@ -26,6 +26,7 @@ from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
 from fpa.planning.validation import NAME, check_planning
+from fpa.memory.training import compute_weights_dtype
 from fpa.resources import job_request
 
 TABLE_FORMATS = ("csv", "md", "tex", "html")
@@ -114,6 +115,14 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
         defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``)."""
         return job_request(self.config["resources"][group])
+
+    def device(self, group: str) -> str:
+        """Where a job of ``group`` computes: ``cuda`` when it requests a GPU, else ``cpu``."""
+        return "cuda" if self.config["resources"][group]["gpu"] else "cpu"
+
+    def reference_weights_dtype(self) -> str:
+        """The dtype the reference cache's model computes in: the training's (``compute_weights_dtype``)."""
+        return compute_weights_dtype(self.config["training"])
 
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""

@@ -35,9 +35,13 @@ class ConfigSlices:
     def sampling_config(self, model: str, **slices) -> str:
         """What sampling ``model`` depends on: its prompts, the generation settings and ``slices``
         (``dataset=``, ``benchmark=`` or ``benchmarks=``)."""
-        return as_json({**slices, "generation": self.config["generation"],
-                        "prompt_template": self.config["models"][model]["prompt_template"],
-                        "chat_template": self.config["models"][model]["chat_template"]})
+        return as_json({**slices, "generation": self.config["generation"], **self.prompt_slice(model)})
+
+    def prompt_slice(self, model: str) -> dict:
+        """How ``model``'s prompts are rendered: its template, and its chat template's pinned date if it has one."""
+        entry = self.config["models"][model]
+        pinned = {"chat_date": entry["chat_date"]} if entry["chat_template"] else {}
+        return {"prompt_template": entry["prompt_template"], "chat_template": entry["chat_template"], **pinned}
 
     def model_config(self, wildcards) -> str:
         return as_json(self.config["models"][wildcards.model])
@@ -64,10 +68,9 @@ class ConfigSlices:
 
     def step_dpo_config(self, wildcards) -> str:
         """What the Step-DPO dataset of a model depends on: its prompts and the split (no sampling)."""
-        model = self.config["models"][wildcards.model]
         dataset = self.config["dataset"]
         return as_json({"dataset": {key: dataset[key] for key in ("source", "seed", "validation_fraction")},
-                        "prompt_template": model["prompt_template"], "chat_template": model["chat_template"]})
+                        **self.prompt_slice(wildcards.model)})
 
     def eval_config(self, wildcards) -> str:
         return self.sampling_config(wildcards.model, benchmark=self.bench_slice(wildcards.bench))

@@ -35,8 +35,10 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
+from fpa.data.pad_token import pad_token_id
 from fpa.data.tokenize import EncodedSample, encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
+from fpa.training.precision import autocast_dtype, decoder_hidden
 
 FORMAT_VERSION = 1
 STORAGE_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -55,14 +57,16 @@ def dataset_hash(samples: Sequence[dict]) -> str:
 
 
 def reference_cache_key(model_dir: str | os.PathLike, samples: Sequence[dict], *, max_length: int,
-                        dtype: str = "bfloat16") -> str:
-    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype).
+                        dtype: str = "bfloat16", precision: str = "fp32", weights_dtype: str = "float32") -> str:
+    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype, and the
+    forward's precision and weights dtype).
 
     The tokenizer counts as a model file: keep it in ``model_dir``.
     """
     _storage_dtype(dtype)
     material = {"format": FORMAT_VERSION, "dataset": dataset_hash(samples), "model": sha256_path(model_dir),
-                "max_length": int(max_length), "dtype": dtype}
+                "max_length": int(max_length), "dtype": dtype, "precision": precision,
+                "weights_dtype": weights_dtype}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -105,13 +109,14 @@ def collate(encoded: Sequence[EncodedSample], pad_id: int) -> Batch:
 
 
 @torch.no_grad()
-def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor) -> Tensor:
-    """z_ref [N, d] at ``predict_mask`` positions: the reference body's forward, no head.
+def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor,
+                            autocast: torch.dtype | None = None) -> Tensor:
+    """z_ref [N, d] fp32 at ``predict_mask`` positions: the reference body's forward, no head, in the
+    training's precision path (``fpa.training.precision.decoder_hidden``).
 
-    ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs) or the body.
+    ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs).
     """
-    out = ref_model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask)
-    return out.last_hidden_state[predict_mask]
+    return decoder_hidden(ref_model, input_ids, attention_mask, autocast)[predict_mask]
 
 
 def _head_stats(z: Tensor, weight: Tensor, targets: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor]:
@@ -152,32 +157,37 @@ class _ShardWriter:
 
 def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict], tokenizer,
                           out_dir: str | os.PathLike, *, max_length: int, dtype: str = "bfloat16",
-                          shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu") -> dict:
-    """Run the reference (loaded in fp32) over every sample and write the cache; returns the manifest.
+                          shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu",
+                          precision: str = "fp32", weights_dtype: str = "float32") -> dict:
+    """Run the reference over every sample on ``device`` and write the cache; returns the manifest.
+
+    The forward computes as the policy's does: its weights loaded in ``weights_dtype`` (float32, or
+    bfloat16 where FSDP gathers the policy's in it), under the training's ``precision`` (bf16 autocast).
 
     ``samples``: dicts with "id" (unique), "prompt", "completion". Tokenised with
     ``encode_sample``; a sample whose prompt leaves no completion raises ``ValueError``.
     """
     from transformers import AutoModelForCausalLM
 
-    storage = _storage_dtype(dtype)
+    storage, autocast = _storage_dtype(dtype), autocast_dtype(precision)
     if not samples:
         raise ValueError("samples: expected at least one sample, got none")
     ids = [s["id"] for s in samples]
     if len(set(ids)) != len(ids):
         raise ValueError(f"samples: ids must be unique, got {len(ids) - len(set(ids))} duplicates")
-    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype)
+    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype, precision=precision,
+                              weights_dtype=weights_dtype)
     encoded = [encode_record(tokenizer, s, max_length) for s in samples]
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_storage_dtype(weights_dtype)).to(device).eval()
     head = reference_head_weight(model).detach().float()
-    pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
+    pad_id = pad_token_id(tokenizer)
     seq_logp = torch.empty(len(samples))
     with atomic_path(out_dir, directory=True) as tmp:
         writer = _ShardWriter(tmp, shard_tokens)
         for first in range(0, len(encoded), batch_size):
             batch = collate(encoded[first : first + batch_size], pad_id)
             z = online_reference_hidden(model, batch.input_ids.to(device), batch.attention_mask.to(device),
-                                        batch.predict_mask.to(device)).to(storage)
+                                        batch.predict_mask.to(device), autocast).to(storage)
             targets = batch.targets.to(device)
             lse, logp = _head_stats(z, head, targets)
             bounds = torch.cumsum(batch.lengths, 0).tolist()
@@ -192,7 +202,8 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
                   str(tmp / "index.safetensors"))
         write_json(tmp / "ids.json", ids)
         manifest = _manifest(tmp, writer.names, key, dtype, max_length, head, len(samples), int(length.sum()))
-        manifest.update(model_dir=str(model_dir), head_dtype=str(head_stored.dtype).removeprefix("torch."))
+        manifest.update(model_dir=str(model_dir), head_dtype=str(head_stored.dtype).removeprefix("torch."),
+                        precision=precision, weights_dtype=weights_dtype, device=str(device))
         write_json(tmp / "manifest.json", manifest)
     return manifest
 

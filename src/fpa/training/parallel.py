@@ -19,11 +19,15 @@ final checkpoint) come from ``full_state_dict``, which every rank must call (a g
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 from typing import Callable
 
 import torch
 from torch import Tensor
+
+from fpa.memory.training import fsdp_param_dtype
+from fpa.training.precision import decoder_hidden
 
 SHARDED_DIR = "sharded"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -43,10 +47,8 @@ class Policy(torch.nn.Module):
         self.autocast_dtype = autocast_dtype
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor, statistics: Callable):
-        enabled = self.autocast_dtype is not None
-        with torch.autocast(input_ids.device.type, dtype=self.autocast_dtype, enabled=enabled):
-            hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        return statistics(hidden.float(), self.lm.get_output_embeddings().weight)
+        hidden = decoder_hidden(self.lm, input_ids, attention_mask, self.autocast_dtype)
+        return statistics(hidden, self.lm.get_output_embeddings().weight)
 
 
 class DataParallel:
@@ -102,7 +104,7 @@ class FullyShardedDataParallel(DataParallel):
                                                  store=torch.distributed.HashStore(), rank=0, world_size=1)
         options = dict(
             reshard_after_forward=self.cfg.fsdp_reshard_after_forward,
-            mp_policy=MixedPrecisionPolicy(param_dtype=DTYPES[self.cfg.fsdp_param_dtype],
+            mp_policy=MixedPrecisionPolicy(param_dtype=DTYPES[fsdp_param_dtype(dataclasses.asdict(self.cfg))],
                                            reduce_dtype=DTYPES[self.cfg.fsdp_reduce_dtype]),
             offload_policy=(CPUOffloadPolicy(pin_memory=torch.cuda.is_available()) if self.cfg.fsdp_cpu_offload
                             else OffloadPolicy()),
@@ -173,7 +175,7 @@ def make_parallel(cfg, accelerator) -> DataParallel:
     """The strategy ``cfg.parallel`` names, its options checked before any model is loaded."""
     if cfg.parallel not in PARALLEL:
         raise ValueError(f"training.parallel: expected one of {sorted(PARALLEL)}, got {cfg.parallel!r}")
-    for key in ("fsdp_param_dtype", "fsdp_reduce_dtype"):
-        if getattr(cfg, key) not in DTYPES:
-            raise ValueError(f"training.{key}: expected one of {sorted(DTYPES)}, got {getattr(cfg, key)!r}")
+    for key, allowed in (("fsdp_param_dtype", [*DTYPES, "auto"]), ("fsdp_reduce_dtype", list(DTYPES))):
+        if getattr(cfg, key) not in allowed:
+            raise ValueError(f"training.{key}: expected one of {sorted(allowed)}, got {getattr(cfg, key)!r}")
     return PARALLEL[cfg.parallel](accelerator, cfg)
