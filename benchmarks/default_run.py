@@ -3,6 +3,7 @@
     python benchmarks/default_run.py                 # 2 rounds; writes benchmarks/results/default_run.json
     python benchmarks/default_run.py --rounds 3 --keep /tmp/runs
     python benchmarks/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
+    python benchmarks/default_run.py --rounds 1 --config mkl_cbwr=COMPATIBLE --out /tmp/compatible.json
 
 Each round clones the committed HEAD of this checkout into an empty directory and runs the
 README's command there, timed by ``/usr/bin/time`` (wall, user + sys CPU of Snakemake and
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -29,6 +29,7 @@ from pathlib import Path
 from checkouts import USER_ENVIRONMENT, commit_of
 
 from fpa.io import read_json, write_json
+from fpa.provenance.cpu import cpu_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "default_run.json"
@@ -39,22 +40,17 @@ LOG = "default_run.log"
 BASE_MODEL_STAGE = "base model"  # the cost table's stage of the toy base model's SFT
 
 
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def run_round(directory: Path) -> None:
-    """Clone HEAD into ``directory`` and run the default workflow there, its output in ``LOG``."""
+def run_round(directory: Path, config: list[str]) -> None:
+    """Clone HEAD into ``directory`` and run the default workflow there (Snakemake's ``--config``
+    ``config``, if any), its output in ``LOG``."""
     subprocess.run(["git", "clone", "-q", str(ROOT), str(directory)], check=True)
     load = os.getloadavg()[0]
     with open(directory / LOG, "w") as log:
         log.write(f"load before: {load:.2f}\n")
         log.flush()
-        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, sys.executable, "-m", "snakemake", "--cores", "all"],
-                              cwd=directory, stdout=log, stderr=subprocess.STDOUT, env=USER_ENVIRONMENT).returncode
+        command = [sys.executable, "-m", "snakemake", "--cores", "all", *(["--config", *config] if config else [])]
+        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, *command], cwd=directory, stdout=log,
+                              stderr=subprocess.STDOUT, env=USER_ENVIRONMENT).returncode
         log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
     if code:
         raise SystemExit(f"{directory / LOG}: snakemake exited {code}")
@@ -99,12 +95,15 @@ def largest_stderr(evaluations: Path) -> dict[str, float]:
     return dict(sorted(largest.items()))
 
 
-def record(rounds: list[dict]) -> dict:
+def record(rounds: list[dict], config: list[str]) -> dict:
     commits = {r["commit"] for r in rounds}
     if len(commits) != 1:
         raise SystemExit(f"expected rounds of one commit, got {sorted(commits)}")
-    return {"benchmark": "default_run", "commit": commits.pop(), "cpu": cpu_model(), "cpus": os.cpu_count(),
-            "target_s": TARGET_S, "rounds": rounds,
+    import torch  # noqa: F401 -- the record names the math libraries the rounds' jobs loaded
+
+    facts = cpu_facts()
+    return {"benchmark": "default_run", "commit": commits.pop(), "cpu": facts["model"], "cpus": os.cpu_count(),
+            "cpu_facts": facts, "snakemake_config": config, "target_s": TARGET_S, "rounds": rounds,
             "identical_tables": len({r["table"] for r in rounds}) == 1}
 
 
@@ -163,6 +162,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="run the rounds in DIR/round-N and keep them (else a temporary dir)")
     parser.add_argument("--record", type=Path, nargs="+", help="read these finished round directories instead")
+    parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="Snakemake --config overrides of every round, e.g. mkl_cbwr=COMPATIBLE")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.record:
@@ -171,8 +172,8 @@ def main(argv=None) -> int:
         parent = args.keep or Path(tempfile.mkdtemp(prefix="default-run."))
         directories = [parent / f"round-{index}" for index in range(1, args.rounds + 1)]
         for directory in directories:
-            run_round(directory)
-    result = record([read_round(directory) for directory in directories])
+            run_round(directory, args.config)
+    result = record([read_round(directory) for directory in directories], args.config)
     write_json(args.out, result)
     print(markdown(result))
     return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1

@@ -21,13 +21,19 @@ and each output's provenance records them.
 from __future__ import annotations
 
 import os
+import shlex
 
 PORTABLE_ENV = {"MKL_CBWR": "AVX2,STRICT", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
-def portable_env_prefix() -> str:
+def portable_env(mkl_cbwr: str = PORTABLE_ENV["MKL_CBWR"]) -> dict[str, str]:
+    """The pin with MKL's branch ``mkl_cbwr`` (the config's ``mkl_cbwr``)."""
+    return {**PORTABLE_ENV, "MKL_CBWR": mkl_cbwr}
+
+
+def portable_env_prefix(mkl_cbwr: str = PORTABLE_ENV["MKL_CBWR"]) -> str:
     """Shell ``export`` statements that pin CPU numerics for the command that follows."""
-    return "".join(f"export {name}={value}; " for name, value in PORTABLE_ENV.items())
+    return "".join(f"export {name}={shlex.quote(value)}; " for name, value in portable_env(mkl_cbwr).items())
 
 
 def numerics_record() -> dict:
