@@ -1,6 +1,6 @@
 """The default run as a new user meets it: a fresh clone, then ``snakemake --cores all``.
 
-    python benchmarks/default_run.py                 # 2 rounds; writes benchmarks/results/default_run.json
+    python benchmarks/default_run.py                 # 2 rounds; writes benchmarks/results/default_run_<vendor>.json
     python benchmarks/default_run.py --rounds 3 --keep /tmp/runs
     python benchmarks/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
     python benchmarks/default_run.py --rounds 1 --config mkl_cbwr=COMPATIBLE --out /tmp/compatible.json
@@ -30,10 +30,10 @@ from pathlib import Path
 from checkouts import USER_ENVIRONMENT, commit_of
 
 from fpa.io import read_json, write_json
-from fpa.provenance.cpu import cpu_facts
+from fpa.provenance.cpu import cpu_facts, vendor_name
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "results" / "default_run.json"
+RESULTS = ROOT / "benchmarks" / "results"
 TARGET_S = 450.0
 TIME_FORMAT = "WALL %e CPU %U+%S MAXRSS %M KB"
 TIMES = re.compile(r"^WALL (?P<wall>[\d.]+) CPU (?P<user>[\d.]+)\+(?P<sys>[\d.]+) MAXRSS (?P<rss>\d+) KB$", re.M)
@@ -220,9 +220,11 @@ def main(argv=None) -> int:
                         help="convert a record kept by hand in DIR (README.md, toy.md, cost_by_stage.md)")
     parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
                         help="Snakemake --config overrides of every round, e.g. mkl_cbwr=COMPATIBLE")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/default_run_<vendor>.json, a record per CPU vendor (each vendor's toy world is its own, docs/toy.md)")
     args = parser.parse_args(argv)
     if args.imported:
+        if args.out is None:
+            raise SystemExit("--import: expected --out (a record kept by hand does not name its CPU's vendor)")
         result = import_record(args.imported)
         write_json(args.out, result)
         print(markdown(result))
@@ -235,7 +237,7 @@ def main(argv=None) -> int:
         for directory in directories:
             run_round(directory, args.config)
     result = record([read_round(directory) for directory in directories], args.config)
-    write_json(args.out, result)
+    write_json(args.out or RESULTS / f"default_run_{vendor_name(result['cpu_facts']['vendor'])}.json", result)
     print(markdown(result))
     return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1
 

@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: MKL_CBWR values: None = unset (MKL picks by CPU), the workflow's pin, MKL's ISA branches, the vendor-neutral one
 SETTINGS = (None, "AVX2,STRICT", "AVX2", "AVX", "SSE4_2", "COMPATIBLE")
-VENDORS = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}
 TOKENS = 32 * 96  # an SFT batch of the toy: 32 traces of ~96 tokens
 THREADS = 2  # the toy jobs' threads (config resources)
 TIMED_MATMULS = 20  # per timed round: each layer shape this many times
@@ -208,9 +207,10 @@ def main(argv=None) -> int:
         print("\n".join(lines))
         return 0 if any(line.endswith("one world (every op the same bits)") for line in lines[1:]) else 1
     from fpa.io import write_json
+    from fpa.provenance.cpu import vendor_name
 
     record = measure(args.rounds)
-    out = args.out or RESULTS / f"numerics_{VENDORS.get(record['cpu']['vendor'], 'other')}.json"
+    out = args.out or RESULTS / f"numerics_{vendor_name(record['cpu']['vendor'])}.json"
     write_json(out, record)
     print(markdown(record))
     return 0

@@ -17,6 +17,8 @@ from pathlib import Path
 #: The /proc/cpuinfo flags that change which kernels MKL, oneDNN and ATen run (AMX: oneDNN's bf16/int8 paths).
 KERNEL_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512_vnni",
                 "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+#: Short names of the vendors met so far, for file names (a record per vendor)
+VENDOR_NAMES = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}
 MKL_VERSION = re.compile(r"Math Kernel Library Version ([\w.]+)")
 ONEDNN_VERSION = re.compile(r"MKL-DNN (v\S+)")
 
@@ -41,6 +43,11 @@ def torch_math_libraries(torch) -> dict:
     return {"torch": torch.__version__, "aten_cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "mkl": mkl[1] if mkl and torch.backends.mkl.is_available() else None,
             "onednn": onednn[1] if onednn and torch.backends.mkldnn.is_available() else None}
+
+
+def vendor_name(vendor: str | None) -> str:
+    """``intel``, ``amd``, or ``other``: the vendor's part of a per-vendor record's name."""
+    return VENDOR_NAMES.get(vendor, "other")
 
 
 @functools.cache
