@@ -173,7 +173,7 @@ def _stderr_line(round_: dict) -> list[str]:
     return [f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", ""]
 
 
-def _minutes(seconds: float) -> str:
+def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
@@ -190,10 +190,10 @@ def markdown(record: dict) -> str:
     lines = [f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
              f"{record['cpus']} cores of an {record['cpu']} ({_made_by(record)}):", "",
              "| round | wall | CPU s (Snakemake and every job) | base model's SFT, CPU s | max RSS MB | "
-             f"1-min load before → after | within {_minutes(record['target_s'])} |",
+             f"1-min load before → after | within {minutes(record['target_s'])} |",
              "|---:|---:|---:|---:|---:|---|---|"]
     for index, r in enumerate(rounds, 1):
-        lines.append(f"| {index} | {_minutes(r['wall_s'])} | {r['cpu_s']:.0f} | "
+        lines.append(f"| {index} | {minutes(r['wall_s'])} | {r['cpu_s']:.0f} | "
                      f"{stage_cpu_s(r['cost_by_stage'], BASE_MODEL_STAGE):.0f} | {r['max_rss_mb']} | "
                      f"{_load(r)} | "
                      f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
