@@ -1,8 +1,10 @@
 """The default run as a new user meets it: a fresh clone, then ``snakemake --cores all``.
 
-    python benchmarks/default_run.py                 # 2 rounds; writes benchmarks/results/default_run.json
+    python benchmarks/default_run.py                 # 2 rounds; writes benchmarks/results/default_run_<vendor>.json
     python benchmarks/default_run.py --rounds 3 --keep /tmp/runs
     python benchmarks/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
+    python benchmarks/default_run.py --rounds 1 --config mkl_cbwr=COMPATIBLE --out /tmp/compatible.json
+    python benchmarks/default_run.py --import DIR --out benchmarks/results/NAME.json   # a record kept by hand
 
 Each round clones the committed HEAD of this checkout into an empty directory and runs the
 README's command there, timed by ``/usr/bin/time`` (wall, user + sys CPU of Snakemake and
@@ -19,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -29,9 +30,10 @@ from pathlib import Path
 from checkouts import USER_ENVIRONMENT, commit_of
 
 from fpa.io import read_json, write_json
+from fpa.provenance.cpu import cpu_facts, vendor_name
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "results" / "default_run.json"
+RESULTS = ROOT / "benchmarks" / "results"
 TARGET_S = 450.0
 TIME_FORMAT = "WALL %e CPU %U+%S MAXRSS %M KB"
 TIMES = re.compile(r"^WALL (?P<wall>[\d.]+) CPU (?P<user>[\d.]+)\+(?P<sys>[\d.]+) MAXRSS (?P<rss>\d+) KB$", re.M)
@@ -39,22 +41,17 @@ LOG = "default_run.log"
 BASE_MODEL_STAGE = "base model"  # the cost table's stage of the toy base model's SFT
 
 
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def run_round(directory: Path) -> None:
-    """Clone HEAD into ``directory`` and run the default workflow there, its output in ``LOG``."""
+def run_round(directory: Path, config: list[str]) -> None:
+    """Clone HEAD into ``directory`` and run the default workflow there (Snakemake's ``--config``
+    ``config``, if any), its output in ``LOG``."""
     subprocess.run(["git", "clone", "-q", str(ROOT), str(directory)], check=True)
     load = os.getloadavg()[0]
     with open(directory / LOG, "w") as log:
         log.write(f"load before: {load:.2f}\n")
         log.flush()
-        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, sys.executable, "-m", "snakemake", "--cores", "all"],
-                              cwd=directory, stdout=log, stderr=subprocess.STDOUT, env=USER_ENVIRONMENT).returncode
+        command = [sys.executable, "-m", "snakemake", "--cores", "all", *(["--config", *config] if config else [])]
+        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, *command], cwd=directory, stdout=log,
+                              stderr=subprocess.STDOUT, env=USER_ENVIRONMENT).returncode
         log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
     if code:
         raise SystemExit(f"{directory / LOG}: snakemake exited {code}")
@@ -99,12 +96,46 @@ def largest_stderr(evaluations: Path) -> dict[str, float]:
     return dict(sorted(largest.items()))
 
 
-def record(rounds: list[dict]) -> dict:
+SHARED_TIMES = re.compile(r"`snakemake --cores all` (?P<wall>[\d.]+) s wall.*?, (?P<percent>\d+) % CPU, "
+                          r"max RSS (?P<rss>\d+) MB")
+SHARED_STEPS = re.compile(r"every run trained (?P<steps>\d+) steps")
+SHARED_COMMIT = re.compile(r"A fresh clone of commit `(?P<commit>[0-9a-f]+)`")
+SHARED_CPU = re.compile(r"`lscpu` model name: (?P<cpu>.+)")
+SHARED_CPUS = re.compile(r"on (?P<cpus>\d+) vCPUs")
+
+
+def import_record(directory: Path) -> dict:
+    """A record of one round kept by hand (``DIR/README.md`` in prose, its ``toy.md`` and ``cost_by_stage.md``)
+    in this benchmark's format; what the prose does not state is left out, and the prose is kept whole."""
+    readme = (directory / "README.md").read_text()
+    found = {name: pattern.search(readme) for name, pattern in
+             (("times", SHARED_TIMES), ("steps", SHARED_STEPS), ("commit", SHARED_COMMIT), ("cpu", SHARED_CPU),
+              ("cpus", SHARED_CPUS))}
+    missing = [name for name, match in found.items() if match is None]
+    if missing:
+        raise SystemExit(f"{directory / 'README.md'}: expected the lines stating {missing} (as in "
+                         "'`snakemake --cores all` 424 s wall (...), 173 % CPU, max RSS 810 MB'), found none")
+    times = found["times"]
+    wall = float(times["wall"])
+    round_ = {"commit": commit_of(ROOT, found["commit"]["commit"]), "wall_s": wall,
+              "cpu_s": round(wall * int(times["percent"]) / 100, 1),  # /usr/bin/time's %P of the wall time
+              "max_rss_mb": int(times["rss"]), "training": {"steps": [int(found["steps"]["steps"])]},
+              "table": (directory / "toy.md").read_text(), "cost_by_stage": (directory / "cost_by_stage.md").read_text()}
+    return {"benchmark": "default_run", "commit": round_["commit"], "cpu": found["cpu"]["cpu"].strip(),
+            "cpus": int(found["cpus"]["cpus"]),
+            "target_s": TARGET_S, "rounds": [round_], "identical_tables": True,
+            "provenance": {"imported_from": str(directory), "readme": readme}}
+
+
+def record(rounds: list[dict], config: list[str]) -> dict:
     commits = {r["commit"] for r in rounds}
     if len(commits) != 1:
         raise SystemExit(f"expected rounds of one commit, got {sorted(commits)}")
-    return {"benchmark": "default_run", "commit": commits.pop(), "cpu": cpu_model(), "cpus": os.cpu_count(),
-            "target_s": TARGET_S, "rounds": rounds,
+    import torch  # noqa: F401 -- the record names the math libraries the rounds' jobs loaded
+
+    facts = cpu_facts()
+    return {"benchmark": "default_run", "commit": commits.pop(), "cpu": facts["model"], "cpus": os.cpu_count(),
+            "cpu_facts": facts, "snakemake_config": config, "target_s": TARGET_S, "rounds": rounds,
             "identical_tables": len({r["table"] for r in rounds}) == 1}
 
 
@@ -122,36 +153,58 @@ def _training_line(round_: dict) -> list[str]:
     budget = round_.get("training")
     if budget is None:
         return []
-    problems, steps = (" or ".join(map(str, budget[key])) for key in ("train_problems", "steps"))
+    steps = " or ".join(map(str, budget["steps"]))
+    if "train_problems" not in budget:  # a record kept by hand that states the steps only
+        return [f"Every run trained {steps} steps.", ""]
+    problems = " or ".join(map(str, budget["train_problems"]))
     return [f"Every run trained on {problems} offline problems, {steps} steps.", ""]
 
 
-def _minutes(seconds: float) -> str:
+def _load(round_: dict) -> str:
+    if "load_before" not in round_:  # a record kept by hand, without the load
+        return "not recorded"
+    return f"{round_['load_before']:.2f} → {round_['load_after']:.2f}"
+
+
+def _stderr_line(round_: dict) -> list[str]:
+    if "max_stderr_points" not in round_:
+        return []
+    stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in round_["max_stderr_points"].items())
+    return [f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", ""]
+
+
+def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def _made_by(record: dict) -> str:
+    imported = record.get("provenance", {}).get("imported_from")
+    if imported is None:
+        return "`python benchmarks/default_run.py`"
+    return f"a record kept by hand, `{Path(imported).name}`, converted by `--import`; its notes are in the record"
 
 
 def markdown(record: dict) -> str:
     rounds = record["rounds"]
     clones = f"{len(rounds)} fresh clone" + ("s" if len(rounds) > 1 else "")
     lines = [f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
-             f"{record['cpus']} cores of an {record['cpu']} (`python benchmarks/default_run.py`):", "",
+             f"{record['cpus']} cores of an {record['cpu']} ({_made_by(record)}):", "",
              "| round | wall | CPU s (Snakemake and every job) | base model's SFT, CPU s | max RSS MB | "
-             f"1-min load before → after | within {_minutes(record['target_s'])} |",
+             f"1-min load before → after | within {minutes(record['target_s'])} |",
              "|---:|---:|---:|---:|---:|---|---|"]
     for index, r in enumerate(rounds, 1):
-        lines.append(f"| {index} | {_minutes(r['wall_s'])} | {r['cpu_s']:.0f} | "
+        lines.append(f"| {index} | {minutes(r['wall_s'])} | {r['cpu_s']:.0f} | "
                      f"{stage_cpu_s(r['cost_by_stage'], BASE_MODEL_STAGE):.0f} | {r['max_rss_mb']} | "
-                     f"{r['load_before']:.2f} → {r['load_after']:.2f} | "
+                     f"{_load(r)} | "
                      f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
     same = "the same table to the last digit" if record["identical_tables"] else "**different tables**"
     tables = f"Every round gave {same}; round 1's" if len(rounds) > 1 else "Its"
-    stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in rounds[0]["max_stderr_points"].items())
     lines += ["", "The base model's SFT is the same work in every round, and in every record of the same toy "
               "world (the same steps, the same weights): its CPU seconds measure the machine, and compare "
               "rounds and records taken at different hours.", "",
               f"{tables} `results/tables/toy.md`:", "",
               rounds[0]["table"].strip(), "",
-              f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "",
+              *_stderr_line(rounds[0]),
               *_training_line(rounds[0]),
               "Round 1's `results/tables/cost_by_stage.md`:", "",
               rounds[0]["cost_by_stage"].strip()]
@@ -163,17 +216,28 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="run the rounds in DIR/round-N and keep them (else a temporary dir)")
     parser.add_argument("--record", type=Path, nargs="+", help="read these finished round directories instead")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--import", dest="imported", type=Path,
+                        help="convert a record kept by hand in DIR (README.md, toy.md, cost_by_stage.md)")
+    parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="Snakemake --config overrides of every round, e.g. mkl_cbwr=COMPATIBLE")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/default_run_<vendor>.json, a record per CPU vendor (each vendor's toy world is its own, docs/toy.md)")
     args = parser.parse_args(argv)
+    if args.imported:
+        if args.out is None:
+            raise SystemExit("--import: expected --out (a record kept by hand does not name its CPU's vendor)")
+        result = import_record(args.imported)
+        write_json(args.out, result)
+        print(markdown(result))
+        return 0
     if args.record:
         directories = args.record
     else:
         parent = args.keep or Path(tempfile.mkdtemp(prefix="default-run."))
         directories = [parent / f"round-{index}" for index in range(1, args.rounds + 1)]
         for directory in directories:
-            run_round(directory)
-    result = record([read_round(directory) for directory in directories])
-    write_json(args.out, result)
+            run_round(directory, args.config)
+    result = record([read_round(directory) for directory in directories], args.config)
+    write_json(args.out or RESULTS / f"default_run_{vendor_name(result['cpu_facts']['vendor'])}.json", result)
     print(markdown(result))
     return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1
 

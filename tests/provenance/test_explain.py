@@ -42,3 +42,14 @@ def test_a_changed_file_behind_every_seed_is_one_problem(tmp_path, capsys):
     assert err.splitlines()[1] == "2 problem(s):", err
     assert sorted(problem.split(" != ")[1].split()[1] for problem in problems) == ["input", "output"], err
     assert out.count("SHA256 MISMATCH") == 3  # each path to it still shows in the chain
+
+
+def test_every_record_names_the_cpu_and_explain_shows_it(tmp_path, capsys):
+    import torch  # a job that ran torch's kernels: its record names the math libraries too
+
+    table, model = _table_over_one_model(tmp_path, seeds=(1,))
+    main(["explain", str(table), "--row", "fpa", "--col", "toy8"])
+    out = capsys.readouterr().out
+    cpu_lines = [line.strip() for line in out.splitlines() if line.strip().startswith("cpu: ")]
+    assert len(cpu_lines) == 2, out  # the evaluation and the model (the table shows its header only)
+    assert all(f"torch {torch.__version__}" in line and "MKL " in line for line in cpu_lines), cpu_lines

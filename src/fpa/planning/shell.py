@@ -30,7 +30,7 @@ class ShellArgs:
 
     def numerics(self) -> str:
         """Shell exports pinning the CPU kernels of a model job (fpa.numerics)."""
-        return portable_env_prefix() if self.config["portable_cpu_numerics"] else ""
+        return portable_env_prefix(self.config["mkl_cbwr"]) if self.config["portable_cpu_numerics"] else ""
 
     def sampling_args(self, wildcards, input, output) -> str:
         """``--benchmark NAME FILE OUT`` for each benchmark of a sampling job: its inputs

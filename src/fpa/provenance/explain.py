@@ -28,6 +28,20 @@ def _short(config: object, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def cpu_summary(record: dict) -> str:
+    """The CPU and math libraries a job ran with, and its numerics pin, in one line (records written
+    before provenance named the CPU say so)."""
+    cpu, pin = record.get("cpu"), record.get("numerics") or {}
+    if cpu is None:
+        return "not recorded"
+    text = f"{cpu['vendor']} {cpu['model']} ({' '.join(cpu['flags']) or 'no AVX'})"
+    libraries = cpu.get("libraries")
+    if libraries is not None:
+        text += (f"; torch {libraries['torch']} (ATen {libraries['aten_cpu_capability']}), MKL {libraries['mkl']}, "
+                 f"oneDNN {libraries['onednn']}")
+    return text + f"; MKL_CBWR={pin.get('MKL_CBWR') or 'unset'}"
+
+
 def _walk(path: str, expected_sha: str | None, depth: int, seen: set[str], out: Explanation) -> None:
     indent = "  " * depth
     if not Path(path).exists():
@@ -59,6 +73,7 @@ def _walk(path: str, expected_sha: str | None, depth: int, seen: set[str], out: 
         f"finished {record['finished']}]"
     )
     out.lines.append(f"{indent}  config: {_short(record['config'])}")
+    out.lines.append(f"{indent}  cpu: {cpu_summary(record)}")
     for key in sorted(set(record) - RECORD_FIELDS):  # what the job itself recorded, e.g. a selection
         out.lines.append(f"{indent}  {key}: {_short(record[key])}")
     for name, spec in record["inputs"].items():

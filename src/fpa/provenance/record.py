@@ -30,6 +30,7 @@ from typing import Iterator, Mapping
 
 from fpa.io import atomic_path, read_json, remove_stale_temps, sha256_path, temps_of, write_json
 from fpa.numerics import numerics_record
+from fpa.provenance.cpu import cpu_facts
 
 SIDECAR_SUFFIX = ".prov.json"
 TRACKED_PACKAGES = ("fpa-bench", "torch", "transformers", "accelerate", "tokenizers", "safetensors",
@@ -110,7 +111,7 @@ def last_logged_usage(log_text: str) -> dict | None:
 
 # the fields every record has (Job.output); anything else is what the job itself recorded
 RECORD_FIELDS = frozenset({"rule", "output", "config", "inputs", "code_fingerprint", "project", "packages",
-                           "numerics", "host", "command", "started", "finished", "usage"})
+                           "numerics", "cpu", "host", "command", "started", "finished", "usage"})
 
 
 class Job:
@@ -142,6 +143,7 @@ class Job:
                 "project": project_version(),
                 "packages": package_versions(),
                 "numerics": numerics_record(),
+                "cpu": cpu_facts(),
                 "host": socket.gethostname(),
                 "command": sys.argv,
                 "started": self.started,
