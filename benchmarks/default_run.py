@@ -130,11 +130,29 @@ def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
-def markdown(record: dict) -> str:
+def _clones(record: dict) -> str:
     rounds = record["rounds"]
     clones = f"{len(rounds)} fresh clone" + ("s" if len(rounds) > 1 else "")
-    lines = [f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
-             f"{record['cpus']} cores of an {record['cpu']} (`python benchmarks/default_run.py`):", "",
+    return (f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
+            f"{record['cpus']} cores of an {record['cpu']} (`python benchmarks/default_run.py`)")
+
+
+def _stderr_line(round_: dict) -> str:
+    stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in round_["max_stderr_points"].items())
+    return f"Largest standard error of Pass@1 over problems of any run (points): {stderr}."
+
+
+def markdown_summary(record: dict) -> str:
+    """The README's view of the record: the table a new user gets, and how long the run took."""
+    rounds = record["rounds"]
+    walls = ", ".join(_minutes(r["wall_s"]) for r in rounds)
+    return "\n".join([rounds[0]["table"].strip(), "", _stderr_line(rounds[0]), "",
+                      f"Measured on {_clones(record)}: wall time {walls}.", ""])
+
+
+def markdown(record: dict) -> str:
+    rounds = record["rounds"]
+    lines = [f"{_clones(record)}:", "",
              "| round | wall | CPU s (Snakemake and every job) | base model's SFT, CPU s | max RSS MB | "
              f"1-min load before → after | within {_minutes(record['target_s'])} |",
              "|---:|---:|---:|---:|---:|---|---|"]
@@ -145,13 +163,12 @@ def markdown(record: dict) -> str:
                      f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
     same = "the same table to the last digit" if record["identical_tables"] else "**different tables**"
     tables = f"Every round gave {same}; round 1's" if len(rounds) > 1 else "Its"
-    stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in rounds[0]["max_stderr_points"].items())
     lines += ["", "The base model's SFT is the same work in every round, and in every record of the same toy "
               "world (the same steps, the same weights): its CPU seconds measure the machine, and compare "
               "rounds and records taken at different hours.", "",
               f"{tables} `results/tables/toy.md`:", "",
               rounds[0]["table"].strip(), "",
-              f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", "",
+              _stderr_line(rounds[0]), "",
               *_training_line(rounds[0]),
               "Round 1's `results/tables/cost_by_stage.md`:", "",
               rounds[0]["cost_by_stage"].strip()]
