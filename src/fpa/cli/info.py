@@ -45,16 +45,15 @@ def check_config(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("explain", help="the provenance chain behind one table cell")
+    parser = commands.add_parser("explain")
     parser.add_argument("table", help="results/tables/<table>.csv (or .md/.tex)")
     parser.add_argument("--row", required=True, help="method (row label)")
     parser.add_argument("--col", required=True, help="benchmark (column) or Avg.")
     parser.set_defaults(handler=explain, interactive=True)
 
-    parser = commands.add_parser("methods", help="list the registered offline objectives and online methods")
+    parser = commands.add_parser("methods")
     parser.set_defaults(handler=methods, interactive=True)
 
-    parser = commands.add_parser("check-config", help="validate config files, each a whole experiment, "
-                                 "as planning (snakemake -n) does")
-    parser.add_argument("configs", nargs="+", metavar="config")
+    parser = commands.add_parser("check-config")
+    parser.add_argument("configs", nargs="+", metavar="config", help="config files (YAML), each checked on its own")
     parser.set_defaults(handler=check_config, interactive=True)

@@ -50,7 +50,7 @@ def run_online_training(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("train-online", help="train one online method (GRPO, DAPO) with one seed")
+    parser = commands.add_parser("train-online")
     parser.add_argument("--model", required=True, help="base model directory (HF format)")
     parser.add_argument("--problems", required=True, help="training problems (JSONL: id, problem, answer)")
     parser.add_argument("--exclude", default=None,
