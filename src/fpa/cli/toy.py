@@ -40,7 +40,8 @@ def toy_problems(args) -> None:
         records = [{**record, "source": args.name} for record in records]
     config = {"split": args.split, "n": n, "n_operands": n_operands, "min_operands": min_operands,
               "seed": args.seed}
-    with Job("toy_problems", config, {}, args.code).output(args.out) as tmp:
+    rule = "toy_train_problems" if args.split == "train" else "toy_benchmark"  # the rules that run this command
+    with Job(rule, config, {}, args.code).output(args.out) as tmp:
         write_jsonl(tmp, records)
 
 
