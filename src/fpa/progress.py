@@ -29,11 +29,13 @@ class _Lines:
 
     def __init__(self, stream: TextIO):
         self.stream = stream
+        self.last = ""
 
     def write(self, text: str) -> None:
         line = text.replace("\r", "").rstrip("\n")
-        if line.strip():
+        if line.strip() and line != self.last:  # closing repeats the last refresh when nothing moved since
             self.stream.write(line + "\n")
+            self.last = line
 
     def flush(self) -> None:
         self.stream.flush()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import sys
 import time
 from typing import NamedTuple
@@ -128,6 +129,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa: error: no command {argv[0]!r}" + (f" (did you mean {', '.join(close)}?)" if close else "")
               + "\n\n" + overview(), end="", file=sys.stderr)
         sys.exit(2)
+    if not sys.stderr.isatty():  # a job's log: the hub's and Transformers' own bars would leave carriage returns
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     args = build_parser(argv[0]).parse_args(argv)
     from fpa.config import ConfigError  # not before: `fpa --help` imports nothing
 
