@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
-from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
+from fpa.cli.common import add_common, add_work, setup
+from fpa.evaluation.sampling import generation_key, make_prompts
+from fpa.generation.parallel import make_backend
 from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
 from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
 from fpa.data.step_dpo import validation_problems as step_dpo_validation_problems

@@ -8,7 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
-from fpa.cli.common import make_prompts, parse_json, setup
+from fpa.cli.common import parse_json, setup
+from fpa.evaluation.sampling import make_prompts
 from fpa.training import launch
 
 
