@@ -184,11 +184,24 @@ def _made_by(record: dict) -> str:
     return f"a record kept by hand, `{Path(imported).name}`, converted by `--import`; its notes are in the record"
 
 
-def markdown(record: dict) -> str:
+def _clones(record: dict) -> str:
     rounds = record["rounds"]
     clones = f"{len(rounds)} fresh clone" + ("s" if len(rounds) > 1 else "")
-    lines = [f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
-             f"{record['cpus']} cores of an {record['cpu']} ({_made_by(record)}):", "",
+    return (f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
+            f"{record['cpus']} cores of an {record['cpu']} ({_made_by(record)})")
+
+
+def markdown_summary(record: dict) -> str:
+    """The README's view of the record: the table a new user gets, and how long the run took."""
+    rounds = record["rounds"]
+    walls = ", ".join(minutes(r["wall_s"]) for r in rounds)
+    return "\n".join([rounds[0]["table"].strip(), "", *_stderr_line(rounds[0]),
+                      f"Measured on {_clones(record)}: wall time {walls}.", ""])
+
+
+def markdown(record: dict) -> str:
+    rounds = record["rounds"]
+    lines = [f"{_clones(record)}:", "",
              "| round | wall | CPU s (Snakemake and every job) | base model's SFT, CPU s | max RSS MB | "
              f"1-min load before → after | within {minutes(record['target_s'])} |",
              "|---:|---:|---:|---:|---:|---|---|"]

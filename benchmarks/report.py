@@ -5,10 +5,12 @@
     python benchmarks/report.py --print trl_step   # prints one results file's Markdown
 
 A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
-in README.md, benchmarks/README.md or docs/toy.md. Its content is ``markdown(record)`` of the record in
-``benchmarks/results/NAME.json``, by the benchmark module that wrote it (its
+in README.md, benchmarks/README.md or a file of docs/. Its content is ``markdown(record)`` of the
+record in ``benchmarks/results/NAME.json``, by the benchmark module that wrote it (its
 ``"benchmark"`` field, else ``benchmarks/NAME.py``; a package such as ``benchmarks/gpu/`` exports
-it from its ``__init__``): one run per table, and no number typed by hand.
+it from its ``__init__``): one run per table, and no number typed by hand. ``bench:NAME.VIEW`` is
+a shorter view of the same record, ``markdown_VIEW(record)`` (the README's summary of the default
+run: ``bench:default_run.summary``).
 """
 
 from __future__ import annotations
@@ -22,14 +24,17 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-DOCS = (ROOT / "README.md", BENCH / "README.md", ROOT / "docs" / "toy.md")
+DOCS = (ROOT / "README.md", BENCH / "README.md", ROOT / "docs" / "toy.md", ROOT / "docs" / "performance.md")
 RESULTS = BENCH / "results"
-START = re.compile(r"<!-- bench:([a-z_0-9]+):start -->")
-SECTION = re.compile(r"(<!-- bench:(?P<name>[a-z_0-9]+):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)
+NAME = r"[a-z_0-9]+(?:\.[a-z_]+)?"  # a results file, and optionally a view of it
+START = re.compile(rf"<!-- bench:({NAME}):start -->")
+SECTION = re.compile(rf"(<!-- bench:(?P<name>{NAME}):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)
 
 
-def render(name: str, where: str) -> str:
-    """The Markdown of ``results/NAME.json``, by the ``markdown()`` of the benchmark that wrote it."""
+def render(section: str, where: str) -> str:
+    """The Markdown of ``results/NAME.json``, by the ``markdown()`` (or, for ``NAME.VIEW``, the
+    ``markdown_VIEW()``) of the benchmark that wrote it."""
+    name, _, view = section.partition(".")
     path = RESULTS / f"{name}.json"
     if not path.is_file():
         raise ValueError(f"{where}: section bench:{name}: expected a results file {path.relative_to(ROOT)}, "
@@ -41,7 +46,12 @@ def render(name: str, where: str) -> str:
                          f"benchmarks/{benchmark}/ (the benchmark that wrote {path.name}), found none")
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))  # the benchmarks import each other as scripts do
-    return importlib.import_module(benchmark).markdown(record).rstrip("\n") + "\n"
+    module = importlib.import_module(benchmark)
+    function = f"markdown_{view}" if view else "markdown"
+    if not hasattr(module, function):
+        raise ValueError(f"{where}: section bench:{section}: expected a function {function}() in "
+                         f"benchmarks/{benchmark}.py, found none")
+    return getattr(module, function)(record).rstrip("\n") + "\n"
 
 
 def regenerate(text: str, where: str) -> str:

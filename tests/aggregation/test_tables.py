@@ -148,3 +148,13 @@ def test_a_compared_cell_shows_the_papers_value_and_delta_in_every_format():
     assert r"{\footnotesize (paper 41.00 $\pm$ 0.50, $\Delta$ $-$0.50)}" in to_latex(layout, filled)
     assert to_csv(layout, filled).splitlines()[:3] == ["block,row,Method,x,x_paper,x_delta",
                                                        ",a,a,40.50 ± 0.71,41.00 ± 0.50,-0.50", ",b,b,20.00 ± 0.00,,"]
+
+
+def test_the_report_caption_is_true_for_each_kind_of_table():
+    from fpa.aggregation.tables import report_caption
+
+    several = report_caption(_layout(["fpa"], ["toy8", "toy9"], seeds=(42, 43)), "toy")
+    assert several.startswith("Table **toy**: Pass@1 %, mean ± sample std over seeds. Columns: toy8, toy9, Avg. ")
+    assert ".." not in several and "paper" not in several
+    single = report_caption(_layout(["fpa"], ["math500"], seeds=(42,), average=False), "main")
+    assert "seed 42. Columns: math500. " in single and "std" not in single

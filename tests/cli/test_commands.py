@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from fpa.cli import COMMANDS
+from fpa.cli import COMMANDS, build_parser
 
 
 def _registered(module: str) -> set[str]:
@@ -20,8 +20,29 @@ def _registered(module: str) -> set[str]:
 
 
 def test_command_table_matches_the_modules():
-    for module in set(COMMANDS.values()):
-        assert _registered(module) == {c for c, m in COMMANDS.items() if m == module}, module
+    for module in {command.module for command in COMMANDS.values()}:
+        assert _registered(module) == {c for c, command in COMMANDS.items() if command.module == module}, module
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_and_option_is_described_in_plain_text(command):
+    parser = build_parser(command)
+    [subparsers] = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    subparser = subparsers.choices[command]
+    assert subparser.description
+    undescribed = [action.dest for action in subparser._actions if not action.help]
+    assert not undescribed, f"fpa {command}: options without help: {undescribed}"
+    assert "`" not in subparser.format_help()
+
+
+def test_help_groups_the_commands_and_imports_no_command_module():
+    code = ("import sys; from fpa.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
+            "print(sorted(m for m in sys.modules if m.startswith('fpa.') and m != 'fpa.cli'), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stderr.strip() == "[]"
+    assert result.stdout.index("Commands for you:") < result.stdout.index("explain") < result.stdout.index("Pipeline steps")
+    assert "`" not in result.stdout
 
 
 @pytest.mark.parametrize("command", ["aggregate", "fetch-data", "prepare-benchmark", "explain", "evaluate-code"])
@@ -36,6 +57,7 @@ def test_unknown_command_lists_every_command(capsys):
     from fpa.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
-        main(["no-such-command"])
+        main(["explian"])
     assert exit_info.value.code == 2
-    assert "check-config" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no command 'explian' (did you mean explain?)" in err and "check-config" in err

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fpa.config import ConfigError, expand_runs
-from fpa.figures import FIGURES, ROLE_STYLES, figure_slice, planned_figures, resolve_roles
+from fpa.figures import FIGURES, ROLE_STYLES
+from fpa.planning.figures import figure_slice, planned_figures, resolve_roles
 from fpa.figures import data
 from fpa.figures import paths as D
 from fpa.io import read_json
@@ -95,9 +96,9 @@ def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path,
     assert (len(slice_["roles"]) > LEGEND_INSIDE_MAX) == beside
     assert (len(figure.legends) == 1, figure.axes[0].get_legend() is None) == (beside, beside)
     labels = [text.get_text() for text in (figure.legends[0] if beside else figure.axes[0].get_legend()).get_texts()]
-    # Off-RL and FPA first, as in every figure, then the others in config order
+    # Off-RL and FPA first, as in every figure, then the others in config order, then the base model's level
     assert labels == [slice_["labels"][role] for role in ("offrl", "fpa_l1", "cor", "incor")] + [
-        slice_["labels"][f"sft{i}"] for i in range(extra_methods)]
+        slice_["labels"][f"sft{i}"] for i in range(extra_methods)] + ["Base"]
 
 
 def test_figures_without_their_runs_are_not_planned():
@@ -252,7 +253,8 @@ PLAN_FIGURES = """
 import json, sys, yaml
 from fpa.config import expand_runs
 from fpa.planning import validate_config
-from fpa.figures import FIGURES, dag_inputs, figure_slice, planned_figures
+from fpa.figures import FIGURES
+from fpa.planning.figures import dag_inputs, figure_slice, planned_figures
 config = validate_config(yaml.safe_load(open(sys.argv[1])), where=sys.argv[1])
 runs = expand_runs(config)
 inputs = [dag_inputs(name, figure_slice(FIGURES[name], config, runs, model))
@@ -326,7 +328,7 @@ def test_report_captions_are_clean_restructuredtext_that_reads_as_written(name):
     from docutils import nodes
     from docutils.core import publish_doctree
 
-    from fpa.figures import figure_caption
+    from fpa.planning.figures import figure_caption
 
     figure = FIGURES[name]
     slice_ = {"model": "toy", "roles": {"offrl": "offrl", "fpa": "apo"}, "seeds": [1, 2],

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from fpa.config import expand_runs, validate_config
-from fpa.figures import BASE_ROLE, FIGURES, dag_inputs, figure_slice, planned_figures
+from fpa.figures import BASE_ROLE, FIGURES
+from fpa.planning.figures import dag_inputs, figure_slice, planned_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted(path for path in (ROOT / "config").glob("*.yaml") if "models" in yaml.safe_load(path.read_text()))

@@ -58,7 +58,7 @@ def test_a_replica_that_cannot_start_fails_the_call(tmp_path):
 
 def test_vllm_on_more_gpus_than_one_engine_runs_an_engine_per_group(monkeypatch):
     import fpa.generation.parallel as parallel
-    from fpa.cli.common import make_backend
+    from fpa.generation.parallel import make_backend
 
     started = []
     monkeypatch.setattr(parallel, "DataParallelBackend", lambda *args, **options: started.append((args, options)))

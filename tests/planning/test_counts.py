@@ -1,4 +1,4 @@
-"""The README's plan counts come from the dry run (fpa.planning.counts), never typed by hand."""
+"""docs/paper.md's plan counts come from the dry run (fpa.planning.counts), never typed by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fpa.planning.counts import MARKERS, counts_row, counts_section, job_stats, with_section
+from fpa.planning.counts import DOC, MARKERS, counts_row, counts_section, job_stats, with_section
 
 ROOT = Path(__file__).resolve().parents[2]
 DRY_RUN = """Building DAG of jobs...
@@ -41,7 +41,7 @@ def test_with_section_replaces_only_between_the_markers():
         with_section(f"{MARKERS[1]} {MARKERS[0]}", "x", "R.md")
 
 
-def test_readme_counts_are_the_dry_runs():
-    readme = (ROOT / "README.md").read_text()
-    current = readme[readme.index(MARKERS[0]):readme.index(MARKERS[1]) + len(MARKERS[1])]
-    assert current == counts_section(ROOT), "README plan counts are stale: run python -m fpa plan-counts --readme README.md"
+def test_documented_counts_are_the_dry_runs():
+    doc = (ROOT / DOC).read_text()
+    current = doc[doc.index(MARKERS[0]):doc.index(MARKERS[1]) + len(MARKERS[1])]
+    assert current == counts_section(ROOT), f"{DOC}: plan counts are stale: run python -m fpa plan-counts --doc {DOC}"

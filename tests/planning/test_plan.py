@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from fpa.config import load_config_file
-from fpa.figures import FIGURES, figure_slice
+from fpa.figures import FIGURES
+from fpa.planning.figures import figure_slice
 from fpa.planning import Plan
 from fpa.planning.shell import shell_prefix
 

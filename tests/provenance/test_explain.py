@@ -51,5 +51,44 @@ def test_every_record_names_the_cpu_and_explain_shows_it(tmp_path, capsys):
     main(["explain", str(table), "--row", "fpa", "--col", "toy8"])
     out = capsys.readouterr().out
     cpu_lines = [line.strip() for line in out.splitlines() if line.strip().startswith("cpu: ")]
-    assert len(cpu_lines) == 2, out  # the evaluation and the model (the table shows its header only)
+    assert cpu_lines, out  # shown once while every record of the chain ran on the same CPU
     assert all(f"torch {torch.__version__}" in line and "MKL " in line for line in cpu_lines), cpu_lines
+
+
+def _table_with_labels(tmp_path, config):
+    """One cell of row FPA (run fpa) over two seeds, in % (scale 100), its evaluations' config ``config``."""
+    sources = []
+    for seed in (42, 43):
+        evaluation = tmp_path / f"eval-{seed}.json"
+        with Job("evaluate", config, {}).output(evaluation) as tmp:
+            write_text(tmp, "{}")
+        sources.append({"seed": seed, "value": 0.8 + seed / 1000, "files": [str(evaluation)],
+                        "sha256": {str(evaluation): sha256_path(evaluation)}})
+    table = tmp_path / "table.csv"
+    cells = {"fpa": {"toy8": {"text": "84.25 ± 0.71", "sources": sources, "label": "FPA", "scale": 100}}}
+    with Job("aggregate", {}, {}).output(table, cells=cells) as tmp:
+        write_text(tmp, "Method,toy8\nFPA,84.25 ± 0.71\n")
+    return table
+
+
+def test_the_row_as_printed_values_in_percent_and_the_environment(tmp_path, capsys):
+    table = _table_with_labels(tmp_path, {"benchmark": "x" * 300})
+    main(["explain", str(table), "--row", "FPA", "--col", "toy8"])
+    out = capsys.readouterr().out
+    assert "row 'FPA' (run fpa), column 'toy8' = 84.25 ± 0.71  (mean ± sample std over 2 seeds)" in out
+    assert "seed 42: 84.20 %" in out and "seed 43: 84.30 %" in out
+    assert out.count("packages: {") == 1 and '"python":' in out  # recorded once, the same all along
+    assert "... (--whole: all of it)" in out and "x" * 300 not in out
+
+    main(["explain", str(table), "--row", "fpa", "--col", "toy8", "--whole"])
+    assert "x" * 300 in capsys.readouterr().out
+
+
+def test_an_unknown_row_lists_the_rows_as_printed(tmp_path, capsys):
+    table = _table_with_labels(tmp_path, {})
+    try:
+        main(["explain", str(table), "--row", "Off-RL", "--col", "toy8"])
+    except SystemExit as exit_info:
+        assert exit_info.code == 2
+    assert "unknown row 'Off-RL'; expected a row as the table prints it, one of ['FPA'] (or its run: ['fpa'])" \
+        in capsys.readouterr().err

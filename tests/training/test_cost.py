@@ -10,7 +10,7 @@ import pytest
 from fpa.config import Run, expand_runs
 from fpa.memory.architecture import Architecture
 from fpa.memory.cost import GB, Assumptions, disk_warning, plan_costs, training_cost
-from fpa.planning.validation import load_config_file
+from fpa.planning import load_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCH = Architecture(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -56,7 +56,8 @@ def test_paper_plan_has_every_job_family_and_warns_over_the_disk_budget():
 def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():
     """The RLVR config's offline run trains under FSDP (DDP did not fit 80 GB), and its online runs are
     planned with the GPU share TRL's colocated vLLM engine takes."""
-    from fpa.memory.plan import COLOCATED_VLLM_SHARE, GIB, plan_memory
+    from fpa.memory.plan import GIB, plan_memory
+    from fpa.online.base import COLOCATED_VLLM_SHARE
 
     config = load_config_file(ROOT / "config" / "paper-rlvr.yaml")
     gpu = int(config["gpu_memory_gb"] * GIB)

@@ -37,7 +37,7 @@ PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning"
 def test_paper_gridjob_counts(tmp_path):
     from fpa.aggregation.layout import build_layout
     from fpa.config import expand_runs, load_config_file
-    from fpa.figures import planned_curves, planned_figures
+    from fpa.planning.figures import planned_curves, planned_figures
 
     config = load_config_file(ROOT / "config" / "paper.yaml")
     runs = expand_runs(config)

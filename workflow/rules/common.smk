@@ -114,7 +114,7 @@ get_entanglement_pairs_json = PLAN.entanglement_pairs_json
 # tables, figures, cost
 get_table_pattern = PLAN.table_pattern
 get_table_evals = PLAN.table_evals
-get_table_columns = PLAN.table_columns
+get_table_caption = PLAN.table_caption
 get_compared_tables = PLAN.compared_tables
 get_table_config = PLAN.table_config
 get_table_figure_pattern = PLAN.table_figure_pattern

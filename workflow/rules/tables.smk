@@ -25,7 +25,7 @@ rule aggregate:
     params:
         table=get_table_config,
         code=get_code("fpa.cli.tables"),
-        columns=get_table_columns,
+        caption=get_table_caption,
     shell:
         "python -m fpa aggregate {input} --name {wildcards.table} --config-json {params.table:q} "
         "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-tex {output.tex} --out-html {output.html} "

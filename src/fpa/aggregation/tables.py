@@ -145,14 +145,17 @@ def _ratio(row: FilledRow, rows: list[FilledRow]) -> FilledRow:
 
 
 def cells_record(layout: Layout, filled) -> dict:
-    """row key -> column -> {text, mean, std, sources}: the sidecar's map for ``fpa explain``."""
+    """row key -> column -> {text, mean, std, sources, the row's label as printed, the scale from a
+    source's value to the printed unit}: the sidecar's map for ``fpa explain``."""
+    scale = _scale(layout)
     return {r.row.key: {column: {"key": key, "text": c.text, "mean": c.mean, "std": c.std, "sources": c.sources,
+                                 "label": _label(r.row), "scale": scale,
                                  **({"paper": c.comparison} if c.comparison else {})}
                         for column, key, c in zip(layout.columns, layout.column_keys or layout.columns, r.cells)}
             for _, rows in filled for r in rows}
 
 
-def _unit(layout: Layout) -> str:
+def cell_unit(layout: Layout) -> str:
     """What the cells are: the unit, over which seeds, and what sits beside them."""
     unit = "Pass@1 %" if layout.reads == "evaluations" else "training throughput and peak memory per process"
     seeds = {key.seeds for key in layout.cell_keys()}
@@ -163,6 +166,14 @@ def _unit(layout: Layout) -> str:
     if layout.paper:
         unit += f"; beside a cell: the paper's value ({layout.paper_label}) and Δ = ours − paper"
     return unit
+
+
+def report_caption(layout: Layout, name: str) -> str:
+    """The report's caption of table ``name``: what its cells are (true for its kind: the unit, over
+    which seeds, the paper's values only where it shows them), its columns, and how to trace a cell."""
+    columns = ", ".join(layout.columns)
+    return (f"Table **{name}**: {cell_unit(layout)}. Columns: {columns.rstrip('.')}{'.' if columns else ''} "
+            f"``fpa explain results/tables/{name}.csv --row ROW --col COLUMN`` lists the files behind a cell.")
 
 
 def _label(row: Row) -> str:
@@ -195,7 +206,7 @@ def to_markdown(layout: Layout, filled) -> str:
     def cell(c: Cell) -> str:
         return {BEST: f"**{c.text}**", SECOND: f"<u>{c.text}</u>"}.get(c.mark, c.text) + _shown(c)[len(c.text):]
 
-    lines = [f"**{layout.caption}** ({_unit(layout)})", "",
+    lines = [f"**{layout.caption}** ({cell_unit(layout)})", "",
              "| " + " | ".join([layout.corner, *layout.columns]) + " |",
              "|" + "|".join(["---"] + [":---:"] * len(layout.columns)) + "|"]
     for block, rows in filled:
@@ -230,7 +241,7 @@ def to_latex(layout: Layout, filled) -> str:
         return {BEST: rf"\textbf{{{text}}}", SECOND: rf"\underline{{{text}}}"}.get(c.mark, text) + beside
 
     lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(layout.caption)} "
-             rf"({_latex_escape(_unit(layout))})}}",
+             rf"({_latex_escape(cell_unit(layout))})}}",
              rf"\begin{{tabular}}{{l{'c' * (n - 1)}}}", r"\toprule",
              " & ".join(rf"\textbf{{{_latex_escape(c)}}}" for c in [layout.corner, *layout.columns]) + r" \\",
              r"\midrule"]
@@ -271,6 +282,6 @@ def to_html(layout: Layout, filled) -> str:
              "tr.hl{background:#ebebeb}tr.indent td:first-child{padding-left:1.6em}tr.head td{text-align:left}")
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{escape(layout.caption)}</title>"
             f"<style>{style}</style></head><body><table><caption><b>{escape(layout.caption)}</b> "
-            f"({escape(_unit(layout))})</caption><thead><tr>{head}</tr></thead>"
+            f"({escape(cell_unit(layout))})</caption><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>"
             "</body></html>\n")

@@ -54,7 +54,7 @@ def code_train(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("evaluate-code", help="Pass@1 of generated code, graded in the sandbox")
+    parser = commands.add_parser("evaluate-code")
     add_common(parser)
     parser.add_argument("--completions", required=True, help="output of `fpa generate`")
     parser.add_argument("--benchmark", required=True, help="the prepared benchmark records")
@@ -64,7 +64,7 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=evaluate_code)
 
-    parser = commands.add_parser("code-train", help="TACO + APPS training problems with their tests")
+    parser = commands.add_parser("code-train")
     parser.add_argument("files", nargs="+", type=_source_path, help="SOURCE=PATH, in priority order")
     parser.add_argument("--code", default=None)
     parser.add_argument("--out", required=True)

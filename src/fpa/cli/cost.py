@@ -31,7 +31,7 @@ def cost(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("cost", help="cost by stage (wall s, CPU s, max RSS) of the config's runs")
+    parser = commands.add_parser("cost")
     add_common(parser)
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)

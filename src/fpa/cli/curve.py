@@ -65,7 +65,7 @@ def add_snapshot_sampling(parser, benchmark_help: str) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("curve", help="Pass@1 of each snapshot of a run on the curve benchmarks")
+    parser = commands.add_parser("curve")
     add_snapshot_sampling(parser, "a curve benchmark of the config slice's `benchmarks` and its JSONL records; "
                                   "repeat it")
     parser.add_argument("--out", required=True, help="the curve CSV (step, benchmark, pass_at_1, n_problems, n)")

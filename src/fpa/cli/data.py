@@ -92,32 +92,32 @@ def gold_selfcheck(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("fetch-data", help="copy a catalog file from the mirror or download it; verify sha256")
+    parser = commands.add_parser("fetch-data")
     parser.add_argument("--entry-json", required=True, type=parse_json, help="catalog entry")
     parser.add_argument("--mirror", default=None, help="local mirror directory (no network)")
     parser.add_argument("--code", default=None)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=fetch_data)
 
-    parser = commands.add_parser("prepare-benchmark", help="normalise benchmark files into one JSONL")
+    parser = commands.add_parser("prepare-benchmark")
     add_common(parser)
     parser.add_argument("files", nargs="+", help="the catalog files of the column's parts, in order")
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--catalog", required=True)
+    parser.add_argument("--name", required=True, help="the benchmark's name (the table column)")
+    parser.add_argument("--catalog", required=True, help="the file catalog (config/benchmarks.yaml)")
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=prepare_benchmark)
 
-    parser = commands.add_parser("validate-benchmark", help="check a `source: file` benchmark's JSONL")
+    parser = commands.add_parser("validate-benchmark")
     add_common(parser)
     parser.add_argument("file", help="the benchmark's JSONL of {id, problem, answer} records")
-    parser.add_argument("--name", required=True)
+    parser.add_argument("--name", required=True, help="the benchmark's name (the table column)")
     parser.add_argument("--out", required=True, help="the validated records, as evaluation reads them")
     parser.set_defaults(handler=validate_benchmark)
 
-    parser = commands.add_parser("math-train", help="the 12K MATH training problems (Lightman et al.)")
-    parser.add_argument("--math-train", required=True)
-    parser.add_argument("--math-test", required=True)
-    parser.add_argument("--math500", required=True)
+    parser = commands.add_parser("math-train")
+    parser.add_argument("--math-train", required=True, help="MATH's train split (JSONL)")
+    parser.add_argument("--math-test", required=True, help="MATH's test split (JSONL)")
+    parser.add_argument("--math500", required=True, help="MATH500 (JSONL): taken out of the test split")
     parser.add_argument("--math-perturb", nargs="+", default=[], help="MATH-P files: never in training")
     parser.add_argument("--sample", action="store_true",
                         help="the files are samples (catalog with `sample:`): skip the 12K size checks")
@@ -125,15 +125,15 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=math_train)
 
-    parser = commands.add_parser("fetch-model", help="download a hub model once; check its pinned files")
+    parser = commands.add_parser("fetch-model")
     add_common(parser)
     parser.add_argument("--model-mirror", default="",
                         help="a Hugging Face hub cache directory holding the model (no network); empty: the hub")
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=fetch_model)
 
-    parser = commands.add_parser("gold-selfcheck", help="every gold answer must grade correct")
+    parser = commands.add_parser("gold-selfcheck")
     parser.add_argument("mirror", help="data mirror directory (e.g. ../shared/data)")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2, help="grading processes")
     parser.add_argument("--out", default=None, help="write the report as JSON")
     parser.set_defaults(handler=gold_selfcheck)

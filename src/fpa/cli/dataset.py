@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
-from fpa.cli.common import add_common, add_work, generation_key, make_backend, make_prompts, setup
+from fpa.cli.common import add_common, add_work, setup
+from fpa.evaluation.sampling import generation_key, make_prompts
+from fpa.generation.parallel import make_backend
 from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
 from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
 from fpa.data.step_dpo import validation_problems as step_dpo_validation_problems
@@ -87,22 +89,22 @@ def validation_benchmark(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("sample", help="sample K completions per training problem")
+    parser = commands.add_parser("sample")
     add_common(parser, threads=True, gpus=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--problems", required=True)
+    parser.add_argument("--model", required=True, help="the base model's directory (HF format)")
+    parser.add_argument("--problems", required=True, help="the training problems (JSONL)")
     add_work(parser)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=sample)
 
-    parser = commands.add_parser("build-dataset", help="grade samples, drop all-agree problems, split")
+    parser = commands.add_parser("build-dataset")
     add_common(parser)
-    parser.add_argument("--samples", required=True)
+    parser.add_argument("--samples", required=True, help="the offline samples (JSONL), graded here")
     parser.add_argument("--out-train", required=True)
     parser.add_argument("--out-val", required=True)
     parser.set_defaults(handler=build_dataset)
 
-    parser = commands.add_parser("step-dpo-dataset", help="the offline dataset from Math-Step-DPO-10K pairs")
+    parser = commands.add_parser("step-dpo-dataset")
     add_common(parser)
     parser.add_argument("--pairs", required=True, help="Math-Step-DPO-10K records (JSONL, the dataset's fields)")
     parser.add_argument("--model", default=None, help="base model directory, for its chat template (chat_template)")
@@ -110,7 +112,7 @@ def register(commands) -> None:
     parser.add_argument("--out-val", required=True)
     parser.set_defaults(handler=step_dpo_dataset)
 
-    parser = commands.add_parser("validation-benchmark", help="the held-out validation problems as a benchmark")
+    parser = commands.add_parser("validation-benchmark")
     add_common(parser, config=False)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--problems", help="the training problems (JSONL of {id, problem, answer}; code: the "

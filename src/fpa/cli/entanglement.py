@@ -44,7 +44,7 @@ def entanglement(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("entanglement", help="cosine and norms of correct/incorrect score functions")
+    parser = commands.add_parser("entanglement")
     add_common(parser, threads=True)
     parser.add_argument("--model", required=True, help="the model (HF directory), the base in the paper's pilot")
     parser.add_argument("--train", required=True, help="the offline dataset (JSONL samples with `correct`)")

@@ -44,7 +44,7 @@ def evaluate(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("evaluate", help="Pass@1 of a checkpoint on its benchmarks")
+    parser = commands.add_parser("evaluate")
     add_common(parser, threads=True, gpus=True)
     add_benchmark_sampling(parser)
     parser.set_defaults(handler=evaluate)

@@ -78,14 +78,14 @@ def to_markdown(table, title: str) -> str:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("figure", help="draw one of the paper's figures from the runs")
+    parser = commands.add_parser("figure")
     add_common(parser)
     parser.add_argument("--name", required=True, help="figure (fpa.figures.FIGURES)")
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
     parser.set_defaults(handler=figure)
 
-    table = commands.add_parser("figure-table", help="the numbers behind a figure (CSV and Markdown)")
+    table = commands.add_parser("figure-table")
     add_common(table)
     table.add_argument("--name", required=True, help="figure with a table (fpa.figures.FIGURES)")
     table.add_argument("--out-csv", required=True)

@@ -70,7 +70,7 @@ def future_policy(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("future-policy", help="KL between FPA's extrapolated policy and later snapshots")
+    parser = commands.add_parser("future-policy")
     add_common(parser, threads=True, gpus=True)
     parser.add_argument("--reference", required=True, help="the reference (base) model directory")
     parser.add_argument("--snapshots", required=True, help="the run's snapshot directory (step-*/)")

@@ -18,7 +18,7 @@ def generate(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("generate", help="n completions per problem of benchmarks (code columns)")
+    parser = commands.add_parser("generate")
     add_common(parser, threads=True, gpus=True)
     add_benchmark_sampling(parser)
     parser.set_defaults(handler=generate)

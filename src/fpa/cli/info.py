@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from fpa.config import ConfigError
@@ -11,7 +12,7 @@ from fpa.provenance.explain import explain_cell
 
 
 def explain(args) -> None:
-    result = explain_cell(args.table, args.row, args.col)
+    result = explain_cell(args.table, args.row, args.col, whole=args.whole)
     print("\n".join(result.lines))
     if result.problems:
         print(f"\n{len(result.problems)} problem(s):", *result.problems, sep="\n  ", file=sys.stderr)
@@ -23,9 +24,15 @@ def methods(args) -> None:
     from fpa.online import ONLINE_METHODS
 
     for name, objective in OBJECTIVES.items():
-        print(f"{name:12s} {objective.summary}")
+        print(f"{name:12s} {objective.summary}\n{'':12s} defaults: {_defaults(objective.params_type())}")
     for name, method in ONLINE_METHODS.items():
-        print(f"{name:12s} (online) {method.summary}")
+        print(f"{name:12s} (online) {method.summary}\n{'':12s} defaults: {_defaults(method.parse_params(None, name))}")
+
+
+def _defaults(params: object) -> str:
+    """A params dataclass as ``key=value, ...`` (its defaults are the paper's)."""
+    values = dataclasses.asdict(params)
+    return ", ".join(f"{key}={value}" for key, value in values.items()) or "(none)"
 
 
 def check_config(args) -> None:
@@ -46,16 +53,19 @@ def check_config(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("explain", help="the provenance chain behind one table cell")
-    parser.add_argument("table", help="results/tables/<table>.csv (or .md/.tex)")
-    parser.add_argument("--row", required=True, help="method (row label)")
-    parser.add_argument("--col", required=True, help="benchmark (column) or Avg.")
+    parser = commands.add_parser("explain")
+    parser.add_argument("table", help="results/tables/<table>.csv (or .md, .tex, .html)")
+    parser.add_argument("--row", required=True,
+                        help="the row as the table prints it (e.g. FPA, Base), or its run key (fpa); model/run when "
+                             "the table has several models, run@seed for a per-seed row")
+    parser.add_argument("--col", required=True, help="the column as the table prints it (e.g. toy8, Avg.)")
+    parser.add_argument("--whole", action="store_true", help="print every config and recorded value whole "
+                                                             "(else cut at 160 characters)")
     parser.set_defaults(handler=explain, interactive=True)
 
-    parser = commands.add_parser("methods", help="list the registered offline objectives and online methods")
+    parser = commands.add_parser("methods")
     parser.set_defaults(handler=methods, interactive=True)
 
-    parser = commands.add_parser("check-config", help="validate config files, each a whole experiment, "
-                                 "as planning (snakemake -n) does")
-    parser.add_argument("configs", nargs="+", metavar="config")
+    parser = commands.add_parser("check-config")
+    parser.add_argument("configs", nargs="+", metavar="config", help="config files (YAML), each checked on its own")
     parser.set_defaults(handler=check_config, interactive=True)

@@ -14,7 +14,7 @@ def lock_command(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("lock", help="pin the config's hub models and data files (revision + sha256)")
+    parser = commands.add_parser("lock")
     parser.add_argument("config", help="the config file; its models and its catalog (data.catalog) are edited")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; fail if an input is unpinned or differs from its pin")

@@ -38,8 +38,8 @@ ASSUMPTION_FIELDS = ("peak_tflops", "train_mfu", "forward_mfu", "generation_mfu"
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("plan-memory", help="estimate each job's memory per GPU (fpa.memory)")
-    parser.add_argument("config")
+    parser = commands.add_parser("plan-memory")
+    parser.add_argument("config", help="the config file (YAML), e.g. config/paper.yaml")
     parser.add_argument("--gpu-memory-gb", type=float, help="memory of one GPU (default: the config's gpu_memory_gb)")
     parser.add_argument("--root", default=".", help="the workflow directory (fetched models' config.json)")
     parser.add_argument("--json", action="store_true", help="every estimate with its components, as JSON")

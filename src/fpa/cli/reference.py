@@ -39,12 +39,13 @@ def reference_device(name: str) -> str:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("cache-reference", help="cache the reference's final hidden states")
-    parser.add_argument("--model", required=True)
+    parser = commands.add_parser("cache-reference")
+    parser.add_argument("--model", required=True, help="the reference (base) model's directory (HF format)")
     parser.add_argument("--train", required=True)
     parser.add_argument("--val", required=True)
-    parser.add_argument("--max-length", type=int, required=True)
-    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    parser.add_argument("--max-length", type=int, required=True, help="max prompt+completion tokens, as training truncates")
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"],
+                        help="dtype of the cached hidden states")
     parser.add_argument("--precision", default="fp32", choices=["bf16", "fp32"],
                         help="the forward's precision: the training's (training.precision), as the policy's")
     parser.add_argument("--weights-dtype", default="float32", choices=["float32", "bfloat16"],
@@ -52,6 +53,6 @@ def register(commands) -> None:
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
                         help="where the reference runs (the rule passes cuda when its job has a GPU)")
     parser.add_argument("--code", default=None)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=cache_reference)

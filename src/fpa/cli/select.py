@@ -50,8 +50,7 @@ def sandbox_record(grader: str) -> dict:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("select-checkpoint",
-                                 help="the snapshot or final checkpoint with the best validation Pass@1")
+    parser = commands.add_parser("select-checkpoint")
     add_snapshot_sampling(parser, "the selection benchmark of the config slice's `benchmarks` and its JSONL records")
     parser.add_argument("--checkpoint", required=True, help="the run's final checkpoint (HF format)")
     parser.add_argument("--out", required=True, help="the selected model directory (hard links)")

@@ -79,7 +79,7 @@ def summarise_reproduction(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("aggregate", help="tables of mean ± std over seeds")
+    parser = commands.add_parser("aggregate")
     add_common(parser)
     parser.add_argument("evals", nargs="+", help="results/eval/<model>/<method>/<seed>/<bench>.json files, or the "
                         "runs' results/train/<model>/<method>/<seed>/checkpoint directories (overhead tables)")
@@ -90,7 +90,7 @@ def register(commands) -> None:
     parser.add_argument("--out-html", required=True)
     parser.add_argument("--out-json", required=True, help="every cell, with the paper's value where compared")
     parser.set_defaults(handler=aggregate)
-    parser = commands.add_parser("reproduction", help="how many cells of the compared tables match the paper")
+    parser = commands.add_parser("reproduction")
     add_common(parser, config=False)
     parser.add_argument("tables", nargs="+", help="the compared tables' results/tables/<table>.json")
     parser.add_argument("--out-csv", required=True)

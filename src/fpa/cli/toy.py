@@ -40,23 +40,26 @@ def toy_problems(args) -> None:
         records = [{**record, "source": args.name} for record in records]
     config = {"split": args.split, "n": n, "n_operands": n_operands, "min_operands": min_operands,
               "seed": args.seed}
-    with Job("toy_problems", config, {}, args.code).output(args.out) as tmp:
+    rule = "toy_train_problems" if args.split == "train" else "toy_benchmark"  # the rules that run this command
+    with Job(rule, config, {}, args.code).output(args.out) as tmp:
         write_jsonl(tmp, records)
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("toy-model", help="build and SFT-train the toy base model")
+    parser = commands.add_parser("toy-model")
     add_common(parser, threads=True)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=toy_model)
 
-    parser = commands.add_parser("toy-problems", help="write toy arithmetic problems as benchmark records")
-    parser.add_argument("--config-json", type=parse_json, default=None)
+    parser = commands.add_parser("toy-problems")
+    parser.add_argument("--config-json", type=parse_json, default=None,
+                        help="the config slice of the benchmark or dataset (JSON), recorded in provenance")
     add_common(parser, config=False)
-    parser.add_argument("--split", required=True)
+    parser.add_argument("--split", required=True, help="which problems: train, or a held-out test split")
     parser.add_argument("--name", default=None, help="benchmark name recorded as the records' source")
-    parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--n-operands", type=int, default=None)
+    parser.add_argument("--n", type=int, default=None, help="number of problems (default: the config slice's)")
+    parser.add_argument("--n-operands", type=int, default=None,
+                        help="operands per chain, the longest for training (default: the config slice's)")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=toy_problems)

@@ -46,7 +46,7 @@ def run_training(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("train", help="train one method with one seed")
+    parser = commands.add_parser("train")
     parser.add_argument("--model", required=True, help="base model directory (HF format)")
     parser.add_argument("--train", required=True)
     parser.add_argument("--val", required=True)

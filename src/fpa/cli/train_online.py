@@ -8,7 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
-from fpa.cli.common import make_prompts, parse_json, setup
+from fpa.cli.common import parse_json, setup
+from fpa.evaluation.sampling import make_prompts
 from fpa.training import launch
 
 
@@ -50,7 +51,7 @@ def run_online_training(args) -> None:
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("train-online", help="train one online method (GRPO, DAPO) with one seed")
+    parser = commands.add_parser("train-online")
     parser.add_argument("--model", required=True, help="base model directory (HF format)")
     parser.add_argument("--problems", required=True, help="training problems (JSONL: id, problem, answer)")
     parser.add_argument("--exclude", default=None,

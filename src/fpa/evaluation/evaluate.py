@@ -2,7 +2,7 @@
 n samples per problem at temperature T, z_ij ∈ {0,1}, Pass@1 = mean_i mean_j z_ij.
 The whole correctness matrix (and every completion) is kept, so pass@k or majority
 vote can be computed later from the same file. Completions come from
-``fpa.generation.shards.generate_sharded`` (``fpa.cli.common.sample_benchmarks``)."""
+``fpa.generation.shards.generate_sharded`` (``fpa.evaluation.sampling.sample_benchmarks``)."""
 
 from __future__ import annotations
 

@@ -26,12 +26,20 @@ def draw(inputs: FigureInputs):
     fig, (logratio, accuracy, damped) = panels(3)
     logratio_panel(logratio, inputs, ROLES)
     accuracy_panel(accuracy, inputs, ROLES)
-    for role in ROLES:
-        steps, values = read_metrics(inputs.metrics[role], THRESHOLD_COLUMN[role])
+    counts = {role: read_metrics(inputs.metrics[role], THRESHOLD_COLUMN[role]) for role in ROLES}
+    damped.set(title="incorrect trajectories with weight < 0.2", xlabel="step", ylabel="cumulative count")
+    if not any(np.nansum(values) for _, values in counts.values()):
+        # a flat zero would read as a measurement of no difference: say what it means instead
+        damped.text(0.5, 0.5, "no incorrect trajectory's\ngradient weight fell below 0.2\nin these runs",
+                    transform=damped.transAxes, ha="center", va="center", color="grey")
+        damped.set_xticks([])
+        damped.set_yticks([])
+        add_legends((logratio, accuracy))
+        return fig
+    for role, (steps, values) in counts.items():
         symbol = "π̂" if role == "fpa" else "π"
         mean_band(damped, steps, np.cumsum(np.nan_to_num(values), axis=1),
                   label=f"{inputs.labels[role]}: {symbol} < 0.2", color=color(inputs.styles[role]))
-    damped.set(title="incorrect trajectories with weight < 0.2", xlabel="step", ylabel="cumulative count")
     top = max(1.0, damped.get_ylim()[1])  # a count: integer ticks from 0, with room to see a line at 0
     damped.set_ylim(-0.04 * top, top)
     damped.yaxis.set_major_locator(MaxNLocator(integer=True))

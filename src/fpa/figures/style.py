@@ -10,8 +10,8 @@ import numpy as np
 # Okabe & Ito (2008), without yellow (too pale on white)
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 CLASS_STYLE = {"correct": "-", "incorrect": "--"}
-# a legend inside the axes sits on a light box: a curve passing behind it does not cross its text
-LEGEND = {"frameon": True, "framealpha": 0.85, "edgecolor": "none"}
+# a panel's legend sits under it, outside the axes: no curve passes behind it
+LEGEND = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncols": 2, "frameon": False}
 RC = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
       "xtick.labelsize": 10, "ytick.labelsize": 10, "axes.spines.top": False, "axes.spines.right": False,
       "axes.grid": True, "grid.alpha": 0.3, "savefig.dpi": 150, "figure.constrained_layout.use": True}

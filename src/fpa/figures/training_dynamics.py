@@ -15,18 +15,14 @@ ROLES = ("offrl", "fpa")
 
 def draw(inputs: FigureInputs):
     from fpa.figures.data import read_metrics
-    from fpa.figures.panels import add_legends, logratio_panel
-    from fpa.figures.style import CLASS_STYLE, color, mean_band, panels
+    from fpa.figures.panels import add_legends, logratio_panel, per_class_panel
+    from fpa.figures.style import color, mean_band, panels
 
     fig, (logratio, weight, ratio) = panels(3)
     logratio_panel(logratio, inputs, ROLES)
-    weight_column = {"offrl": "weight", "fpa": "hat_weight"}
-    for role in ROLES:
-        symbol = "π̂" if role == "fpa" else "π"
-        for cls, linestyle in CLASS_STYLE.items():
-            steps, values = read_metrics(inputs.metrics[role], f"{weight_column[role]}_{cls}", smooth=SMOOTH)
-            mean_band(weight, steps, values, label=f"{inputs.labels[role]} {symbol} ({cls})",
-                      color=color(inputs.styles[role]), linestyle=linestyle)
+    weight_column, symbol = {"offrl": "weight", "fpa": "hat_weight"}, {"offrl": "π", "fpa": "π̂"}
+    per_class_panel(weight, inputs, ROLES, weight_column.__getitem__,
+                    lambda role: f"{inputs.labels[role]} {symbol[role]}")
     steps, values = read_metrics(inputs.metrics["fpa"], "hat_over_pi_incorrect", smooth=SMOOTH)
     mean_band(ratio, steps, values, label=f"{inputs.labels['fpa']} π̂/π (incorrect)",
               color=color(inputs.styles["fpa"]))

@@ -27,6 +27,8 @@ from typing import Sequence
 
 import torch
 
+from fpa.progress import progress
+
 #: Exp(1) noise is drawn ahead for blocks of at most this many steps and floats (slots x steps x
 #: vocabulary): few generator calls per row, and little noise drawn for steps after a row stopped.
 NOISE_BLOCK_STEPS = 32
@@ -161,6 +163,7 @@ class SlotDecoder:
         pending = torch.zeros(slots, dtype=torch.long)  # its next input token
         outputs: list[list[int]] = [[] for _ in prompts]
         live = 0
+        bar = progress(len(prompts), "generate", unit="completion")
         while waiting or live:
             if waiting and (live == 0 or slots - live >= min(self.refill, len(waiting))):
                 admitted = [waiting.popleft() for _ in range(min(slots - live, len(waiting)))]
@@ -187,6 +190,8 @@ class SlotDecoder:
                 if len(generated) == max_new_tokens:
                     finished.append(slot)
             live = self._release(finished, live, cache, sampler, row_of, lengths, pending)
+            bar.update(len(finished))
+        bar.close()
         return outputs
 
     def _masks(self, mask: torch.Tensor | None) -> dict:

@@ -13,12 +13,13 @@ only on prompt, occurrence and seed) the result is that of one backend's call.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 from collections import Counter
 from typing import Mapping, Sequence
 
-from fpa.generation.backend import check_sampling_args
+from fpa.generation.backend import check_sampling_args, get_backend
 
 
 def replica_devices(gpus: int, tensor_parallel_size: int, visible: str | None = None) -> list[str]:
@@ -95,8 +96,6 @@ def _serve(connection, visible: str | None, name: str, model_dir: str, options: 
     """A replica: its devices, one backend, then ``generate`` on each request until None."""
     if visible is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = visible
-    from fpa.generation.backend import get_backend
-
     try:
         backend = get_backend(name, model_dir, **options)
     except Exception as error:  # reported on the first request, where the caller waits
@@ -110,3 +109,17 @@ def _serve(connection, visible: str | None, name: str, model_dir: str, options: 
             connection.send(("ok", backend.generate(prompts, **sampling)))
         except Exception as error:
             connection.send(("error", f"{type(error).__name__}: {error}"))
+
+
+def make_backend(generation: dict, model_dir: str, gpus: int = 1):
+    """The configured generation backend on ``model_dir``, with its own options; vLLM on a job of
+    more GPUs than one engine's ``tensor_parallel_size`` runs an engine per group of them."""
+    logging.getLogger(__name__).info("loading %s with the %s backend", model_dir, generation["backend"])
+    if generation["backend"] != "vllm":
+        return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"])
+    tensor_parallel = generation["tensor_parallel_size"]
+    if gpus <= tensor_parallel:
+        return get_backend("vllm", model_dir, tensor_parallel_size=tensor_parallel)
+    devices = replica_devices(gpus, tensor_parallel, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    logging.getLogger(__name__).info("%d vLLM engines (data parallel) on GPUs %s", len(devices), devices)
+    return DataParallelBackend("vllm", model_dir, devices, tensor_parallel_size=tensor_parallel)

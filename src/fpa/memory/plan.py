@@ -19,6 +19,7 @@ from typing import Mapping
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, head_chunk_rows,
                                  training_memory)
+from fpa.online.base import COLOCATED_VLLM_SHARE
 from fpa.resources import job_world
 
 GIB = 2**30
@@ -26,9 +27,6 @@ GIB = 2**30
 # with torch 2.x), plus what the caching allocator holds beyond the live tensors
 CUDA_OVERHEAD = GIB
 VLLM_MEMORY_UTILIZATION = 0.9  # fpa.generation.vllm's default
-# the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
-# (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.online.run passes this one)
-COLOCATED_VLLM_SHARE = 0.3
 GPU_COUNTS = (1, 2, 4, 8)
 
 

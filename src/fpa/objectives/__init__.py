@@ -1,7 +1,7 @@
 """The method registry: objective name -> ``Objective``.
 
 Adding a method is adding one module here and one line to ``_MODULES``; the
-trainer never changes. Every list of method names (config schema enum, README,
+trainer never changes. Every list of method names (config schema enum, docs,
 ``fpa methods``) is derived from ``OBJECTIVES``.
 """
 

@@ -19,6 +19,10 @@ from typing import Mapping
 
 from fpa.objectives.base import check_range, parse_params
 
+# the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
+# (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.online.run passes it; fpa.memory.plan plans it)
+COLOCATED_VLLM_SHARE = 0.3
+
 LOSS_TYPES = ("grpo", "dapo")
 
 

@@ -31,9 +31,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
 from fpa.io import atomic_path, read_json, write_json
-from fpa.memory.plan import COLOCATED_VLLM_SHARE
 from fpa.online import get_online_method
-from fpa.online.base import trl_settings
+from fpa.online.base import COLOCATED_VLLM_SHARE, trl_settings
 from fpa.online.reward import grader_reward
 from fpa.training.checkpoints import save_pretrained, snapshot_path
 from fpa.training.loop import TrainConfig

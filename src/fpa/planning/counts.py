@@ -1,7 +1,7 @@
-"""What each shipped config plans, as Snakemake's dry run counts it: the README's generated
+"""What each shipped config plans, as Snakemake's dry run counts it: docs/paper.md's generated
 section (between ``MARKERS``), so no count is typed into prose and left to go stale.
 
-    python -m fpa plan-counts --readme README.md     # rewrite the section in place
+    python -m fpa plan-counts --doc docs/paper.md     # rewrite the section in place
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from fpa.io import write_text
 from fpa.safe_load import load_yaml
 
 MARKERS = ("<!-- plan-counts:start -->", "<!-- plan-counts:end -->")
+DOC = "docs/paper.md"  # the document that holds the section
 #: column -> the dry run's rules whose jobs it counts (``None``: every job, rule all included)
 COLUMNS = {
     "jobs": None,
@@ -84,7 +85,7 @@ def counts_section(root: Path = PROJECT_ROOT) -> str:
     return "\n".join(lines + [MARKERS[1]])
 
 
-def update_readme(path: Path, root: Path = PROJECT_ROOT) -> bool:
+def update_doc(path: Path, root: Path = PROJECT_ROOT) -> bool:
     """Rewrite the section of ``path`` (atomically); whether it changed."""
     text = path.read_text()
     updated = with_section(text, counts_section(root), str(path))

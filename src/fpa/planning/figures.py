@@ -1,11 +1,23 @@
-"""A plan's figures: which are planned (``fpa.figures.planned_figures``), and each one's
-slice, inputs and caption, computed once per (model, figure) rather than once per use."""
+"""A plan's figures: which a config plans, each one's slice of the config (the roles its runs fill,
+their labels, styles and seeds; ``fpa figure`` is given it), the DAG files it reads and its caption,
+computed once per (model, figure) rather than once per use.
+
+    from fpa.config import expand_runs
+    from fpa.figures import FIGURES
+    from fpa.planning.figures import figure_slice
+    figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")
+    # {"model": "toy", "roles": {"offrl": "offrl", "fpa": "fpa"}, "seeds": [...], ...} or None
+"""
 
 from __future__ import annotations
 
 import functools
+import itertools
+import re
+from typing import Mapping
 
-from fpa.figures import FIGURES, dag_inputs, figure_caption, figure_slice, planned_figures
+from fpa.aggregation.layout import table_benchmarks
+from fpa.figures import BASE_ROLE, FIGURES, ROLE_STYLES, Figure, figure_inputs, input_files
 
 FIGURE_FORMATS = ("png", "pdf")
 FIGURE_TABLE_FORMATS = ("csv", "md", "html")
@@ -40,3 +52,129 @@ class FigurePlan:
 
     def figure_caption(self, wildcards) -> str:
         return figure_caption(FIGURES[wildcards.figure], self.figure_slice(wildcards.model, wildcards.figure))
+
+
+def style_indices(figure: Figure, roles: Mapping[str, str], by_name: Mapping) -> dict[str, int]:
+    """role -> style index: a fixed role's own, or, in a figure of every method, the style of the
+    method's objective where that is a fixed role (its first method, in config order), else the
+    next free one. A method keeps its colour whichever other methods the figure draws."""
+    styles: dict[str, int] = {}
+    others = itertools.count(len(ROLE_STYLES))
+    for role, method in roles.items():
+        key = role if figure.roles else getattr(by_name.get(method), "objective", method)
+        own = ROLE_STYLES.get(key)
+        styles[role] = own if own is not None and own not in styles.values() else next(others)
+    return styles
+
+
+def resolve_roles(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict[str, str] | None:
+    """role -> method (run name) for ``figure`` on ``model`` under ``config``, or None when a role
+    has no run of that model (a method limited to other models fills no role here).
+
+    ``runs``: ``{(model, run name): Run}`` of ``fpa.config.expand_runs``.
+    """
+    if figure.enabled is not None and not figure.enabled(config):
+        return None
+    if figure.of_base:
+        return {BASE_ROLE: BASE_ROLE}
+    chosen = config["figures"].get(figure.name) or {}
+    by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
+    if not figure.roles:
+        # a config may name the methods drawn (a swept method stands for its runs), else every
+        # method trained on all the config's seeds (not one-seed tuning runs)
+        named = set(chosen.values())
+        every = {name: name for name, run in by_name.items()
+                 if (not figure.uses_curves or run.training["snapshot_every"])
+                 and (not figure.objectives or run.objective in figure.objectives)
+                 and (name in named or run.method in named if named
+                      else set(config["seeds"]) <= set(run.seeds))}
+        return every if every and (config["curve_benchmarks"] or not figure.uses_curves) else None
+    roles = {}
+    for role in figure.roles:
+        if role in chosen:
+            roles[role] = chosen[role] if chosen[role] in by_name else None
+        elif role in by_name and by_name[role].objective == role:
+            roles[role] = role
+        else:
+            roles[role] = next((name for name, run in by_name.items() if run.objective == role), None)
+    if None in roles.values():
+        return None
+    if figure.uses_curves and not (config["curve_benchmarks"] and all(
+            by_name[method].training["snapshot_every"] for method in roles.values())):
+        return None
+    return roles
+
+
+def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> dict | None:
+    """What ``fpa figure`` is given for ``figure`` on ``model`` (None: not planned for this config)."""
+    roles = resolve_roles(figure, config, runs, model)
+    if roles is None:
+        return None
+    if figure.uses_evals and not config["tables"]:
+        return None
+    by_name = {name: run for (run_model, name), run in runs.items() if run_model == model}
+    labels = {role: config["methods"].get(method, {}).get("label", method) if method != BASE_ROLE else "Base"
+              for role, method in roles.items()}
+    curve = config["curve_benchmarks"][0] if figure.uses_curves else None
+    benchmarks = table_benchmarks(next(iter(config["tables"].values()))) if figure.uses_evals else []
+    lam = {role: float(by_name[method].params.get("lam", 0.0)) if method in by_name else 0.0
+           for role, method in roles.items()}
+    # the seeds every drawn run has (a sweep may train on fewer)
+    seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
+    if not seeds:
+        return None
+    # the run whose files hold each role's results (Run.trained_as); the base model's are its own
+    files = {role: by_name[method].trained_as if method in by_name else method for role, method in roles.items()}
+    stages = ({role: _stage_files(model, by_name[method]) for role, method in roles.items()}
+              if figure.uses_stages else {})
+    return {"model": model, "roles": roles, "files": files, "seeds": seeds, "labels": labels,
+            "styles": style_indices(figure, roles, by_name), "curve_benchmark": curve, "base": curve is not None,
+            "curve_label": config["benchmarks"][curve].get("label", curve) if curve else None,
+            "benchmarks": benchmarks, "lam": lam, "stages": stages}
+
+
+def _stage_files(model: str, run) -> list[str]:
+    """What ``run`` waits for before it trains: nothing online; offline its dataset, and the
+    reference cache when its objective reads the reference (not for diagnostics only)."""
+    from fpa.figures import paths
+    from fpa.objectives import get_objective
+
+    if run.online:
+        return []
+    needs_cache = run.training["reference"] == "cached" and get_objective(run.objective).needs_reference
+    return [paths.dataset_path(model)] + ([paths.reference_path(model)] if needs_cache else [])
+
+
+def figure_caption(figure: Figure, slice_: Mapping) -> str:
+    """The figure's caption with the runs it draws (model, method per role, seeds), as the
+    reStructuredText of the Snakemake report: the caption's and labels' own text stays literal."""
+    runs = ", ".join(f"{rst_literal(slice_['labels'][role])} (``{method}``)"
+                     for role, method in slice_["roles"].items())
+    seeds = ", ".join(map(str, slice_["seeds"]))
+    return f"{rst_literal(figure.caption)} Runs: model ``{slice_['model']}``; {runs}; seeds {seeds}."
+
+
+def rst_literal(text: str) -> str:
+    """``text`` with reStructuredText's inline markup characters escaped (π^(1/|y|) is not a
+    substitution, A*-PO not an emphasis)."""
+    return re.sub(r"([\\`*_|])", r"\\\1", text)
+
+
+def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
+    """(model, figure) pairs the config asks for and has the runs of."""
+    return [(model, name) for model in config["models"] for name in config["figures"]
+            if figure_slice(FIGURES[name], config, runs, model) is not None]
+
+
+def planned_curves(config: Mapping, runs: Mapping) -> list[str]:
+    """The curve CSVs the planned figures read: accuracy through training is evaluated for the runs a
+    figure draws, not for every run that keeps snapshots (model selection reads its own benchmark)."""
+    return sorted({path for model, name in planned_figures(config, runs)
+                   for path in figure_inputs(name, figure_slice(FIGURES[name], config, runs, model)).curves_read()})
+
+
+def dag_inputs(name: str, slice_: Mapping) -> list[str]:
+    """The DAG outputs a figure reads: a training_metrics.csv is read from its run's checkpoint directory."""
+    inputs = figure_inputs(name, slice_)
+    metrics = {path for paths in inputs.metrics.values() for path in paths}
+    return [path.rsplit("/", 1)[0] if path in metrics else path for path in input_files(inputs)]

@@ -20,8 +20,8 @@ from fpa.aggregation.layout import table_benchmarks
 from fpa.config import BASE_METHOD, DATASET_FILES, ConfigError, expand_runs, load_catalog, reads_task_file, run_names
 from fpa.config import validate_config as validate_base_config
 from fpa.containment import WORK_AREAS, outside_work_areas
-from fpa.figures import FIGURES, planned_curves
-from fpa.planning.figures import FigurePlan
+from fpa.figures import FIGURES
+from fpa.planning.figures import FigurePlan, planned_curves
 from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
@@ -91,7 +91,7 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         return [f"results/tables/{name}.json" for name, layout in self.layouts.items() if layout.paper_label]
 
     def curves(self) -> list[str]:
-        """Curve CSVs of the runs the planned figures draw (``fpa.figures.planned_curves``)."""
+        """Curve CSVs of the runs the planned figures draw (``fpa.planning.figures.planned_curves``)."""
         return planned_curves(self.config, self.runs)
 
     def table_evals(self, wildcards) -> list[str]:
@@ -99,8 +99,10 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         layout = self.layouts[wildcards.table]
         return list(dict.fromkeys(layout.input_path(key, seed) for key in layout.cell_keys() for seed in key.seeds))
 
-    def table_columns(self, wildcards) -> str:
-        return ", ".join(self.layouts[wildcards.table].columns)
+    def table_caption(self, wildcards) -> str:
+        from fpa.aggregation.tables import report_caption
+
+        return report_caption(self.layouts[wildcards.table], wildcards.table)
 
     def cost_inputs(self) -> list[str]:
         """What the tables and figures read (evaluations, curves, runs, analyses): the cost table

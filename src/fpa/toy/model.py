@@ -27,6 +27,7 @@ from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 from fpa.data.prompts import render_prompt
 from fpa.data.tokenize import encode_sample
 from fpa.io import atomic_path, write_json
+from fpa.progress import progress
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_mixed_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
@@ -141,6 +142,7 @@ def train(model, problems: list[str], cfg: ToyModelConfig, tokenizer) -> list[di
     optimizer = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95))
     model.train()
     curve, window = [], []
+    bar = progress(cfg.steps, "toy base model SFT", unit="step")
     for step in range(cfg.steps):
         for group in optimizer.param_groups:
             group["lr"] = get_lr(step, cfg)
@@ -153,6 +155,9 @@ def train(model, problems: list[str], cfg: ToyModelConfig, tokenizer) -> list[di
         if len(window) == cfg.log_every or step == cfg.steps - 1:
             curve.append({"step": step + 1, "loss": sum(window) / len(window), "lr": get_lr(step, cfg)})
             window = []
+            bar.set_postfix(loss=f"{curve[-1]['loss']:.4f}", refresh=False)
+        bar.update(1)
+    bar.close()
     model.eval()
     return curve
 

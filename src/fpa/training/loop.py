@@ -25,13 +25,13 @@ from pathlib import Path
 
 import torch
 from accelerate import Accelerator, DistributedDataParallelKwargs
-from tqdm import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.pad_token import pad_token_id
 from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
+from fpa.progress import progress
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
 from fpa.training.checkpoints import (SAVED_DTYPES, State, latest_checkpoint, save_policy, save_resumable,
@@ -273,8 +273,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
     clock_zero = started - state.elapsed_s  # a resumed run's clock goes on from its checkpoint's
     metrics_path = work / f"metrics.rank{run.rank}.csv"
     board = tensorboard(work) if run.rank == 0 else None
-    progress = tqdm(total=total, initial=state.step, desc=f"train {run.objective.name}",
-                    disable=None if run.rank == 0 else True)
+    bar = progress(total, f"train {run.objective.name}", unit="step", initial=state.step, disable=run.rank != 0)
     run.body.train()
     while state.step < total and not state.stopped_early:
         row = _optimizer_step(run, state.step)
@@ -286,18 +285,19 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
         append_csv(metrics_path, row)
         for key, value in row.items() if board is not None else ():
             board.add_scalar(key, value, state.step)
-        progress.update(1)
-        progress.set_postfix(loss=f"{row['loss']:.4f}")
-        if state.step % 10 == 0 or state.step == total:
-            log.info("step %d/%d loss %.4f grad_norm %.3f lr %.2e", state.step, total, row["loss"],
-                     row["grad_norm"], row["lr"])
+        bar.set_postfix(loss=f"{row['loss']:.4f}", grad_norm=f"{row['grad_norm']:.3f}", lr=f"{row['lr']:.2e}",
+                        refresh=False)
+        bar.update(1)
         if cfg.snapshot_every and state.step % cfg.snapshot_every == 0:
             save_policy(run, snapshot_path(work, state.step), tokenizer=True)
         if state.step % cfg.checkpoint_every == 0 and state.step < total:
             save_resumable(run, work, state, fingerprint)
         if stop_after is not None and state.step >= stop_after:
+            bar.close()
             return {"stopped_after": state.step}
-    progress.close()
+    bar.close()
+    if cfg.snapshot_every and state.step % cfg.snapshot_every:  # accuracy through training reaches the last step
+        save_policy(run, snapshot_path(work, state.step), tokenizer=True)
     if board is not None:
         board.close()
     summary = {"steps": state.step, "total_steps": total, "resumed_from_step": resumed_from,

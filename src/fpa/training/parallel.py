@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -31,6 +33,29 @@ from fpa.training.precision import decoder_hidden
 
 SHARDED_DIR = "sharded"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+TIED_HEAD = "lm_head.weight"  # the output head, one tensor with the embeddings when they are tied
+
+
+class _TiedHeadNotice(logging.Filter):
+    """Drops accelerate's "Removed shared tensor {...lm_head.weight} while saving" warning: with tied
+    embeddings the head is the embedding matrix, saved once and tied again on load, as expected.
+    Any other shared tensor is still reported."""
+
+    NOTICE = re.compile(r"(\[RANK \d+\] )?Removed shared tensor \{(?P<names>[^}]*)\} while saving")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        match = self.NOTICE.match(record.getMessage())
+        return match is None or not all(name.strip(" '\"").endswith(TIED_HEAD) for name in match["names"].split(","))
+
+
+def save_accelerate_state(accelerator, directory: Path) -> None:
+    """``accelerator.save_state``, without the expected notice about a tied output head."""
+    notices, notice = logging.getLogger("accelerate.utils.other"), _TiedHeadNotice()
+    notices.addFilter(notice)
+    try:
+        accelerator.save_state(str(directory))
+    finally:
+        notices.removeFilter(notice)
 
 
 class Policy(torch.nn.Module):
@@ -84,7 +109,7 @@ class DataParallel:
         return None
 
     def save_state(self, body, optimizer, directory: Path) -> None:
-        self.accelerator.save_state(str(directory))
+        save_accelerate_state(self.accelerator, directory)
 
     def load_state(self, body, optimizer, directory: Path) -> None:
         self.accelerator.load_state(str(directory))
@@ -146,7 +171,7 @@ class FullyShardedDataParallel(DataParallel):
         import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_state_dict
 
-        self.accelerator.save_state(str(directory))  # scheduler and RNG (the model is not accelerate's)
+        save_accelerate_state(self.accelerator, directory)  # scheduler and RNG (the model is not accelerate's)
         model_state, optimizer_state = get_state_dict(body, optimizer)
         dcp.save({"model": model_state, "optimizer": optimizer_state}, checkpoint_id=str(directory / SHARDED_DIR))
 

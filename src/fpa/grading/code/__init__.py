@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from fpa.grading.code import bigcodebench, livecodebench, mbppplus
+from fpa.progress import map_in_pool
 from fpa.sandbox import Sandbox
 
 # Mirror-relative default files (config/benchmarks.yaml, section ``code``).
@@ -144,7 +145,8 @@ def grade_code_many(
             verdicts[index] = verdict
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        list(pool.map(grade_group, groups))
+        map_in_pool(pool, grade_group, list(groups), f"grade {bench}", unit="completion",
+                    weight=lambda task_id: len(groups[task_id]))
     return verdicts
 
 

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from fpa.grading.code import extract_code, livecodebench, make_sandbox
+from fpa.progress import map_in_pool
 from fpa.sandbox import Sandbox
 
 
@@ -51,4 +52,5 @@ def grade_tests_many(pairs: Sequence[tuple[str, str]], *, workers: int | None = 
         parse_spec(gold)
     sandbox = sandbox or make_sandbox("livecodebench")
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        return list(pool.map(lambda pair: grade_tests_one(pair[0], pair[1], sandbox), pairs))
+        return map_in_pool(pool, lambda pair: grade_tests_one(pair[0], pair[1], sandbox), list(pairs),
+                           "grade code_tests", unit="completion")
