@@ -271,5 +271,5 @@ def _at(path: str | os.PathLike | None, mark: yaml.Mark | None) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}"
 
 
-__all__ = ["CONFIG_LIMITS", "RECORD_LIMITS", "Limits", "LoadError", "OneLineError", "load_json", "load_yaml", "one_line",
-           "parse_json"]
+__all__ = ["CONFIG_LIMITS", "RECORD_LIMITS", "Limits", "LoadError", "OneLineError", "load_json", "load_yaml",
+           "one_line", "parse_json"]

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import config_examples  # noqa: E402
 import fuzz_config  # noqa: E402
 
 #: examples per CI run (derandomized: the same ones each run), and real ``snakemake -n`` runs
@@ -22,7 +23,7 @@ KEPT: list[tuple[str, fuzz_config.Verdict]] = []
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, phases=fuzz_config.PHASES,
           suppress_health_check=list(HealthCheck))
-@given(fuzz_config.configs())
+@given(config_examples.configs())
 def test_check_config_and_planning_agree_on_every_generated_config(example):
     with tempfile.TemporaryDirectory() as directory:
         path, check, planned = fuzz_config.judge_example(*example, Path(directory))
@@ -45,5 +46,5 @@ def test_real_snakemake_dry_runs_agree_with_check_config():
 
 @pytest.mark.parametrize("edit", ["alias_bomb", "duplicate"])
 def test_text_edits_are_refused_by_both(tmp_path, edit):
-    path, check, planned = fuzz_config.judge_example(fuzz_config.BASE, [edit], tmp_path)
+    path, check, planned = fuzz_config.judge_example(config_examples.BASE, [edit], tmp_path)
     assert not check.accepted and check == planned

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fpa.config import expand_runs
-from fpa.planning.validation import load_config_file
+from fpa.planning import load_config_file
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
 from fpa.memory.training import TrainingJob, activation_bytes_per_token, head_chunk_rows, training_memory
