@@ -81,6 +81,19 @@ def measure(name: str, text: str, directory: Path) -> dict:
                                             directory)}
 
 
+def markdown(record: dict) -> str:
+    """Per case: the judge's own time to refuse, and each command's wall time and lines of output."""
+    lines = [f"{record['cpu']}, Python {record['python']}; wall times include each command's start (the "
+             "good config's row: the same commands planning a config they accept).", "",
+             "| case | judge ms | `fpa check-config` s (lines) | `snakemake -n`, as config/config.yaml, s (lines) | "
+             "`snakemake -n --configfile` s (lines) |", "|---|---:|---|---|---|"]
+    for name, case in record["cases"].items():
+        runs = [case[key] for key in ("check_config", "snakemake_n_default_config", "snakemake_n_configfile")]
+        lines.append(f"| {name} | {case['judge_seconds'] * 1000:.1f} | "
+                     + " | ".join(f"{run['seconds']:.2f} ({run['lines']})" for run in runs) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     record = {"cpu": cpu_model(), "python": platform.python_version(), "cases": {}}
     with tempfile.TemporaryDirectory() as directory:

@@ -210,6 +210,19 @@ def real_snakemake_checks(kept: list[tuple[str, Verdict]], runs: int) -> list[st
     return disagreements
 
 
+def markdown(record: dict) -> str:
+    """The verdicts of one run, and each problem it found."""
+    code = record.get("code", "this checkout")
+    lines = [f"{record['examples']} examples over {code} (seed {record['seed']}), "
+             f"{record['seconds_in_process']:.0f} s in process, and {record['snakemake_runs']} real `snakemake -n`:",
+             "", "| accepted by both | refused by both, one line | refused first by Snakemake's loader | problems |",
+             "|---:|---:|---:|---:|",
+             f"| {record['accepted']} | {record['refused']} | {record['refused_by_snakemake_loader']} | "
+             f"{record['problem_examples']} |", ""]
+    found = [f"- {' '.join(problem.split())[:200]}" for problem in record["problems"] + record["snakemake_disagreements"]]
+    return "\n".join(lines + (found or ["- no problem found"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=2000)
