@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import re
 import signal
 import subprocess
@@ -136,7 +137,7 @@ def _short(error: BaseException) -> str:
 @contextlib.contextmanager
 def time_limit(seconds: int):
     def hang(*_):
-        raise Problem(f"no verdict in {seconds} s (a hang)")
+        raise Problem(f"no verdict in {seconds} s (a hang; load average {os.getloadavg()[0]:.1f})")
 
     previous = signal.signal(signal.SIGALRM, hang)
     signal.alarm(seconds)
@@ -158,7 +159,7 @@ def judge_example(config: dict, edits: list[str], directory: Path) -> tuple[Path
 
 
 # --- the benchmark: a larger budget, every problem recorded --------------------------------------------
-def fuzz(examples: int, snakemake_runs: int, seed: int) -> dict:
+def fuzz(examples: int, snakemake_runs: int, seed: int, keep: Path | None = None) -> dict:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -177,6 +178,9 @@ def fuzz(examples: int, snakemake_runs: int, seed: int) -> dict:
             except Problem as problem:
                 problems.setdefault(re.sub(r"\d+", "N", str(problem))[:120], str(problem))
                 tally["problem_examples"] += 1
+                if keep is not None:  # to reproduce: fpa check-config FILE, snakemake -n --configfile FILE
+                    keep.mkdir(parents=True, exist_ok=True)
+                    (keep / f"problem{tally['problem_examples']}.yaml").write_text(config_text(*example))
                 return
             key = "accepted" if check.accepted else \
                 "refused_by_snakemake_loader" if planned.line.startswith("snakemake: ") else "refused"
@@ -229,8 +233,9 @@ def main() -> None:
     parser.add_argument("--snakemake", type=int, default=8, help="real snakemake -n runs")
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--keep", type=Path, default=None, help="write each example with a problem here")
     args = parser.parse_args()
-    record = fuzz(args.examples, args.snakemake, args.seed)
+    record = fuzz(args.examples, args.snakemake, args.seed, args.keep)
     write_json(args.out, record)
     print(json.dumps(record, indent=2))
 
