@@ -24,7 +24,7 @@ import jsonschema
 from fpa.containment import check_name, check_relative, inside
 from fpa.objectives import get_objective
 from fpa.online import get_online_method
-from fpa.safe_load import CONFIG_LIMITS, LoadError, load_yaml
+from fpa.safe_load import CONFIG_LIMITS, LoadError, OneLineError, load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -33,8 +33,8 @@ TIED = "="
 BASE_METHOD = "base"
 
 
-class ConfigError(ValueError):
-    """A configuration error; ``str()`` is a single line."""
+class ConfigError(OneLineError):
+    """A configuration error; ``str()`` is a single line (a key or value quoted in it escaped)."""
 
 
 @dataclass(frozen=True)

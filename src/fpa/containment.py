@@ -26,6 +26,8 @@ import os
 import re
 from pathlib import Path
 
+from fpa.safe_load import OneLineError
+
 SEGMENT = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _PATH_SEGMENT = r"(?!\.\.?(?:/|$))[^/\x00-\x1f\x7f]+"
 RELATIVE_PATH = rf"{_PATH_SEGMENT}(?:/{_PATH_SEGMENT})*"
@@ -33,7 +35,7 @@ RELATIVE_PATH = rf"{_PATH_SEGMENT}(?:/{_PATH_SEGMENT})*"
 WORK_AREAS = ("results", "resources", "logs")
 
 
-class ContainmentError(ValueError):
+class ContainmentError(OneLineError):
     """A name or path that would leave its directory; ``str()`` is one line naming where it came from."""
 
 

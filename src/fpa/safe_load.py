@@ -52,7 +52,24 @@ CONFIG_LIMITS = Limits()
 RECORD_LIMITS = Limits(max_bytes=4 << 30, max_depth=64, max_nodes=1 << 62)
 
 
-class LoadError(ValueError):
+#: what would end a line of a message or move a terminal's cursor (str.splitlines breaks at \x1c-\x1e,
+#: \x85, \u2028 and \u2029 too): a key or value quoted in a message shows them escaped
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with each control character and line separator escaped as Python writes it."""
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+class OneLineError(ValueError):
+    """An error whose ``str()`` is one line, whatever a hostile input put into its message."""
+
+    def __init__(self, message: object = ""):
+        super().__init__(one_line(str(message)))
+
+
+class LoadError(OneLineError):
     """A file that cannot be read as meant, or breaks a limit; ``str()`` is one line naming the file."""
 
 
@@ -254,4 +271,5 @@ def _at(path: str | os.PathLike | None, mark: yaml.Mark | None) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}"
 
 
-__all__ = ["CONFIG_LIMITS", "RECORD_LIMITS", "Limits", "LoadError", "load_json", "load_yaml", "parse_json"]
+__all__ = ["CONFIG_LIMITS", "RECORD_LIMITS", "Limits", "LoadError", "OneLineError", "load_json", "load_yaml",
+           "one_line", "parse_json"]

@@ -8,6 +8,7 @@ import json
 import pytest
 import yaml
 
+from fpa.config import ConfigError
 from fpa.io import iter_jsonl, read_json
 from fpa.safe_load import CONFIG_LIMITS, Limits, LoadError, load_json, load_yaml, parse_json
 
@@ -135,3 +136,10 @@ def test_a_jsonl_line_nested_too_deep_names_its_line(tmp_path):
     path.write_text('{"id": 1}\n' + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(LoadError, match=r"bench.jsonl:2: nested deeper than the limit of 64 levels \(max_depth\)$"):
         list(iter_jsonl(path))
+
+
+def test_a_key_with_line_breaks_is_quoted_on_one_line(tmp_path):
+    """Found by the config fuzz: an unknown key "\\n" split check-config's refusal over two lines."""
+    message = str(ConfigError("config.yaml: a\nb\u2028c\x85d\x1b[31m: unknown key"))
+    assert message == "config.yaml: a\\nb\\u2028c\\x85d\\x1b[31m: unknown key" and len(message.splitlines()) == 1
+    assert len(_refusal(tmp_path, 'models: {"a\\nb": 1, "a\\nb": 2}\n').splitlines()) == 1

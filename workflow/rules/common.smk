@@ -4,9 +4,9 @@ import sys
 from pathlib import Path
 
 from fpa.config import ConfigError
+from fpa.containment import RELATIVE_PATH
 from fpa.memory.cost import disk_warning
 from fpa.memory.plan import memory_warnings
-from fpa.containment import RELATIVE_PATH
 from fpa.planning import NAME, judge
 from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
 from fpa.planning.priority import Priority
@@ -19,7 +19,9 @@ shell.prefix(shell_prefix(workflow.basedir))
 # The one judge of fpa check-config (fpa.planning.judge): it reads the config files again with its
 # own limits, and the rules get the config it judged, not the one Snakemake's loader read.
 try:
-    PLAN = judge(workflow.configfiles, workflow.basedir, workflow.config_settings.config)
+    PLAN = judge(
+        workflow.configfiles, workflow.basedir, workflow.config_settings.config
+    )
 except ConfigError as error:
     sys.exit(f"config error: {error}")
 config.clear()

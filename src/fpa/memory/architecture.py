@@ -7,10 +7,11 @@ pinned revision); a fetched ``config.json`` is preferred, and must agree with th
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Mapping
+
+from fpa.io import read_json
 
 # config.json fields (Qwen2, Qwen3 and Llama name them alike)
 REQUIRED = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
@@ -54,7 +55,7 @@ class Architecture:
     @classmethod
     def from_model_dir(cls, path: str | Path) -> "Architecture":
         file = Path(path) / "config.json"
-        return cls.from_hf(json.loads(file.read_text()), str(file))
+        return cls.from_hf(read_json(file), str(file))
 
     def to_hf(self) -> dict:
         return {field.name: getattr(self, field.name) for field in fields(self)}

@@ -31,6 +31,7 @@ from typing import Iterator, Mapping
 from fpa.io import atomic_path, read_json, remove_stale_temps, sha256_path, temps_of, write_json
 from fpa.numerics import numerics_record
 from fpa.provenance.cpu import cpu_facts
+from fpa.safe_load import parse_json
 
 SIDECAR_SUFFIX = ".prov.json"
 TRACKED_PACKAGES = ("fpa-bench", "torch", "transformers", "accelerate", "tokenizers", "safetensors",
@@ -106,7 +107,7 @@ def last_logged_usage(log_text: str) -> dict | None:
     """The last usage line of a log (a job of several processes logs one per process; the
     launcher, which waits for the others, last), or None."""
     lines = [line for line in log_text.splitlines() if line.startswith(USAGE_PREFIX)]
-    return json.loads(lines[-1][len(USAGE_PREFIX):]) if lines else None
+    return parse_json(lines[-1][len(USAGE_PREFIX):], "usage line") if lines else None
 
 
 # the fields every record has (Job.output); anything else is what the job itself recorded

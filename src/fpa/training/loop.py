@@ -28,7 +28,7 @@ from accelerate import Accelerator, DistributedDataParallelKwargs
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.pad_token import pad_token_id
-from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
+from fpa.io import atomic_path, read_json, read_jsonl, sha256_path, write_json
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.progress import progress
@@ -240,9 +240,10 @@ def _resume(run: Session, work: Path, fingerprint: dict) -> State:
     """The state of the latest checkpoint in ``work`` if it is of this very run, else a fresh one."""
     resume = latest_checkpoint(work)
     state = State()
-    if resume is not None and json.loads((resume / "trainer_state.json").read_text())["fingerprint"] == fingerprint:
+    saved = read_json(resume / "trainer_state.json") if resume is not None else None
+    if saved is not None and saved["fingerprint"] == fingerprint:
         run.parallel.load_state(run.body, run.optimizer, resume)
-        state = State(**json.loads((resume / "trainer_state.json").read_text())["state"])
+        state = State(**saved["state"])
         truncate_csv(work / f"metrics.rank{run.rank}.csv", state.step)
         log.info("resumed from %s at step %d", resume, state.step)
     elif work.exists() and run.rank == 0:
