@@ -117,7 +117,8 @@ def test_remove_work_removes_an_emptied_work_parent(tmp_path):
 
 def _sample_command(model_dir, problems, out, work, *extra):
     config = {"dataset": {"k": 2, "temperature": 0.7, "seed": 3}, "prompt_template": DEFAULT_PROMPT_TEMPLATE,
-              "generation": {"backend": "hf", "stop": [], "batch_size": 8, "max_new_tokens": 40}, "chat_template": False}
+              "generation": {"backend": "hf", "stop": [], "batch_size": 8, "max_new_tokens": 40},
+              "chat_template": False}
     return [sys.executable, "-m", "fpa", "sample", "--model", str(model_dir), "--problems", str(problems),
             "--config-json", json.dumps(config), "--code", "test", "--threads", "1", "--out", str(out),
             *(["--work", str(work), "--shard-rows", "2"] if work else []), *extra]

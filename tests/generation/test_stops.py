@@ -40,7 +40,8 @@ def backend(micro_model_dir):
 
 def _scripted(monkeypatch, backend, text: str, eos: bool):
     """The decoder draws the token ids of ``text`` (and eos): the rest of the backend is the real one."""
-    ids = backend.tokenizer(text, add_special_tokens=False)["input_ids"] + ([backend.tokenizer.eos_token_id] if eos else [])
+    ids = backend.tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids += [backend.tokenizer.eos_token_id] if eos else []
 
     def run(self, prompts, seeds, *, temperature, max_new_tokens):
         return [ids[:max_new_tokens] for _ in prompts]

@@ -15,7 +15,8 @@ text, occurrence of that prompt in the call, sample index), which gives:
 A sample stops at any eos id of the model's ``generation_config``, at the tokenizer's
 eos and at the stop words that are one added token (``fpa.generation.stops``); the stop
 words of the text are cut after decoding, where the harness cuts them (the text is the same
-as if decoding had stopped there; the row only decodes on to its eos or length limit). Only these ids are taken from the ``generation_config``; its sampling
+as if decoding had stopped there; the row only decodes on to its eos or length limit).
+Only these ids are taken from the ``generation_config``; its sampling
 settings (top_p, top_k, repetition_penalty, ...) are ignored, so the samples
 follow softmax(logits / T) exactly, as with vLLM's ``SamplingParams(temperature=T)``.
 """

@@ -131,8 +131,8 @@ class VLLMBackend:
         # Not vLLM's incremental ``text``, which drops the bytes of a character cut off by
         # ``max_tokens`` where a full decode writes U+FFFD; its token ids keep the stop token, and
         # those of a stop word run to the token that completed it.
-        done = [[finish(self.tokenizer, c.token_ids, stop_ids, words) for c in sorted(out.outputs, key=lambda c: c.index)]
-                for out in outputs]
+        done = [[finish(self.tokenizer, c.token_ids, stop_ids, words)
+                 for c in sorted(out.outputs, key=lambda c: c.index)] for out in outputs]
         return [row * n for row in done] if greedy else done
 
 
