@@ -50,7 +50,9 @@ def future_policy_rows(args) -> list[dict]:
                                            "benchmark": [(*args.benchmark, None)],
                                            "work": str(Path(args.work) / snapshot_name(step))})
         sample = next(sample_benchmarks(per_target, "future_policy"))
-        encoded = [encode_sample(tokenizer, prompt, completion, settings["max_length"])
+        # a completion cut at the generation limit has no EOS after it, as in training (fpa.data.tokenize)
+        encoded = [encode_sample(tokenizer, prompt, completion.text, settings["max_length"],
+                                 ends_answer=completion.finish_reason != "length")
                    for prompt, completions in zip(sample.prompts, sample.completions) for completion in completions]
         result = measure(load(target_dir), anchor, reference, encoded, lams)
         for i, lam in enumerate(lams):

@@ -10,6 +10,7 @@ from fpa.data.prompts import CHAT_DATE, build_prompts
 from fpa.generation.backend import BACKENDS, LazyBackend
 from fpa.generation.parallel import make_backend
 from fpa.generation.shards import generate_sharded
+from fpa.generation.stops import Completion, stop_words
 from fpa.io import read_jsonl
 from fpa.provenance.fingerprint import code_fingerprint
 from fpa.provenance.record import Job, describe_inputs
@@ -21,7 +22,7 @@ class BenchmarkSample(NamedTuple):
     job: object  # fpa.provenance.record.Job of this benchmark's output
     records: list[dict]
     prompts: list[str]
-    completions: list[list[str]]
+    completions: list[list[Completion]]
 
 
 def sample_benchmarks(config: dict, requested: Sequence[tuple[str, str, str | None]], rule: str, *, model: str,
@@ -55,6 +56,7 @@ def sample_benchmarks(config: dict, requested: Sequence[tuple[str, str, str | No
             max_new_tokens=generation["max_new_tokens"], seed=seed,
             work_dir=None if work is None else Path(work) / name,
             key_parts=generation_key(job), shard_rows=shard_rows,
+            stop_words=stop_words(shared["prompt_template"], generation["stop"]),
         )
         yield BenchmarkSample(name, out, job, records, prompts, completions)
 
@@ -64,7 +66,8 @@ def generation_key(job) -> dict:
     generation code (not the rest of the job's code: a grader edit keeps the finished shards)."""
     backend_module = BACKENDS[job.config["generation"]["backend"]].split(":")[0]
     return {"rule": job.rule, "config": job.config,
-            "code": code_fingerprint("fpa.generation.shards", "fpa.data.prompts", backend_module),
+            "code": code_fingerprint("fpa.generation.shards", "fpa.generation.stops", "fpa.data.prompts",
+                                     backend_module),
             "inputs": {name: entry["sha256"] for name, entry in job.inputs.items()}}
 
 
