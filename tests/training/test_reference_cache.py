@@ -124,3 +124,34 @@ def test_failed_write_keeps_old_cache(tiny_model_dir, tiny_tokenizer, tiny_sampl
     with pytest.raises(ValueError, match="dtype: expected one of"):
         write_reference_cache(tiny_model_dir, tiny_samples, tiny_tokenizer, tmp_path / "d", max_length=MAX_LENGTH,
                               dtype="int8")
+
+
+def test_the_cache_command_computes_on_the_gpu_it_is_given(monkeypatch, tmp_path, tiny_model_dir, tiny_samples):
+    """``fpa cache-reference --device auto`` (and the rule's ``cuda``) hand the GPU to the cache writer,
+    with the training's precision; ``cuda`` without a GPU is refused before any work."""
+    import torch
+
+    from fpa.cli import build_parser, reference as command
+    from fpa.io import write_jsonl
+
+    write_jsonl(tmp_path / "train.jsonl", tiny_samples[:3])
+    write_jsonl(tmp_path / "val.jsonl", tiny_samples[3:])
+    argv = ["cache-reference", "--model", str(tiny_model_dir), "--train", str(tmp_path / "train.jsonl"),
+            "--val", str(tmp_path / "val.jsonl"), "--max-length", "64", "--precision", "bf16",
+            "--out", str(tmp_path / "cache")]
+    calls = []
+
+    def writer(*args, **kwargs):
+        calls.append(kwargs)
+        return {"samples": 0}
+
+    monkeypatch.setattr(command, "write_reference_cache", writer)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for device in ("auto", "cuda"):
+        args = build_parser("cache-reference").parse_args(argv + ["--device", device])
+        args.handler(args)
+    assert [(c["device"], c["precision"]) for c in calls] == [("cuda", "bf16"), ("cuda", "bf16")]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    args = build_parser("cache-reference").parse_args(argv + ["--device", "cuda"])
+    with pytest.raises(ValueError, match="--device cuda: no CUDA device is visible"):
+        args.handler(args)

@@ -121,6 +121,20 @@ def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
     assert (train["gpu"], train["cpus_per_task"], train["mem_mb"], train["runtime"]) == ("2", "8", "256000", "2880")
 
 
+def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_path):
+    """The cache job asks for a GPU: its command computes there (it computed on the CPU: weeks for
+    12K problems x 8 samples), its forward in the training's precision (bf16 autocast)."""
+    config = load_config_file(ROOT / "config" / "paper.yaml")
+    assert config["resources"]["cache_reference"]["gpu"] >= 1 and config["training"]["precision"] == "bf16"
+    target = "results/reference/qwen3-4b-base/cache"
+    result = _plan(tmp_path, "-p", "--workflow-profile", str(SLURM_PROFILE), "--cores", "8", target)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [command] = re.findall(r"^Shell command: (?:export \S+; )*python -m fpa (cache-reference .*?) > \S+ 2>&1$",
+                           result.stdout + result.stderr, flags=re.M)
+    argv = shlex.split(command)
+    assert argv[argv.index("--device") + 1] == "cuda" and argv[argv.index("--precision") + 1] == "bf16"
+
+
 def test_paper_training_job_launches_a_process_per_gpu(tmp_path):
     """The paper trains on 2 GPUs: one SLURM job asks for 2 GPUs and its one command starts 2 DDP
     ranks (torchrun, rendezvous on a free port), the job's 8 CPUs split 4 per rank."""

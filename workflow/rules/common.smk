@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from fpa.config import ConfigError
+from fpa.memory.cost import disk_warning
 from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, Plan
 from fpa.planning.plan import COST_TABLE, REPRODUCTION_TABLE
@@ -21,6 +22,8 @@ except ConfigError as error:
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
 if workflow.is_main_process:
     for line in memory_warnings(config, PLAN.runs, Path.cwd()):
+        print(line, file=sys.stderr)
+    if (line := disk_warning(config, PLAN.runs, Path.cwd())) is not None:
         print(line, file=sys.stderr)
 
 
@@ -41,6 +44,7 @@ ONLINE_RUNS = PLAN.online_runs
 get_code = code_fingerprint
 get_final_output = PLAN.final_output
 get_resources = PLAN.resources
+get_device = PLAN.device
 get_threads = PLAN.threads
 get_processes = PLAN.processes
 get_numerics = PLAN.numerics

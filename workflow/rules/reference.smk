@@ -18,8 +18,11 @@ rule cache_reference:
     params:
         numerics=get_numerics(),
         max_length=config["training"]["max_length"],
+        precision=config["training"]["precision"],
+        device=get_device("cache_reference"),
         code=get_code("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
-        "--max-length {params.max_length} --code {params.code} --threads {threads} "
+        "--max-length {params.max_length} --precision {params.precision} --device {params.device} "
+        "--code {params.code} --threads {threads} "
         "--out {output} > {log} 2>&1"

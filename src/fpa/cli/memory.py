@@ -1,4 +1,5 @@
-"""``fpa plan-memory CONFIG``: each GPU job's memory per GPU against the GPUs it requests."""
+"""``fpa plan-memory CONFIG``: the cost of a config before it runs: each GPU job's memory per GPU
+against the GPUs it requests, then each job family's disk and GPU-hours with their assumptions."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from fpa.config import expand_runs
 from fpa.planning.validation import load_config_file
+from fpa.memory.cost import Assumptions, format_costs, plan_costs
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
 
 
@@ -21,6 +23,14 @@ def plan_memory_command(args) -> None:
         print(to_json(estimates))
         return
     print(format_plan(estimates, int(gpu_gb * GIB), parallel_variants(config, runs, Path(args.root))))
+    assume = Assumptions(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
+                            if getattr(args, field) is not None})
+    print()
+    print(format_costs(plan_costs(config, runs, Path(args.root), assume), assume, config["budget"]["disk_gb"]))
+
+
+ASSUMPTION_FIELDS = ("peak_tflops", "train_mfu", "forward_mfu", "generation_mfu", "sequence_fill", "completion_fill",
+                     "train_problems")
 
 
 def register(commands) -> None:
@@ -29,4 +39,7 @@ def register(commands) -> None:
     parser.add_argument("--gpu-memory-gb", type=float, help="memory of one GPU (default: the config's gpu_memory_gb)")
     parser.add_argument("--root", default=".", help="the workflow directory (fetched models' config.json)")
     parser.add_argument("--json", action="store_true", help="every estimate with its components, as JSON")
+    for field in ASSUMPTION_FIELDS:
+        parser.add_argument(f"--{field.replace('_', '-')}", type=int if field == "train_problems" else float,
+                            help=f"GPU-hours assumption (default {getattr(Assumptions(), field)})")
     parser.set_defaults(handler=plan_memory_command)

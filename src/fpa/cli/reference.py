@@ -14,13 +14,26 @@ def cache_reference(args) -> None:
     setup(args)
     samples = read_jsonl(args.train) + read_jsonl(args.val)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
-    config = {"max_length": args.max_length, "dtype": args.dtype}
+    device = reference_device(args.device)
+    config = {"max_length": args.max_length, "dtype": args.dtype, "precision": args.precision}
     job = Job("cache_reference", config, {"model": args.model, "train": args.train, "val": args.val}, args.code)
     with job.output(args.out, directory=True) as tmp:
         manifest = write_reference_cache(args.model, samples, tokenizer, tmp, max_length=args.max_length,
-                                         dtype=args.dtype)
+                                         dtype=args.dtype, precision=args.precision, device=device)
         job.extra["cache"] = {k: v for k, v in manifest.items() if k != "samples"}
-    print(f"cached {len(samples)} samples")
+    print(f"cached {len(samples)} samples on {device}")
+
+
+def reference_device(name: str) -> str:
+    """``auto``: the GPU the job was given, else the CPU; ``cuda`` without a visible GPU is an error
+    (a job that asked for a GPU and would compute for weeks on the CPU)."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: no CUDA device is visible (CUDA_VISIBLE_DEVICES, the job's GPUs)")
+    return name
 
 
 def register(commands) -> None:
@@ -30,6 +43,10 @@ def register(commands) -> None:
     parser.add_argument("--val", required=True)
     parser.add_argument("--max-length", type=int, required=True)
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    parser.add_argument("--precision", default="fp32", choices=["bf16", "fp32"],
+                        help="the forward's precision: the training's (training.precision), as the policy's")
+    parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
+                        help="where the reference runs (the rule passes cuda when its job has a GPU)")
     parser.add_argument("--code", default=None)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", required=True)

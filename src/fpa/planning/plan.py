@@ -120,6 +120,10 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``)."""
         return job_request(self.config["resources"][group])
 
+    def device(self, group: str) -> str:
+        """Where a job of ``group`` computes: ``cuda`` when it requests a GPU, else ``cpu``."""
+        return "cuda" if self.config["resources"][group]["gpu"] else "cpu"
+
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""
         return self.config["resources"][group]["cpus_per_task"]

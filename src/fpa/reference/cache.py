@@ -38,6 +38,7 @@ from torch import Tensor
 from fpa.data.pad_token import pad_token_id
 from fpa.data.tokenize import EncodedSample, encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
+from fpa.training.precision import autocast_dtype, decoder_hidden
 
 FORMAT_VERSION = 1
 STORAGE_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -56,14 +57,14 @@ def dataset_hash(samples: Sequence[dict]) -> str:
 
 
 def reference_cache_key(model_dir: str | os.PathLike, samples: Sequence[dict], *, max_length: int,
-                        dtype: str = "bfloat16") -> str:
-    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype).
+                        dtype: str = "bfloat16", precision: str = "fp32") -> str:
+    """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype, precision).
 
     The tokenizer counts as a model file: keep it in ``model_dir``.
     """
     _storage_dtype(dtype)
     material = {"format": FORMAT_VERSION, "dataset": dataset_hash(samples), "model": sha256_path(model_dir),
-                "max_length": int(max_length), "dtype": dtype}
+                "max_length": int(max_length), "dtype": dtype, "precision": precision}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -106,13 +107,14 @@ def collate(encoded: Sequence[EncodedSample], pad_id: int) -> Batch:
 
 
 @torch.no_grad()
-def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor) -> Tensor:
-    """z_ref [N, d] at ``predict_mask`` positions: the reference body's forward, no head.
+def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor,
+                            autocast: torch.dtype | None = None) -> Tensor:
+    """z_ref [N, d] fp32 at ``predict_mask`` positions: the reference body's forward, no head, in the
+    training's precision path (``fpa.training.precision.decoder_hidden``).
 
-    ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs) or the body.
+    ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs).
     """
-    out = ref_model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask)
-    return out.last_hidden_state[predict_mask]
+    return decoder_hidden(ref_model, input_ids, attention_mask, autocast)[predict_mask]
 
 
 def _head_stats(z: Tensor, weight: Tensor, targets: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor]:
@@ -153,21 +155,23 @@ class _ShardWriter:
 
 def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict], tokenizer,
                           out_dir: str | os.PathLike, *, max_length: int, dtype: str = "bfloat16",
-                          shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu") -> dict:
-    """Run the reference (loaded in fp32) over every sample and write the cache; returns the manifest.
+                          shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu",
+                          precision: str = "fp32") -> dict:
+    """Run the reference (loaded in fp32, its forward in the training's ``precision``: bf16 autocast or
+    fp32, as the policy's) over every sample on ``device`` and write the cache; returns the manifest.
 
     ``samples``: dicts with "id" (unique), "prompt", "completion". Tokenised with
     ``encode_sample``; a sample whose prompt leaves no completion raises ``ValueError``.
     """
     from transformers import AutoModelForCausalLM
 
-    storage = _storage_dtype(dtype)
+    storage, autocast = _storage_dtype(dtype), autocast_dtype(precision)
     if not samples:
         raise ValueError("samples: expected at least one sample, got none")
     ids = [s["id"] for s in samples]
     if len(set(ids)) != len(ids):
         raise ValueError(f"samples: ids must be unique, got {len(ids) - len(set(ids))} duplicates")
-    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype)
+    key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype, precision=precision)
     encoded = [encode_record(tokenizer, s, max_length) for s in samples]
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
     head = reference_head_weight(model).detach().float()
@@ -178,7 +182,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
         for first in range(0, len(encoded), batch_size):
             batch = collate(encoded[first : first + batch_size], pad_id)
             z = online_reference_hidden(model, batch.input_ids.to(device), batch.attention_mask.to(device),
-                                        batch.predict_mask.to(device)).to(storage)
+                                        batch.predict_mask.to(device), autocast).to(storage)
             targets = batch.targets.to(device)
             lse, logp = _head_stats(z, head, targets)
             bounds = torch.cumsum(batch.lengths, 0).tolist()
@@ -193,7 +197,8 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
                   str(tmp / "index.safetensors"))
         write_json(tmp / "ids.json", ids)
         manifest = _manifest(tmp, writer.names, key, dtype, max_length, head, len(samples), int(length.sum()))
-        manifest.update(model_dir=str(model_dir), head_dtype=str(head_stored.dtype).removeprefix("torch."))
+        manifest.update(model_dir=str(model_dir), head_dtype=str(head_stored.dtype).removeprefix("torch."),
+                        precision=precision, device=str(device))
         write_json(tmp / "manifest.json", manifest)
     return manifest
 

@@ -13,9 +13,16 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpa.io import atomic_path, write_json
+import torch
+
+from fpa.io import atomic_path, read_json, write_json
+from fpa.training.parallel import first_names
 
 SNAPSHOT_DIR = "snapshots"
+#: the dtype of HF-format weights on disk (snapshots, the final checkpoint) by ``training.precision``:
+#: a bf16 run's weights in bf16, as HF's save_pretrained writes a bf16 model (TRL, verl's merged
+#: checkpoints), half of fp32's disk; the fp32 masters stay in the resumable checkpoint only
+SAVED_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 @dataclass
@@ -33,13 +40,26 @@ def latest_checkpoint(work: Path) -> Path | None:
     return work / pointer.read_text().strip() if pointer.exists() else None
 
 
-def save_pretrained(lm, directory: Path, *, tokenizer=None, weights: dict | None = None) -> None:
+def save_pretrained(lm, directory: Path, *, tokenizer=None, weights: dict | None = None,
+                    dtype: torch.dtype | None = None) -> None:
     """``lm`` in HF format into ``directory`` (atomically); ``weights``: its full state dict when the
-    model holds only shards (FSDP), else None."""
+    model holds only shards (FSDP), else None; ``dtype``: the floating weights' dtype on disk."""
     with atomic_path(directory, directory=True) as tmp:
-        lm.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
+        write_pretrained(lm, tmp, weights=weights, dtype=dtype)
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp)
+
+
+def write_pretrained(lm, directory: Path, *, weights: dict | None = None, dtype: torch.dtype | None = None) -> None:
+    """``lm.save_pretrained`` with its floating weights cast to ``dtype`` (its ``config.json`` saying so)."""
+    if dtype is None:
+        lm.save_pretrained(directory, state_dict=weights, safe_serialization=True)
+        return
+    source = first_names(lm.state_dict() if weights is None else weights, lm)  # a tie, under its first name
+    cast = {name: tensor.to(dtype) if tensor.is_floating_point() else tensor for name, tensor in source.items()}
+    lm.save_pretrained(directory, state_dict=cast, safe_serialization=True)
+    config = read_json(Path(directory) / "config.json")
+    write_json(Path(directory) / "config.json", {**config, "dtype": str(dtype).removeprefix("torch.")})
 
 
 def save_policy(run, directory: Path, *, tokenizer: bool) -> None:
@@ -47,7 +67,7 @@ def save_policy(run, directory: Path, *, tokenizer: bool) -> None:
     weights = run.parallel.full_state_dict(run.body)
     if run.accelerator.is_main_process:
         save_pretrained(run.parallel.unwrap(run.body).lm, directory, tokenizer=run.tokenizer if tokenizer else None,
-                        weights=weights)
+                        weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
 
 
 def track_validation(state: State, val: float, cfg, run, work: Path) -> None:

@@ -54,6 +54,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from fpa.training.precision import HEAD_PRECISIONS, head_matmuls
+
 
 @dataclass(frozen=True)
 class TokenStats:
@@ -89,33 +91,55 @@ def _logsumexp(x: Tensor, out: Tensor | None = None) -> Tensor:
     return out.exp_().sum(dim=-1).log_().add_(top.squeeze(-1))
 
 
+def _matmul_dtype(weight: Tensor, head_precision: str) -> torch.dtype:
+    """The dtype of the head's products: bf16 for ``bf16``, else the weight's (fp32; fp64 in the checks)."""
+    return torch.bfloat16 if head_precision == "bf16" else weight.dtype
+
+
 def _pick(x: Tensor, targets: Tensor) -> Tensor:
     return x.gather(1, targets[:, None]).squeeze(1)
 
 
 class _TokenStatsFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk):
+    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision):
+        with head_matmuls(precision):
+            return _TokenStatsFunction._forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in,
+                                                lam, want_kl, chunk, precision)
+
+    @staticmethod
+    def _forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision):
         n, vocab, dev = hidden.shape[0], weight.shape[0], hidden.device
         has_ref = ref_hidden is not None
         acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
         names = ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")
         out = {name: torch.zeros(n, dtype=acc, device=dev) for name in names}
-        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
+        # with a reference stored rounded (a bf16 cache), π̂'s h_θ − h_ref is taken between the policy's
+        # hidden states rounded alike and the reference's: at step 0 (θ = ref) it is then exactly 0, and
+        # π̂ = π_θ, not π_θ moved by λ times the rounding of z_ref
+        rounded = has_ref and lam is not None and ref_hidden.dtype.itemsize < hidden.dtype.itemsize
+        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl or rounded))
         logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
                                         for used in need)
+        matmul = _matmul_dtype(weight, precision)
+        weight_mm = weight.detach().to(matmul)
+        ref_weight_mm = ref_weight.to(matmul) if has_ref else None
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            logits = _logits_into(logits_buf, hidden[rows], weight)
+            logits = _logits_into(logits_buf, hidden[rows], weight_mm)
             target_logit = _pick(logits, y)
             if has_ref:
-                ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight)
+                ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight_mm)
                 ref_lse = _logsumexp(ref, out=scratch) if ref_lse_in is None else ref_lse_in[rows].to(acc)
                 out["ref_lse"][rows] = ref_lse
                 out["ref_logp"][rows] = _pick(ref, y) - ref_lse
-                if lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
+                if rounded:  # h_θ + λ·(h_θ' − h_ref), h_θ' from the policy's rounded hidden states
+                    hat = _logits_into(scratch, hidden[rows].to(ref_hidden.dtype), weight_mm)
+                    hat = hat.sub_(ref).mul_(lam).add_(logits)
+                elif lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
                     hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
                            else ref.lerp_(logits, 1.0 + lam))
+                if lam is not None:
                     out["hat_logp"][rows] = _pick(hat, y) - _logsumexp(hat)
                 if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref); lse terms added after the loop
                     diff = torch.sub(ref, logits, out=scratch[: len(y)])
@@ -124,7 +148,7 @@ class _TokenStatsFunction(torch.autograd.Function):
             out["logp"][rows] = target_logit - out["lse"][rows]
         out["kl"] += out["lse"] - out["ref_lse"]
         ctx.save_for_backward(hidden, weight, targets, ref_hidden, ref_weight, out["lse"], out["ref_lse"])
-        ctx.chunk = chunk
+        ctx.chunk, ctx.precision = chunk, precision
         ctx.set_materialize_grads(False)
         ref_logp = out["ref_logp"] if has_ref else None
         hat_logp = out["hat_logp"] if lam is not None else None
@@ -134,10 +158,18 @@ class _TokenStatsFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g_logp, g_ref, g_hat, g_kl):
+        with head_matmuls(ctx.precision):
+            return _TokenStatsFunction._backward(ctx, g_logp, g_kl)
+
+    @staticmethod
+    def _backward(ctx, g_logp, g_kl):
         hidden, weight, targets, ref_hidden, ref_weight, lse, ref_lse = ctx.saved_tensors
         need_h, need_w = ctx.needs_input_grad[:2]
         if g_logp is None and g_kl is None or not (need_h or need_w):
-            return (None,) * 9
+            return (None,) * 10
+        matmul = _matmul_dtype(weight, ctx.precision)
+        weight_mm = weight.to(matmul)
+        ref_weight_mm = ref_weight.to(matmul) if ref_weight is not None else None
         n, vocab, chunk = hidden.shape[0], weight.shape[0], ctx.chunk
         g_logp = torch.zeros_like(lse) if g_logp is None else g_logp.to(lse.dtype)
         coef_p = -g_logp if g_kl is None else g_kl.to(lse.dtype) - g_logp
@@ -147,24 +179,27 @@ class _TokenStatsFunction(torch.autograd.Function):
                         if i == 0 or g_kl is not None else None for i in range(2))
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            p = _logits_into(p_buf, hidden[rows], weight).sub_(lse[rows, None]).exp_()
+            p = _logits_into(p_buf, hidden[rows], weight_mm).sub_(lse[rows, None]).exp_()
             grad = p.mul_(coef_p[rows, None])  # g_logp·(−p) + g_kl·p
             if g_kl is not None:  # − g_kl·q
-                q = _logits_into(q_buf, ref_hidden[rows], ref_weight).sub_(ref_lse[rows, None]).exp_()
+                q = _logits_into(q_buf, ref_hidden[rows], ref_weight_mm).sub_(ref_lse[rows, None]).exp_()
                 grad.addcmul_(q, g_kl[rows, None].to(q.dtype), value=-1.0)
             grad.scatter_add_(1, y[:, None], g_logp[rows, None])  # + g_logp·onehot
-            grad = grad.to(weight.dtype)
+            grad = grad.to(matmul)
             if need_h:
-                grad_hidden[rows] = grad @ weight
-            if need_w and grad_weight.dtype == weight.dtype:
-                grad_weight.addmm_(grad.t(), hidden[rows].to(weight.dtype))
+                grad_hidden[rows] = grad @ weight_mm
+            if need_w and grad_weight.dtype == matmul:
+                grad_weight.addmm_(grad.t(), hidden[rows].to(matmul))
             elif need_w:  # half-precision matmul (as autograd would), fp32 accumulation across chunks
-                grad_weight += grad.t() @ hidden[rows].to(weight.dtype)
+                grad_weight += grad.t() @ hidden[rows].to(matmul)
         grad_weight = grad_weight.to(weight.dtype) if need_w else None
-        return grad_hidden, grad_weight, None, None, None, None, None, None, None
+        return grad_hidden, grad_weight, None, None, None, None, None, None, None, None
 
 
-def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size) -> None:
+def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size,
+           head_precision="fp32") -> None:
+    if head_precision not in HEAD_PRECISIONS:
+        raise ValueError(f"head_precision: expected one of {list(HEAD_PRECISIONS)}, got {head_precision!r}")
     if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
         raise ValueError(
             f"hidden [N, d] and weight [V, d] expected, got {tuple(hidden.shape)} and {tuple(weight.shape)}"
@@ -196,8 +231,14 @@ def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, 
 
 def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
                      ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
-                     chunk_size: int = 1024, ref_logsumexp: Tensor | None = None) -> TokenStats:
+                     chunk_size: int = 1024, ref_logsumexp: Tensor | None = None,
+                     head_precision: str = "fp32") -> TokenStats:
     """Chunked per-token log-probabilities (see the module docstring for the call tree).
+
+    ``head_precision`` (``fpa.training.precision.HEAD_PRECISIONS``): the products' precision;
+    softmax and sums stay fp32. With a reference stored in half precision (the cache) and ``lam``,
+    π̂'s h_θ is computed from the policy's hidden states rounded alike: one more [chunk, d]×[d, V]
+    product per chunk in forward.
 
     Peak extra memory: [chunk_size, V] fp32 buffers: in forward 1 without a reference,
     2 with ``ref_logsumexp`` and no KL, else 3; in backward 1 (2 if the KL gradient
@@ -206,14 +247,14 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     log-normaliser logsumexp(h_ref); given, it saves one exp pass over [N, V].
     The reference is treated as a constant (no gradient to it).
     """
-    _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size)
+    _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
     if ref_hidden is not None:
         ref_hidden, ref_weight = ref_hidden.detach(), ref_weight.detach()
     if ref_logsumexp is not None:
         ref_logsumexp = ref_logsumexp.detach()
     lam = None if lam is None else float(lam)
     logp, ref_logp, hat_logp, kl = _TokenStatsFunction.apply(
-        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size
+        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size, head_precision
     )
     return TokenStats(logp, ref_logp, hat_logp, kl)
 
@@ -235,8 +276,11 @@ def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, r
         lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
         ref_logprobs = ref_logits - lse[:, None]
         stats["ref_logp"] = _pick(ref_logprobs, targets)
-        if lam is not None:
-            hat = ((1.0 + lam) * logits.detach() - lam * ref_logits).log_softmax(-1)
+        if lam is not None:  # h_θ + λ·(h_θ − h_ref), h_θ − h_ref between equally rounded hidden states
+            rounded = hidden.detach().to(ref_hidden.dtype) if ref_hidden.dtype.itemsize < hidden.dtype.itemsize \
+                else hidden.detach()
+            policy_logits = (rounded.to(weight.dtype) @ weight.t()).to(acc)
+            hat = (logits.detach() + lam * (policy_logits - ref_logits)).log_softmax(-1)
             stats["hat_logp"] = _pick(hat, targets)
         if want_kl:
             stats["fwd_kl"] = (ref_logprobs.exp() * (ref_logprobs - logprobs)).sum(-1)

@@ -34,9 +34,10 @@ from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.training import batches as B
 from fpa.training.reference import make_reference
-from fpa.training.checkpoints import (State, latest_checkpoint, save_policy, save_resumable, snapshot_path,
-                                      track_validation)
+from fpa.training.checkpoints import (SAVED_DTYPES, State, latest_checkpoint, save_policy, save_resumable,
+                                      snapshot_path, track_validation, write_pretrained)
 from fpa.training.parallel import DataParallel, Policy, make_parallel
+from fpa.training.precision import autocast_dtype
 from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput, truncate_csv
 from fpa.training.stats import diagnostics, sequence_stats
 
@@ -58,6 +59,7 @@ class TrainConfig:
     adamw: str = "default"  # or "fused": torch's single-kernel AdamW update
     max_length: int = 2048
     precision: str = "fp32"
+    head_precision: str = "tf32"
     gradient_checkpointing: bool = False
     chunk_size: int | str = 1024  # or "auto": from head_memory_mb
     head_memory_mb: float = 1024.0
@@ -158,8 +160,9 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
         raise ValueError(f"{train_path}: no samples pass the {objective.name} filter {objective.sample_filter!r}")
     reference = make_reference(objective, cfg.reference, reference_dir=reference_dir, model_dir=model_dir,
                                train_samples=train_split.samples, val_samples=val_split.samples,
-                               device=accelerator.device, diagnostics=cfg.diagnostics)
-    policy = Policy(lm, torch.bfloat16 if cfg.precision == "bf16" else None)
+                               device=accelerator.device, diagnostics=cfg.diagnostics,
+                               autocast=autocast_dtype(cfg.precision))
+    policy = Policy(lm, autocast_dtype(cfg.precision))
     body, optimizer = parallel.prepare(policy, lambda weights: torch.optim.AdamW(
         weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay, fused=cfg.adamw == "fused" or None))
     total = cfg.epochs * B.steps_per_epoch(len(train_split.groups), cfg.batch_problems)
@@ -178,7 +181,8 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
 
     def statistics(hidden, head_weight):
         return sequence_stats(hidden, head_weight, batch, run.objective, run.hyper, reference=ref,
-                              pair_seed=run.seed, chunk_size=run.cfg.chunk_size)
+                              pair_seed=run.seed, chunk_size=run.cfg.chunk_size,
+                              head_precision=run.cfg.head_precision)
 
     return body(batch.input_ids, batch.attention_mask, statistics), int(batch.targets.numel())
 
@@ -317,7 +321,7 @@ def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Pa
     else:
         final = run.parallel.unwrap(run.body).lm
     with atomic_path(out_dir, directory=True) as tmp:
-        final.save_pretrained(tmp, state_dict=weights, safe_serialization=True)
+        write_pretrained(final, tmp, weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
         run.tokenizer.save_pretrained(tmp)
         if Path(model_dir, "generation_config.json").exists():
             shutil.copy(Path(model_dir, "generation_config.json"), tmp)

@@ -25,6 +25,8 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from fpa.training.precision import decoder_hidden
+
 SHARDED_DIR = "sharded"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -43,10 +45,8 @@ class Policy(torch.nn.Module):
         self.autocast_dtype = autocast_dtype
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor, statistics: Callable):
-        enabled = self.autocast_dtype is not None
-        with torch.autocast(input_ids.device.type, dtype=self.autocast_dtype, enabled=enabled):
-            hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        return statistics(hidden.float(), self.lm.get_output_embeddings().weight)
+        hidden = decoder_hidden(self.lm, input_ids, attention_mask, self.autocast_dtype)
+        return statistics(hidden, self.lm.get_output_embeddings().weight)
 
 
 class DataParallel:

@@ -24,6 +24,7 @@ from transformers import AutoModelForCausalLM
 from fpa.objectives.base import Objective
 from fpa.reference.cache import ReferenceCache
 from fpa.training.batches import Batch
+from fpa.training.precision import decoder_hidden
 
 
 @dataclass(frozen=True)
@@ -61,21 +62,24 @@ class CachedReference:
 
 
 class OnlineReference:
-    def __init__(self, model_dir: str, device):
+    """The reference body beside the policy, its forward in the policy's precision (``autocast``)."""
+
+    def __init__(self, model_dir: str, device, autocast: torch.dtype | None = None):
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
         self.model.requires_grad_(False)
         self.weight = self.model.get_output_embeddings().weight
-        self.device = device
+        self.device, self.autocast = device, autocast
 
     @torch.no_grad()
     def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
-        out = self.model.get_decoder()(input_ids=batch.input_ids.to(self.device),
-                                       attention_mask=batch.attention_mask.to(self.device)).last_hidden_state
+        out = decoder_hidden(self.model, batch.input_ids.to(self.device), batch.attention_mask.to(self.device),
+                             self.autocast)
         return ReferenceInputs(out[batch.rows.to(self.device), batch.positions.to(self.device)], self.weight, None)
 
 
 def make_reference(objective: Objective, mode: str, *, reference_dir: str | None, model_dir: str,
-                   train_samples: list[dict], val_samples: list[dict], device, diagnostics: bool = False):
+                   train_samples: list[dict], val_samples: list[dict], device, diagnostics: bool = False,
+                   autocast: torch.dtype | None = None):
     splits = {"train": train_samples, "val": val_samples}
     per_token = bool({"hat", "fwd_kl"} & set(objective.requires))
     if not objective.needs_reference:
@@ -83,7 +87,7 @@ def make_reference(objective: Objective, mode: str, *, reference_dir: str | None
             return CachedReference(reference_dir, splits, device, per_token=False)
         return None
     if mode == "online":
-        return OnlineReference(model_dir, device)
+        return OnlineReference(model_dir, device, autocast)
     if mode != "cached":
         raise ValueError(f"training.reference: expected 'cached' or 'online', got {mode!r}")
     if reference_dir is None:

@@ -24,13 +24,15 @@ def per_sequence(values: Tensor | None, rows: Tensor, batch_size: int) -> Tensor
 
 
 def sequence_stats(hidden: Tensor, head_weight: Tensor, batch: Batch, objective: Objective, params: object, *,
-                   reference: ReferenceInputs | None, pair_seed: int, chunk_size: int) -> SequenceStats:
+                   reference: ReferenceInputs | None, pair_seed: int, chunk_size: int,
+                   head_precision: str = "fp32") -> SequenceStats:
     """hidden: [B, L, d] policy final hidden states; ``reference`` at the batch's completion positions."""
     ref = reference or ReferenceInputs(None, None, None)
     tokens = token_statistics(
         hidden[batch.rows, batch.positions], head_weight, batch.targets,
         ref_hidden=ref.hidden, ref_weight=ref.weight, ref_logsumexp=ref.logsumexp,
         lam=objective.hat_lambda(params), want_kl="fwd_kl" in objective.requires, chunk_size=chunk_size,
+        head_precision=head_precision,
     )
     size = batch.input_ids.shape[0]
     chosen = rejected = None

@@ -1,0 +1,190 @@
+"""The cost of a config before it runs: the disk each job family writes and its GPU-hours.
+
+Disk, from the shapes and the config: a training run writes its snapshots and final checkpoint
+in HF format in the training's dtype (``fpa.training.checkpoints.SAVED_DTYPES``) and, while it
+runs, one resumable checkpoint (fp32 weights and AdamW's two moments, 12 B a parameter, sharded
+or not); the reference cache z_ref in its storage dtype (``fpa.reference.cache``) plus fp32
+log-normalisers and int32 targets per token and the fp32 head; sampling its completions as text.
+
+GPU-hours, from FLOPs at an assumed utilisation of the GPU's peak (``Assumptions``, printed
+with the plan and overridable): training 6 FLOPs a parameter a token (8 with gradient
+checkpointing's second forward), the cache's and evaluation's prompt forward 2, generation 2
+a generated token at a lower utilisation (decoding is bound by memory bandwidth). Token counts
+are the mean tokens a sequence (an assumed fraction of ``max_length`` / ``max_new_tokens``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Mapping
+
+from fpa.memory.architecture import Architecture
+from fpa.memory.plan import model_architecture
+
+GB = 1e9
+#: training problems of a dataset source before the validation split, where the config does not state
+#: them: MATH train (7,500) + MATH test (5,000) − MATH500 (500); Math-Step-DPO-10K's 10,795 pairs
+DATASET_PROBLEMS = {"math12k": 12_000, "step_dpo": 10_795}
+TEXT_BYTES_PER_TOKEN = 4  # a token of English or LaTeX is ~4 characters of UTF-8 JSON
+SAVED_BYTES = {"bf16": 2, "fp32": 4}
+CACHE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """What the GPU-hours rest on; each a ``fpa plan-memory`` option."""
+
+    peak_tflops: float = 989.0  # H100 SXM, bf16 dense
+    train_mfu: float = 0.35
+    forward_mfu: float = 0.45  # the cache's forward passes
+    generation_mfu: float = 0.06  # vLLM decoding, memory-bound
+    sequence_fill: float = 0.5  # mean tokens of a training sequence / max_length
+    completion_fill: float = 0.5  # mean generated tokens / generation.max_new_tokens
+    train_problems: int | None = None  # default: dataset.n_problems, else DATASET_PROBLEMS
+
+    def lines(self) -> list[str]:
+        return [f"- {field.name}: {getattr(self, field.name)}" for field in fields(self)]
+
+
+@dataclass(frozen=True)
+class Cost:
+    family: str
+    model: str
+    jobs: int
+    disk_bytes: float
+    gpu_hours: float
+    note: str = ""
+
+
+def train_problems(config: Mapping, assume: Assumptions) -> int | None:
+    dataset = config["dataset"]
+    problems = assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or dataset.get("n_problems")
+    return None if problems is None else int(problems * (1 - dataset.get("validation_fraction", 0.0)))
+
+
+def _gpu_hours(tokens: float, flops_per_token: float, mfu: float, assume: Assumptions) -> float:
+    return tokens * flops_per_token / (mfu * assume.peak_tflops * 1e12) / 3600
+
+
+def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, assume: Assumptions) -> Cost:
+    """The offline training runs of ``model`` (each trained once per seed)."""
+    problems, per_problem = train_problems(config, assume), _sequences_per_problem(config)
+    disk = hours = 0.0
+    jobs = 0
+    for run in runs:
+        t = run.training
+        steps = t["epochs"] * math.ceil(problems / t["batch_problems"])
+        snapshots = steps // t["snapshot_every"] if t["snapshot_every"] else 0
+        saved = SAVED_BYTES[t["precision"]] * arch.params
+        tokens = steps * t["batch_problems"] * per_problem * t["max_length"] * assume.sequence_fill
+        flops = (8 if t["gradient_checkpointing"] else 6) * arch.params
+        seeds = len(run.seeds)
+        jobs += seeds
+        disk += seeds * ((snapshots + 1) * saved + 12 * arch.params)
+        hours += seeds * _gpu_hours(tokens, flops, assume.train_mfu, assume)
+    return Cost("train", model, jobs, disk, hours, "snapshots + final in the training dtype, + one fp32 resumable")
+
+
+def _sequences_per_problem(config: Mapping) -> int:
+    return 2 if config["dataset"]["source"] == "step_dpo" else config["dataset"]["k"]
+
+
+def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, assume: Assumptions,
+                             cache_dtype: str = "bfloat16") -> list[Cost]:
+    """The offline dataset's sampling and the reference cache over it (one job each per model)."""
+    dataset = config["dataset"]
+    problems = assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or dataset.get("n_problems")
+    sequences = problems * _sequences_per_problem(config)
+    completion = config["generation"]["max_new_tokens"] * assume.completion_fill
+    out = []
+    if dataset["source"] != "step_dpo":
+        out.append(Cost("sample_offline", model, 1, sequences * completion * TEXT_BYTES_PER_TOKEN,
+                        _gpu_hours(sequences * completion, 2 * arch.params, assume.generation_mfu, assume),
+                        "completions as JSONL text"))
+    tokens = sequences * config["training"]["max_length"] * assume.sequence_fill
+    per_token = arch.hidden_size * CACHE_BYTES[cache_dtype] + 4 + 4  # z_ref, ref_lse fp32, targets int32
+    out.append(Cost("cache_reference", model, 1, tokens * per_token + 4 * arch.vocab_size * arch.hidden_size,
+                    _gpu_hours(tokens, 2 * arch.params, assume.forward_mfu, assume),
+                    f"z_ref in {cache_dtype} over every token"))
+    return out
+
+
+def benchmark_problems(config: Mapping, catalog: Mapping, name: str, assume: Assumptions) -> int:
+    """Problems of benchmark ``name``: its catalog parts' ``records``, the validation split's share."""
+    bench = config["benchmarks"][name]
+    if bench["source"] == "validation":
+        dataset = config["dataset"]
+        total = assume.train_problems or DATASET_PROBLEMS.get(dataset["source"]) or dataset.get("n_problems") or 0
+        return int(total * dataset.get("validation_fraction", 0.0))
+    entries = catalog.get("benchmarks", {})
+    return sum(int(entries.get(part, {}).get("records", 0)) for part in bench.get("parts", ()))
+
+
+def evaluation_cost(config: Mapping, model: str, runs: list, arch: Architecture, catalog: Mapping,
+                    assume: Assumptions) -> Cost:
+    """Each run and seed sampled on the tables' benchmarks once, and on the selection benchmark at every
+    snapshot and the final checkpoint (``model_selection``)."""
+    completion = config["generation"]["max_new_tokens"] * assume.completion_fill
+    samples = {name: benchmark_problems(config, catalog, name, assume) * bench["n"]
+               for name, bench in config["benchmarks"].items()}
+    selection = (config.get("model_selection") or {}).get("benchmark")
+    tested = sum(count for name, count in samples.items() if name != selection)
+    generated = 0.0
+    for run in runs:
+        t = run.training
+        steps = t["epochs"] * math.ceil(train_problems(config, assume) / t["batch_problems"])
+        checkpoints = (steps // t["snapshot_every"] if t["snapshot_every"] else 0) + 1
+        per_seed = tested + (checkpoints * samples[selection] if selection else 0)
+        generated += len(run.seeds) * per_seed * completion
+    jobs = sum(len(run.seeds) for run in runs)
+    return Cost("evaluate", model, jobs, generated * TEXT_BYTES_PER_TOKEN,
+                _gpu_hours(generated, 2 * arch.params, assume.generation_mfu, assume), "completions as JSONL text")
+
+
+def format_costs(costs: list[Cost], assume: Assumptions, budget_gb: float | None) -> str:
+    """A Markdown table per job family and model, a total row, and the assumptions."""
+    lines = ["| job | model | jobs | disk GB | GPU-hours | what |", "|---|---|---:|---:|---:|---|"]
+    for c in costs:
+        lines.append(f"| {c.family} | {c.model} | {c.jobs} | {c.disk_bytes / GB:,.1f} | {c.gpu_hours:,.1f} | {c.note} |")
+    disk, hours = sum(c.disk_bytes for c in costs), sum(c.gpu_hours for c in costs)
+    lines.append(f"| **total** | | {sum(c.jobs for c in costs)} | **{disk / GB:,.0f}** | **{hours:,.0f}** | |")
+    budget = "none set (budget.disk_gb)" if budget_gb is None else f"{budget_gb:,.0f} GB (budget.disk_gb)"
+    return "\n".join(lines + ["", f"Disk budget: {budget}.", "", "Assumptions (GPU-hours):"] + assume.lines())
+
+
+def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions = Assumptions()) -> list[Cost]:
+    """Every offline job family of every model with a known architecture (online runs: not estimated)."""
+    import yaml
+
+    from fpa.data.lock import catalog_path
+
+    if train_problems(config, assume) is None:
+        raise ValueError(f"dataset.source {config['dataset']['source']!r}: its problem count is not known here; "
+                         f"pass --train-problems")
+    path = catalog_path(config)
+    catalog = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    costs = []
+    for model, entry in config["models"].items():
+        arch = model_architecture(model, entry, root)
+        trained = [run for (name, _), run in runs.items()
+                   if name == model and not run.online and run.trained_as == run.name]
+        if arch is None or not trained:
+            continue
+        costs += sampling_and_cache_costs(config, model, arch, assume)
+        costs.append(training_cost(config, model, trained, arch, assume))
+        costs.append(evaluation_cost(config, model, trained, arch, catalog, assume))
+    return costs
+
+
+def disk_warning(config: Mapping, runs: Mapping, root: Path) -> str | None:
+    """One line when the config's jobs will write more than ``budget.disk_gb``, else None."""
+    budget = (config.get("budget") or {}).get("disk_gb")
+    if budget is None or train_problems(config, Assumptions()) is None:
+        return None
+    disk = sum(cost.disk_bytes for cost in plan_costs(config, runs, root)) / GB
+    if disk <= budget:
+        return None
+    return (f"disk: the config's jobs write ~{disk:,.0f} GB > budget.disk_gb {budget:,.0f} "
+            f"(per job family: fpa plan-memory CONFIG)")

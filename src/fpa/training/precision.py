@@ -1,0 +1,53 @@
+"""The precision of a model's forward, one policy for the policy, the online reference and the cache.
+
+``training.precision``: ``bf16`` runs the decoder under bf16 autocast over fp32 weights, ``fp32``
+runs it in fp32. The reference's hidden states (cached by ``cache_reference`` or computed online)
+go through the very same path as the policy's (``decoder_hidden``), as the peers compute their
+reference: TRL's ``precompute_ref_log_probs`` and its reference model run in the policy's dtype
+and autocast, verl's reference worker and OpenRLHF's reference model in the actor's bf16. So at
+step 0, θ = ref, the policy's hidden states equal the reference's (up to the kernels' order of
+summation over differently padded batches), and FPA's λ·(h_θ − h_ref) starts at zero instead of
+at λ times the gap between a bf16 and an fp32 forward.
+
+``training.head_precision``: the loss head's [N, d]×[d, V] products (``fpa.training.head``);
+its softmax and sums are fp32 in every case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch import Tensor
+
+AUTOCAST = {"bf16": torch.bfloat16, "fp32": None}
+#: fp32: exact products; tf32: fp32 products with TF32 tensor cores (10-bit mantissa inputs, fp32
+#: sums) on CUDA, exact elsewhere; bf16: bf16 products as autocast's lm_head (verl, OpenRLHF, TRL)
+HEAD_PRECISIONS = ("fp32", "tf32", "bf16")
+
+
+def autocast_dtype(precision: str) -> torch.dtype | None:
+    if precision not in AUTOCAST:
+        raise ValueError(f"training.precision: expected one of {sorted(AUTOCAST)}, got {precision!r}")
+    return AUTOCAST[precision]
+
+
+def decoder_hidden(lm, input_ids: Tensor, attention_mask: Tensor, autocast: torch.dtype | None) -> Tensor:
+    """The decoder's final (post-norm) hidden states [B, L, d] in fp32, under ``autocast`` if given."""
+    with torch.autocast(input_ids.device.type, dtype=autocast, enabled=autocast is not None):
+        hidden = lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    return hidden.float()
+
+
+@contextlib.contextmanager
+def head_matmuls(head_precision: str):
+    """TF32 on CUDA's fp32 matmuls inside the block for ``tf32``, off for the others; restored after."""
+    if head_precision not in HEAD_PRECISIONS:
+        raise ValueError(f"training.head_precision: expected one of {list(HEAD_PRECISIONS)}, got {head_precision!r}")
+    matmul = torch.backends.cuda.matmul
+    before = matmul.fp32_precision
+    matmul.fp32_precision = "tf32" if head_precision == "tf32" else "ieee"
+    try:
+        yield
+    finally:
+        matmul.fp32_precision = before
