@@ -41,6 +41,7 @@ from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 from fpa.data.prompts import render_prompt
 from fpa.generation.decode import NOISE_BLOCK_FLOATS, NOISE_BLOCK_STEPS
 from fpa.generation.hf import HFBackend, row_seed
+from fpa.generation.stops import completion_fields
 from fpa.toy.model import TOY_PRESETS, build_toy_model
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 
@@ -132,7 +133,10 @@ def toy_prompts(problems: int, operands: int) -> list[str]:
 def timed(side, prompts) -> tuple[list, float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     completions = side.generate(prompts, **SAMPLING)
-    return completions, time.perf_counter() - wall, time.process_time() - cpu
+    elapsed = time.perf_counter() - wall, time.process_time() - cpu
+    if isinstance(side, HFBackend):  # its completions carry their finish reasons; the reference's are texts
+        completions = completion_fields(completions)["completions"]
+    return completions, *elapsed
 
 
 def markdown(results: dict) -> str:

@@ -346,16 +346,18 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
 
     Precedence of training settings: top-level < model < method < sweep point (a swept training key,
     e.g. ``lr``); of objective params: method < model (``models.<m>.params.<method>``) < sweep point.
+    A model's ``sweep.<method>`` and ``seeds.<method>`` replace the method's on that model.
     """
     schema = schema or load_schema()
     training_schema = {**schema["$defs"]["training"], "$defs": schema["$defs"]}
     checked_trainings: set[str] = set()  # most runs share their merged training: each checked once
     runs: dict[tuple[str, str], Run] = {}
     for model_name, model in config["models"].items():
-        unknown = sorted(set(model.get("params", {})) - set(config["methods"]))
-        if unknown:
-            raise ConfigError(f"{where}: models.{model_name}.params: unknown methods {unknown}; "
-                              f"expected some of {sorted(config['methods'])}")
+        for key in ("params", "sweep", "seeds"):  # per-method settings on this model
+            unknown = sorted(set(model.get(key, {})) - set(config["methods"]))
+            if unknown:
+                raise ConfigError(f"{where}: models.{model_name}.{key}: unknown methods {unknown}; "
+                                  f"expected some of {sorted(config['methods'])}")
         for name, method in config["methods"].items():
             unknown_models = sorted(set(method.get("models", config["models"])) - set(config["models"]))
             if unknown_models:
@@ -368,7 +370,7 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                                   "objective) or 'online' (an online method)")
             online = "online" in method
             objective = get_online_method(method["online"]) if online else get_objective(method["objective"])
-            sweep = method.get("sweep") or {}
+            sweep = model.get("sweep", {}).get(name, method.get("sweep")) or {}
             grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
             for point in grid:
                 run_name = name + "".join(f"_{key.replace(TIED, '-')}{value}" for key, value in point.items())
@@ -389,9 +391,15 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                     check_against_schema(training, training_schema, f"{where}: methods.{name}.training")
                     checked_trainings.add(training_key)
                 runs[(model_name, run_name)] = Run(run_name, objective.name, dataclasses.asdict(params), training,
-                                                   name, point, tuple(method.get("seeds", config["seeds"])),
+                                                   name, point, _seeds(config, model, name),
                                                    online=online)
     return _share_trainings(runs)
+
+
+def _seeds(config: Mapping, model: Mapping, method: str) -> tuple[int, ...]:
+    """The seeds of ``method``'s runs on ``model``: ``models.<model>.seeds.<method>``, else
+    ``methods.<method>.seeds``, else the top-level seeds."""
+    return tuple(model.get("seeds", {}).get(method, config["methods"][method].get("seeds", config["seeds"])))
 
 
 def _share_trainings(runs: dict[tuple[str, str], Run]) -> dict[tuple[str, str], Run]:

@@ -86,6 +86,31 @@ def test_models_by_run_puts_models_in_rows_and_runs_in_columns():
     assert [cell[0].method for cell in layout.blocks[0].rows[1].cells] == ["fpa_sweep_lam0.5", "fpa"]  # λ = 2 is fpa
 
 
+def test_a_model_sweeps_and_seeds_its_own_and_other_models_print_a_dash():
+    """``models.<m>.sweep`` and ``.seeds`` (the paper's λ = 20 and three seeds on one model): the
+    other model's cell of that run is "-", as the paper prints it, and reads nothing."""
+    from fpa.aggregation.tables import EvalResult, fill, to_markdown
+
+    tables = {"lambda_val": {"layout": "models_by_run", "benchmark": "toy8",
+                             "columns": ["fpa_sweep_lam0.5", "fpa_sweep_lam20"]}}
+    config = validate_config({
+        "models": {"a": {"source": "toy", "sweep": {"fpa_sweep": {"lam": [0.5, 20]}}, "seeds": {"fpa_sweep": [42, 43]}},
+                   "b": {"source": "toy"}},
+        "benchmarks": {"toy8": {"source": "toy", "n_problems": 4}},
+        "methods": {"fpa_sweep": {"objective": "fpa", "label": "FPA", "sweep": {"lam": [0.5]}}},
+        "tables": tables, "seeds": [42]})
+    runs = expand_runs(config)
+    assert {key: run.seeds for key, run in runs.items()} == {
+        ("a", "fpa_sweep_lam0.5"): (42, 43), ("a", "fpa_sweep_lam20"): (42, 43), ("b", "fpa_sweep_lam0.5"): (42,)}
+    layout = build_layout("lambda_val", tables["lambda_val"], config, runs)
+    assert [len(cell) for row in layout.blocks[0].rows for cell in row.cells] == [1, 1, 1, 0]
+    results = [EvalResult(key.model, key.method, seed, "toy8", 0.5, "x", "0" * 64)
+               for key in layout.cell_keys() for seed in key.seeds]
+    assert "| b | **50.00** | - |" in to_markdown(layout, fill(layout, results))
+    with pytest.raises(ConfigError, match=r"models.b.seeds: unknown methods \['nope'\]"):
+        validate_config({**config, "models": {**config["models"], "b": {"source": "toy", "seeds": {"nope": [1]}}}})
+
+
 @pytest.mark.parametrize("table, message", [
     ({"columns": ["toy6"], "rows": ["nope"]}, "tables.t.rows: 'nope' names no run"),
     ({"columns": ["toy7"]}, "tables.t.columns: unknown benchmark 'toy7'"),

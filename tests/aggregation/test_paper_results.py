@@ -1,6 +1,8 @@
-"""config/paper_results.yaml against the paper: rows re-parsed from its LaTeX source, each printed
-Avg. against its row's cells, each three-seed mean against its seeds; every cell lands in a table
-of a paper config, and a malformed file fails naming file, key and line."""
+"""config/paper_results.yaml against the paper: the rows of every table re-parsed from its LaTeX
+source (the RLVR entry's cells are the main table's), the future-policy KL numbers from its text,
+each printed Avg. against its row's cells, each three-seed mean against its seeds; every cell lands
+in a table of a paper config (the KL numbers in config/paper-prolonged.yaml's future_policy), and a
+malformed file fails naming file, key and line."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.paper import load_paper_results
@@ -68,6 +71,8 @@ def _printed(table: str, model: str, rows: list[str]) -> list[list[str]]:
     ("three_seeds", "tab:multiseed", 0, [(MODELS[0], SEED_ROWS)]),
     ("three_seeds_code", "tab:multiseed", 1, [(MODELS[0], SEED_ROWS)]),
     ("overhead", "tab:fpa_efficiency", 0, [(MODELS[0], ["offrl", "fpa"])]),
+    ("lambda_test", "tab:lambda_ablation", 0, None),  # None: the file's rows, in its order
+    ("tuning", "tab:baseline_tuning", 0, None),
 ])
 def test_rows_equal_the_papers_latex(table, label, part, blocks):
     if table == "code":  # a wraptable: its \label sits above the tabular
@@ -78,8 +83,35 @@ def test_rows_equal_the_papers_latex(table, label, part, blocks):
                  for line in tabular.split(r"\\") if "&" in line]
     else:
         latex = _latex_rows(label, part)
+    if blocks is None:
+        blocks = [(model, list(rows)) for model, rows in yaml.safe_load(RESULTS.read_text())[table]["models"].items()]
     expected = [row for model, rows in blocks for row in _printed(table, model, rows)]
     assert latex == expected
+
+
+def test_the_rlvr_cells_are_the_main_tables():
+    tables = load_paper_results(RESULTS)
+    rlvr, main = tables["rlvr"], tables["main"]
+    assert rlvr.label == main.label and rlvr.cells
+    assert all(main.cells[key] == cell for key, cell in rlvr.cells.items())
+
+
+@pytest.mark.skipif(not PAPER_TEX.is_file(), reason=f"the paper's LaTeX is not at {PAPER_TEX}")
+def test_the_future_policy_kl_numbers_are_the_texts_and_the_prolonged_configs():
+    """"the KL divergence decreases from 12.69 for the 5K anchor to 0.67 with $\\lambda=2$" (at
+    20K steps), for the anchor, targets and λ of config/paper-prolonged.yaml's future_policy."""
+    text = " ".join(PAPER_TEX.read_text().split())
+    anchor, lam, later = re.search(r"At (\d+)K steps, for example, the KL divergence decreases from ([\d.]+) for "
+                                   r"the (\d+)K anchor to ([\d.]+) with \$\\lambda=(\d+)\$", text).group(3, 5, 1)
+    printed = re.search(r"decreases from ([\d.]+) for the \d+K anchor to ([\d.]+)", text).groups()
+    kl = load_paper_results(RESULTS)["future_policy_kl"]
+    row = f"anchor{anchor}000_target{later}000"
+    assert [kl.cells[("qwen3-4b-base", row, column)][0] for column in kl.columns] == list(printed)
+    assert kl.columns == ("lam0", f"lam{lam}")
+    config = load_config_file(ROOT / "config" / "paper-prolonged.yaml")
+    settings = config["future_policy"]
+    assert "qwen3-4b-base" in config["models"] and settings["anchor_step"] == int(anchor) * 1000
+    assert int(later) * 1000 in settings["target_steps"] and {0, int(lam)} <= set(settings["lams"])
 
 
 def test_every_printed_avg_is_its_rows_mean_to_rounding():
@@ -124,7 +156,8 @@ def test_every_cell_lands_in_a_table_of_a_paper_config():
             assert name not in shown, f"table {name!r} in two paper configs"
             shown[name] = len(layout.paper)
             assert layout.paper_label, f"{config_name}: tables.{name}: no paper_results"
-    counts = {name: len(table.cells) for name, table in load_paper_results(RESULTS).items()}
+    counts = {name: len(table.cells) for name, table in load_paper_results(RESULTS).items()
+              if not table.label.startswith("fig:")}  # a figure's numbers: the test above
     assert shown == counts
 
 

@@ -16,6 +16,7 @@ from fpa.aggregation.paper import PaperSource, load_paper_results
 from fpa.cli import main
 from fpa.config import expand_runs, load_config_file
 from fpa.evaluation.evaluate import score_completions
+from fpa.generation.stops import Completion
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "qwen3-4b-base"
@@ -27,7 +28,7 @@ def _evaluation(percent: float, n: int) -> dict:
     problems = 20000 // n if n == 32 else 10000 // n
     correct = round(percent / 100 * problems * n)
     flat = ["1"] * correct + ["0"] * (problems * n - correct)
-    completions = [flat[i * n:(i + 1) * n] for i in range(problems)]
+    completions = [[Completion(text, "stop", "<eos>") for text in flat[i * n:(i + 1) * n]] for i in range(problems)]
     records = [{"id": f"p{i}", "answer": "1"} for i in range(problems)]
     return score_completions(records, completions, n=n, grader=lambda pairs: [(c == a, "exact") for c, a in pairs])
 

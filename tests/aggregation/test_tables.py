@@ -121,10 +121,12 @@ def test_highlight_dagger_and_indent_render():
 def test_an_evaluation_file_gives_pass_at_1_and_the_unbiased_pass_at_k(tmp_path):
     from fpa.cli.tables import read_evaluation
     from fpa.evaluation.evaluate import score_completions
+    from fpa.generation.stops import Completion
 
     # problem 1: 1 of 4 correct, problem 2: 2 of 4; pass@2 = 1 - C(3,2)/C(4,2) = 1/2, 1 - C(2,2)/C(4,2) = 5/6
+    texts = [["1", "0", "0", "0"], ["1", "1", "0", "0"]]
     record = score_completions([{"id": "a", "answer": "1"}, {"id": "b", "answer": "1"}],
-                               [["1", "0", "0", "0"], ["1", "1", "0", "0"]], n=4,
+                               [[Completion(text, "stop", "<eos>") for text in row] for row in texts], n=4,
                                grader=lambda pairs: [(c == a, "exact") for c, a in pairs])
     path = tmp_path / "eval" / "m" / "fpa" / "42" / "toy6.json"
     path.parent.mkdir(parents=True)

@@ -26,7 +26,7 @@ def _evaluate(model_dir, files: dict, tmp_path) -> None:
     config = {"benchmarks": {name: {"source": "file", "path": str(path), "n": 1, "grader": "toy"}
                              for name, path in files.items()},
               "prompt_template": DEFAULT_PROMPT_TEMPLATE, "chat_template": False,
-              "generation": {"backend": "hf", "batch_size": 8, "max_new_tokens": 8, "temperature": 0.7}}
+              "generation": {"backend": "hf", "stop": [], "batch_size": 8, "max_new_tokens": 8, "temperature": 0.7}}
     command = ["evaluate", "--model", str(model_dir), "--config-json", json.dumps(config), "--seed", "1",
                "--work", str(tmp_path / "work")]
     for name, path in files.items():

@@ -51,7 +51,7 @@ def test_select_checkpoint_links_the_best_candidate(tmp_path, toy_model_dir, tin
                           "--snapshots", str(tmp_path / "snapshots")], check=True, capture_output=True)
     write_jsonl(tmp_path / "val.jsonl", make_problems(6, seed=0, n_operands=3))
     bench = {"source": "validation", "n": 2, "grader": "toy"}
-    config = {"generation": {"backend": "hf", "temperature": 1.0, "max_new_tokens": 12, "batch_size": 8},
+    config = {"generation": {"backend": "hf", "stop": [], "temperature": 1.0, "max_new_tokens": 12, "batch_size": 8},
               "prompt_template": "Q: {problem}\nA:", "chat_template": False, "benchmarks": {"val": bench}}
     subprocess.run(fpa + ["select-checkpoint", "--snapshots", str(tmp_path / "snapshots"),
                           "--checkpoint", str(tmp_path / "ckpt"), "--benchmark", "val", str(tmp_path / "val.jsonl"),

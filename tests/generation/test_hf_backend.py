@@ -22,10 +22,13 @@ def test_registry_and_protocol(backend):
 def test_n_completions_per_prompt_without_prompt_or_eos(backend):
     out = backend.generate(PROMPTS, **ARGS)
     assert len(out) == len(PROMPTS) and all(len(c) == 3 for c in out)
-    texts = [t for c in out for t in c]
+    texts = [c.text for row in out for c in row]
     assert all(isinstance(t, str) and len(t) <= 12 for t in texts)
     assert not any("Q:" in t or backend.tokenizer.eos_token in t for t in texts)
     assert len(set(texts)) > 1  # sampled, not greedy
+    # each ended at its eos or at the 12-token limit, and says which
+    assert {(c.finish_reason, c.stop) for row in out for c in row} <= {("length", None),
+                                                                       ("stop", backend.tokenizer.eos_token)}
 
 
 def test_deterministic_for_a_seed_and_independent_of_batching(backend):

@@ -117,7 +117,7 @@ def test_remove_work_removes_an_emptied_work_parent(tmp_path):
 
 def _sample_command(model_dir, problems, out, work, *extra):
     config = {"dataset": {"k": 2, "temperature": 0.7, "seed": 3}, "prompt_template": DEFAULT_PROMPT_TEMPLATE,
-              "generation": {"backend": "hf", "batch_size": 8, "max_new_tokens": 40}, "chat_template": False}
+              "generation": {"backend": "hf", "stop": [], "batch_size": 8, "max_new_tokens": 40}, "chat_template": False}
     return [sys.executable, "-m", "fpa", "sample", "--model", str(model_dir), "--problems", str(problems),
             "--config-json", json.dumps(config), "--code", "test", "--threads", "1", "--out", str(out),
             *(["--work", str(work), "--shard-rows", "2"] if work else []), *extra]
@@ -160,7 +160,7 @@ def _evaluate(model_dir, benchmarks, n_of, tmp_path):
     config = {"benchmarks": {name: {"source": "file", "path": str(path), "n": n_of[name], "grader": "toy"}
                              for name, path in benchmarks.items()},
               "prompt_template": DEFAULT_PROMPT_TEMPLATE, "chat_template": False,
-              "generation": {"backend": "hf", "batch_size": 8, "max_new_tokens": 40, "temperature": 0.7}}
+              "generation": {"backend": "hf", "stop": [], "batch_size": 8, "max_new_tokens": 40, "temperature": 0.7}}
     command = [sys.executable, "-m", "fpa", "evaluate", "--model", str(model_dir), "--config-json",
                json.dumps(config), "--seed", "1", "--code", "test", "--threads", "1",
                "--work", str(tmp_path / "work"), "--shard-rows", "4"]

@@ -21,6 +21,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 from fpa.data.prompts import render_prompt
 from fpa.generation.backend import BACKENDS, get_backend
 from fpa.generation.hf import HFBackend
+from fpa.generation.stops import Completion
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 from fpa.toy.tokenizer import build_tokenizer
 
@@ -28,6 +29,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PROMPTS = [render_prompt(DEFAULT_PROMPT_TEMPLATE, r["problem"]) for r in make_problems(4, seed=0)] + ["hello", "x"]
 SAMPLED = dict(n=3, temperature=1.0, max_new_tokens=24, seed=1)
 GREEDY = dict(n=2, temperature=0.0, max_new_tokens=40, seed=0)
+STOP_WORDS = ["</s>", "<|im_end|>", "<|endoftext|>", "\n\nQ:"]
 # name -> (prompts, sampling arguments): all run on one engine, in one process.
 CALLS = {
     "sampled": (PROMPTS, SAMPLED),
@@ -38,6 +40,8 @@ CALLS = {
     "repeated": ([PROMPTS[0], PROMPTS[0]], SAMPLED),
     "greedy": (PROMPTS, GREEDY),
     "greedy_other_seed": (PROMPTS, {**GREEDY, "n": 1, "seed": 5}),
+    # the harness's stop words and the toy template's next-question marker (fpa.generation.stops)
+    "greedy_stop_words": (PROMPTS, {**GREEDY, "stop": STOP_WORDS}),
 }
 # float32: dtype "auto" would run the float32 checkpoint in bfloat16, and
 # greedy text would then differ from HFBackend's. enforce_eager: no
@@ -49,7 +53,8 @@ from fpa.generation.vllm import VLLMBackend
 if __name__ == "__main__":
     spec = json.loads(open(sys.argv[1]).read())
     backend = VLLMBackend(spec["model_dir"], **spec["engine"])
-    out = {name: backend.generate(prompts, **args) for name, (prompts, args) in spec["calls"].items()}
+    out = {name: [[c.to_json() for c in row] for row in backend.generate(prompts, **args)]
+           for name, (prompts, args) in spec["calls"].items()}
     open(sys.argv[2], "w").write(json.dumps(out))
 """
 
@@ -108,7 +113,8 @@ def vllm_out(vllm_python, model_dir, tmp_path_factory):
                           text=True, timeout=600)
     if proc.returncode != 0:
         pytest.fail(f"vLLM driver exited {proc.returncode}; its output ends:\n{(proc.stdout + proc.stderr)[-4000:]}")
-    return json.loads(out.read_text())
+    return {name: [[Completion.from_json(c) for c in row] for row in rows]
+            for name, rows in json.loads(out.read_text()).items()}
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +136,8 @@ def test_n_completions_per_prompt_in_the_hf_format(vllm_out, hf_greedy):
         out = vllm_out[name]
         assert type(out) is list and len(out) == len(prompts), name
         assert all(type(c) is list and len(c) == args["n"] for c in out), name
-        assert all(type(t) is str and len(t) <= args["max_new_tokens"] for c in out for t in c), name  # 1 byte/token
-    texts = [t for c in vllm_out["sampled"] for t in c]
+        assert all(len(t.text) <= args["max_new_tokens"] for c in out for t in c), name  # 1 byte/token
+    texts = [t.text for c in vllm_out["sampled"] for t in c]
     assert not any("<|endoftext|>" in t for t in texts)
     assert len(set(texts)) > len(PROMPTS)  # sampled, not greedy
     assert [[type(t) for t in c] for c in vllm_out["greedy"]] == [[type(t) for t in c] for c in hf_greedy]
@@ -146,9 +152,12 @@ def test_deterministic_for_a_seed_and_independent_of_batching(vllm_out):
     assert vllm_out["repeated"][0] == out[0] and vllm_out["repeated"][1] != out[0]
 
 
-def test_temperature_zero_is_hf_greedy(vllm_out, hf_greedy):
+def test_temperature_zero_is_hf_greedy(vllm_out, hf_greedy, model_dir):
     out = vllm_out["greedy"]
     assert all(c[0] == c[1] for c in out)
     assert vllm_out["greedy_other_seed"] == [[c[0]] for c in out]
     assert out == hf_greedy, f"vLLM {out}\nHF   {hf_greedy}"
     assert len({c[0] for c in out}) == len(PROMPTS)  # the comparison is not trivial
+    # stop words: the same cut and finish reason as HFBackend's
+    stopped = HFBackend(model_dir, batch_size=4).generate(PROMPTS, **GREEDY, stop=STOP_WORDS)
+    assert vllm_out["greedy_stop_words"] == stopped

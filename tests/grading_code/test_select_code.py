@@ -14,6 +14,7 @@ import pytest
 import fpa.cli.common
 from fpa.cli import main
 from fpa.data.code import build_code_train
+from fpa.generation.stops import Completion
 from fpa.io import read_json, read_jsonl, write_json, write_jsonl
 from fpa.training.checkpoints import snapshot_name
 
@@ -44,7 +45,8 @@ class ScriptedBackend:
 
     def generate(self, prompts, *, n, **_):
         assert n == len(self.samples)
-        return [[programs[self.problem_ids[prompt]] for programs in self.samples] for prompt in prompts]
+        return [[Completion(programs[self.problem_ids[prompt]], "stop", "<eos>") for programs in self.samples]
+                for prompt in prompts]
 
 
 @pytest.fixture
@@ -77,7 +79,7 @@ def test_select_checkpoint_grades_code_in_the_sandbox(run_dir, monkeypatch):
     problem_ids = {record["problem"]: record["id"] for record in read_jsonl(run_dir / "bench.jsonl")}
     monkeypatch.setattr(fpa.cli.common, "make_backend",
                         lambda generation, model_dir, gpus=1: ScriptedBackend(model_dir, problem_ids))
-    config = {"generation": {"backend": "hf", "temperature": 0.7, "max_new_tokens": 64, "batch_size": 1},
+    config = {"generation": {"backend": "hf", "stop": [], "temperature": 0.7, "max_new_tokens": 64, "batch_size": 1},
               "prompt_template": "{problem}", "chat_template": False,
               "benchmarks": {"val": {"source": "validation", "n": 2, "grader": "code_tests"}}}
     main(["select-checkpoint", "--snapshots", str(run_dir / "snapshots"), "--checkpoint", str(run_dir / "checkpoint"),

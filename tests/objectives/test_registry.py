@@ -7,6 +7,7 @@ import torch
 
 from fpa.data.pairs import PAIRING_RULES, build_pairs
 from fpa.objectives import OBJECTIVES
+from fpa.training.batch_statistic import batch_mean, with_batch_mean
 
 METHODS = {"sft", "dpo", "rpo", "dpop", "kto", "apo", "offrl", "offrl_kl", "offrl_rs", "fpa", "fpa_cor", "fpa_incor"}
 PAPER_DEFAULTS = {
@@ -60,6 +61,8 @@ def test_every_objective_runs_and_backpropagates(tiny, name):
     params = objective.params_type()
     pairs = build_pairs(lm.reward, lm.group, params.pairing) if "pairs" in objective.requires else None
     stats = lm.stats(lam=objective.hat_lambda(params), fwd_kl="fwd_kl" in objective.requires, pairs=pairs)
+    # what the engine does for any objective that declares a batch statistic (KTO's z0)
+    stats = with_batch_mean(stats, batch_mean(objective, params, [stats], reduce_sum=lambda total: total))
     loss, metrics = objective.loss(stats, params)
     assert loss.shape == () and torch.isfinite(loss)
     assert all(value.shape == () and not value.requires_grad for value in metrics.values())

@@ -18,6 +18,7 @@ trl = pytest.importorskip("trl")
 from trl.trainer.utils import FusedCausalLMOutput  # noqa: E402
 
 from fpa.objectives import OBJECTIVES  # noqa: E402
+from fpa.training.batch_statistic import batch_mean, with_batch_mean  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")
 P = 3  # pairs; TRL's DPO batch is [chosen rows; rejected rows]
@@ -124,11 +125,15 @@ def trl_kto_loss(lm, ref_logp, beta, lam_w, lam_l):
     return trainer._compute_loss(fused_model(lm), inputs, return_outputs=False)
 
 
-@pytest.mark.parametrize("shift", [1.5, -1.5])  # z0 > 0, and z0 clamped at 0
-def test_kto_matches_trl(lm5, shift):
+def test_kto_matches_trl_where_its_reference_point_is_ours(lm5):
+    """One micro-batch on one rank, its mean r_θ > 0: TRL's z0 (the batch's mean r_θ on the KL
+    completions, here the samples themselves, clamped at 0) is then the paper's. Elsewhere they part:
+    TRL's z0 is per micro-batch and never below 0, ours the optimizer batch's mean (test_kto.py)."""
     noise = torch.randn(5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    ref_logp = lm5.logp(lm5.h_theta).detach() - shift + 0.3 * noise
+    ref_logp = lm5.logp(lm5.h_theta).detach() - 1.5 + 0.3 * noise
     stats = lm5.stats(ref_logp=ref_logp)
     params = OBJECTIVES["kto"].params_type(lam_w=1.3, lam_l=0.7)
+    stats = with_batch_mean(stats, batch_mean(OBJECTIVES["kto"], params, [stats], reduce_sum=lambda total: total))
+    assert stats.batch_mean.item() > 0
     ours = OBJECTIVES["kto"].loss(stats, params)[0]
     assert_same_loss_and_gradient(lm5, ours, trl_kto_loss(lm5, ref_logp, params.beta, 1.3, 0.7))

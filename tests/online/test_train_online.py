@@ -34,7 +34,7 @@ RUN = {"objective": "dapo", "params": {"rollout_steps": 2, "batch_prompts": 2, "
                     "adamw": "default",
                     "snapshot_every": 2, "checkpoint_every": 2}}
 SAMPLING = {"prompt_template": "Q: {problem}\nA:", "chat_template": False,
-            "generation": {"backend": "hf", "tensor_parallel_size": 1, "temperature": 0.7, "max_new_tokens": 8,
+            "generation": {"backend": "hf", "stop": [], "tensor_parallel_size": 1, "temperature": 0.7, "max_new_tokens": 8,
                            "batch_size": 8}}
 
 

@@ -97,7 +97,7 @@ def test_curve_equals_evaluate_of_each_snapshot(tmp_path, toy_model_dir, tiny_da
     assert record["snapshot_steps"] == [2] and record["snapshot_elapsed_s"]["2"] > 0
     write_jsonl(tmp_path / "bench.jsonl", make_problems(6, seed=0, n_operands=3))
     bench = {"source": "toy", "n": 2, "grader": "toy", "n_problems": 6, "n_operands": 3}
-    config = {"generation": {"backend": "hf", "temperature": 1.0, "max_new_tokens": 12, "batch_size": 8},
+    config = {"generation": {"backend": "hf", "stop": [], "temperature": 1.0, "max_new_tokens": 12, "batch_size": 8},
               "prompt_template": "Q: {problem}\nA:", "chat_template": False, "benchmarks": {"b": bench}}
     common = ["--config-json", json.dumps(config), "--seed", "3"]
     subprocess.run(fpa + ["curve", "--snapshots", str(tmp_path / "snapshots"), "--benchmark", "b",

@@ -45,23 +45,29 @@ def test_paper_gridjob_counts(tmp_path):
     catalog_benchmarks = [b for b in config["benchmarks"].values() if b["source"] == "catalog"]
     parts = {part for bench in catalog_benchmarks for part in bench["parts"]}
     training_files = {"math_train", "math_test", "math500", "math_perturb_simple", "math_perturb_hard"}
-    # sweeps train on one seed, on one model; a member equal to a main run is that run (Run.trained_as)
-    assert sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name) == 125
+    # seed 42, and 43/44 of DPO, Off-RL and FPA on Qwen3-4B-Base alone (the paper's three-seed table);
+    # λ = 20 on Qwen3-4B-Base alone; a sweep member equal to a main run is that run (Run.trained_as)
+    assert sum(len(run.seeds) for run in runs.values() if run.trained_as == run.name) == 71
+    assert {(model, run.name) for (model, _), run in runs.items() if len(run.seeds) > 1} == {
+        ("qwen3-4b-base", "dpo"), ("qwen3-4b-base", "offrl"), ("qwen3-4b-base", "fpa")}
+    assert [model for (model, name) in runs if name == "fpa_sweep_lam20"] == ["qwen3-4b-base"]
     assert set(config["tables"]) == PAPER_TABLES
     # only the (run, seed)s a table reads are evaluated: seed 42 (the paper's single-seed tables), and
     # 43 and 44 of the three-seed table's runs
     read = {(key.model, key.method, str(seed)) for name, spec in config["tables"].items()
             for key in build_layout(name, spec, config, runs).cell_keys() for seed in key.seeds}
     evaluated = len({entry for entry in read if entry[1] != "base"})
-    assert evaluated == 73
+    assert evaluated == 71
     assert planned_figures(config, runs) == [
         (model, figure) for model in config["models"] for figure in PAPER_FIGURES
         if figure != "targeted_ablations" or model == "qwen3-4b-base"]  # its runs are Qwen3-4B-Base's alone
     curves = planned_curves(config, runs)
-    assert len(curves) == 33  # Off-RL, FPA: 3 models x 3 seeds; Cor./Incor. Only: 3; base: 9
-    # ... and what the figures draw through training trains too (seeds 43, 44 of the other models)
+    # Off-RL, FPA: 3 seeds on Qwen3-4B-Base, 1 on the others; Cor./Incor. Only: 1 each; base: 3 + 1 + 1
+    assert len(curves) == 17
+    # the figures draw only what the tables read: only what a table reads is trained
     drawn = {tuple(re.fullmatch(r"results/curves/(.+)/(.+)/(\d+)\.csv", path).groups()) for path in curves}
-    trained = len({entry for entry in read | drawn if entry[1] != "base"})
+    assert {entry for entry in drawn if entry[1] != "base"} <= read
+    trained = evaluated
     result = _plan(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     expected = {

@@ -189,15 +189,17 @@ def _models_by_run(name: str, spec: dict, config: Mapping, runs: Mapping, models
     if bench not in config["benchmarks"]:
         raise ConfigError(f"{where}.benchmark: expected one of {sorted(config['benchmarks'])}, got {bench!r}")
     rows = []
+    trained = {run_name for (m, run_name) in runs if m in models}
+    unknown = [c for c in spec["columns"] if c != BASE_METHOD and c not in trained]
+    if unknown:
+        raise ConfigError(f"{where}.columns: {unknown[0]!r} names no run of the table's models; expected some of "
+                          f"{sorted(trained)}")
     for model in models:
         by_name = {run_name: run for (m, run_name), run in runs.items() if m == model}
-        missing = [c for c in spec["columns"] if c != BASE_METHOD and c not in by_name]
-        if missing:
-            raise ConfigError(f"{where}.columns: {missing[0]!r} names no run of model {model!r}; expected some of "
-                              f"{sorted(by_name)}")
-        keys = [CellKey(model, _files_of(by_name, c), bench, _seeds(spec, config, by_name.get(c), model, where))
-                for c in spec["columns"]]
-        rows.append(Row(model, model, tuple((key,) for key in keys), model=model))
+        # a run of other models only (the paper's λ = 20 on one model) is an empty cell here
+        cells = [(CellKey(model, _files_of(by_name, c), bench, _seeds(spec, config, by_name.get(c), model, where)),)
+                 if c == BASE_METHOD or c in by_name else () for c in spec["columns"]]
+        rows.append(Row(model, model, tuple(cells), model=model))
     by_name = {run_name: run for (m, run_name), run in runs.items() if m == models[0]}
     headers = [spec["column_labels"].get(c) or _run_label(config, by_name.get(c)) for c in spec["columns"]]
     return Layout(name, spec.get("caption", name), "Model", tuple(headers), (Block(None, tuple(rows)),),

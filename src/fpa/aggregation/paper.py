@@ -4,8 +4,8 @@ The file holds, per table of the paper configs (our name), the paper's LaTeX ``l
 column keys (``fpa.aggregation.columns``: benchmarks and ``avg``; runs for ``models_by_run``;
 training metrics for ``overhead``) and, per model, one line per row with the cells as printed,
 space-separated: ``84.10``, ``84.10±0.92`` (mean ± sample std), ``-`` (not printed). ``units``
-converts a column the paper prints in other units than ours: ``{peak_memory_mb: {scale: 1024,
-unit: GB}}`` reads its 96 as 96 GB = 98,304 of our MiB.
+converts a column the paper prints in other units than ours: ``{peak_memory_mb: {scale:
+953.67431640625, unit: GB}}`` reads its 96 as 96 GB = 96·10^9 bytes = 91,553 of our MiB.
 
 A table with ``paper_results: <file>`` carries the paper's value of each of its cells
 (``with_paper``); ``compare`` gives a filled cell's Δ and whether it falls within the run's own

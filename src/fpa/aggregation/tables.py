@@ -19,6 +19,8 @@ from fpa.aggregation.grid import PASS_AT_1, Block, Layout, Row
 from fpa.aggregation.paper import compare
 
 BEST, SECOND = "best", "second"
+#: a cell of a run its row's model does not train (the paper prints "-")
+NOT_RUN = "-"
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,10 @@ def format_cell(values: Sequence[float], scale: float = 100) -> str:
 
 
 def _fill_cell(keys, seed: int | None, by_key: Mapping, scale: float) -> Cell:
-    """A cell over its run's seeds (``keys`` share one run), or over one ``seed`` (a per-seed row)."""
+    """A cell over its run's seeds (``keys`` share one run), or over one ``seed`` (a per-seed row);
+    no keys: a cell of a run this row's model does not train, printed "-" as the paper does."""
+    if not keys:
+        return Cell(NOT_RUN, math.nan, math.nan, [])
     seeds = keys[0].seeds if seed is None else (seed,)
     sources = []
     for seed in seeds:
@@ -78,7 +83,7 @@ def _fill_cell(keys, seed: int | None, by_key: Mapping, scale: float) -> Cell:
 def _marks(rows: list[FilledRow], column: int) -> dict[int, str]:
     """Row index -> best / second for one column of a block, on the printed means (ties share)."""
     printed = {i: round(100 * r.cells[column].mean, 2) for i, r in enumerate(rows)
-               if r.row.seed is None and r.row.ratio_to is None}
+               if r.row.seed is None and r.row.ratio_to is None and not math.isnan(r.cells[column].mean)}
     ranked = sorted(set(printed.values()), reverse=True)
     if len(printed) < 2:
         return {}

@@ -9,6 +9,7 @@ import functools
 from fpa.cli.common import add_common, setup
 from fpa.data.code import MAX_TESTS, build_code_train
 from fpa.evaluation.evaluate import score_completions
+from fpa.generation.stops import read_completions
 from fpa.grading import get_grader
 from fpa.grading.code import sandbox_mode
 from fpa.io import read_json, read_jsonl, write_json, write_jsonl
@@ -26,7 +27,7 @@ def evaluate_code(args) -> None:
         raise ValueError(f"{args.completions}: problem_ids do not match the benchmark {args.benchmark} "
                          f"({len(generated['problem_ids'])} vs {len(ids)} problems)")
     grader = functools.partial(get_grader(bench["grader"]), data_path=args.tasks, workers=args.workers)
-    result = score_completions(records, generated["completions"], n=bench["n"], grader=grader)
+    result = score_completions(records, read_completions(generated, args.completions), n=bench["n"], grader=grader)
     job = Job("evaluate_code", {**args.config_json, "seed": args.seed},
               {"completions": args.completions, "benchmark": args.benchmark, "tasks": args.tasks}, args.code)
     with job.output(args.out, sandbox=sandbox_mode(), sandbox_aggregate_bound=memory_bound()) as tmp:

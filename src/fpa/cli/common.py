@@ -50,7 +50,7 @@ class BenchmarkSample(NamedTuple):
     job: object  # fpa.provenance.record.Job of this benchmark's output
     records: list[dict]
     prompts: list[str]
-    completions: list[list[str]]
+    completions: list[list["Completion"]]  # fpa.generation.stops.Completion
 
 
 def sample_benchmarks(args, rule: str) -> Iterator[BenchmarkSample]:
@@ -63,6 +63,7 @@ def sample_benchmarks(args, rule: str) -> Iterator[BenchmarkSample]:
     """
     from fpa.generation.backend import LazyBackend
     from fpa.generation.shards import generate_sharded
+    from fpa.generation.stops import stop_words
     from fpa.io import read_jsonl
     from fpa.provenance.record import Job, describe_inputs
 
@@ -88,6 +89,7 @@ def sample_benchmarks(args, rule: str) -> Iterator[BenchmarkSample]:
             max_new_tokens=generation["max_new_tokens"], seed=args.seed,
             work_dir=None if args.work is None else Path(args.work) / name,
             key_parts=generation_key(job), shard_rows=args.shard_rows,
+            stop_words=stop_words(shared["prompt_template"], generation["stop"]),
         )
         yield BenchmarkSample(name, out, job, records, prompts, completions)
 
@@ -100,7 +102,8 @@ def generation_key(job) -> dict:
 
     backend_module = BACKENDS[job.config["generation"]["backend"]].split(":")[0]
     return {"rule": job.rule, "config": job.config,
-            "code": code_fingerprint("fpa.generation.shards", "fpa.data.prompts", backend_module),
+            "code": code_fingerprint("fpa.generation.shards", "fpa.generation.stops", "fpa.data.prompts",
+                                     backend_module),
             "inputs": {name: entry["sha256"] for name, entry in job.inputs.items()}}
 
 

@@ -11,6 +11,7 @@ from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_sample
 from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
 from fpa.data.step_dpo import validation_problems as step_dpo_validation_problems
 from fpa.generation.shards import generate_sharded, remove_work
+from fpa.generation.stops import stop_words
 from fpa.grading import get_grader
 from fpa.io import read_jsonl, write_jsonl
 from fpa.provenance.record import Job
@@ -26,10 +27,13 @@ def sample(args) -> None:
         make_backend(generation, args.model, args.gpus), prompts, n=dataset["k"], temperature=dataset["temperature"],
         max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"], work_dir=args.work,
         key_parts=generation_key(job), shard_rows=args.shard_rows,
+        stop_words=stop_words(args.config_json["prompt_template"], generation["stop"]),
     )
+    # finish_reason "length": cut at max_new_tokens, so training appends no EOS (fpa.data.tokenize)
     records = [
         {"id": f"{problem['id']}/{index}", "problem_id": problem["id"], "sample_index": index,
-         "prompt": prompt, "completion": completion, "answer": problem["answer"]}
+         "prompt": prompt, "completion": completion.text, "finish_reason": completion.finish_reason,
+         "stop": completion.stop, "answer": problem["answer"]}
         for problem, prompt, outs in zip(problems, prompts, completions)
         for index, completion in enumerate(outs)
     ]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from fpa.cli.common import add_benchmark_sampling, add_common, sample_benchmarks
+from fpa.generation.stops import completion_fields
 from fpa.io import write_json
 
 
@@ -13,7 +14,7 @@ def generate(args) -> None:
         n = sample.job.config["benchmark"]["n"]
         with sample.job.output(sample.out) as tmp:
             write_json(tmp, {"seed": args.seed, "n": n, "problem_ids": [record["id"] for record in sample.records],
-                             "prompts": sample.prompts, "completions": sample.completions})
+                             "prompts": sample.prompts, **completion_fields(sample.completions)})
         print(f"{sample.name}: {len(sample.records)} problems x {n} completions")
 
 

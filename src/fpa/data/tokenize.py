@@ -43,6 +43,7 @@ def encode_sample(tokenizer, prompt: str, completion: str, max_length: int, *,
 
 
 def encode_record(tokenizer, sample: dict, max_length: int) -> EncodedSample:
-    """An offline-dataset record; ``ends_answer: false`` (step-level samples) leaves out EOS."""
-    return encode_sample(tokenizer, sample["prompt"], sample["completion"], max_length,
-                         ends_answer=sample.get("ends_answer", True))
+    """An offline-dataset record; ``ends_answer: false`` (step-level samples) and ``finish_reason:
+    length`` (a sample cut at the generation limit, which the model did not end) leave out EOS."""
+    ends = sample.get("ends_answer", True) and sample.get("finish_reason") != "length"
+    return encode_sample(tokenizer, sample["prompt"], sample["completion"], max_length, ends_answer=ends)

@@ -9,11 +9,14 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from fpa.evaluation.metrics import pass_at_1, pass_at_1_stderr
+from fpa.generation.stops import Completion, completion_fields
 
 
-def score_completions(records: Sequence[dict], completions: Sequence[Sequence[str]], *, n: int,
+def score_completions(records: Sequence[dict], completions: Sequence[Sequence[Completion]], *, n: int,
                       grader: Callable) -> dict:  # fmt: skip
-    """Grade ``completions[i][j]`` against ``records[i]["answer"]``; Pass@1 and the kept matrix.
+    """Grade ``completions[i][j]`` (its text, cut at the harness's stop words: a completion that runs
+    on into a new question is graded on its first answer) against ``records[i]["answer"]``; Pass@1,
+    the kept matrix and each completion's finish reason.
 
     Code columns call this in their own job (``evaluate_code``: the sandbox and many CPU
     threads, no GPU) on completions that ``generate`` wrote earlier; the result has the same
@@ -22,7 +25,7 @@ def score_completions(records: Sequence[dict], completions: Sequence[Sequence[st
         lengths = sorted({len(outs) for outs in completions})
         raise ValueError(f"completions: expected {len(records)} problems x {n} samples, "
                          f"got {len(completions)} problems with {lengths} samples")
-    verdicts = iter(grader([(c, record["answer"]) for record, outs in zip(records, completions) for c in outs]))
+    verdicts = iter(grader([(c.text, record["answer"]) for record, outs in zip(records, completions) for c in outs]))
     graded = [[next(verdicts) for _ in outs] for outs in completions]
     correct = [[int(ok) for ok, _ in row] for row in graded]
     return {
@@ -32,6 +35,6 @@ def score_completions(records: Sequence[dict], completions: Sequence[Sequence[st
         "n_problems": len(records),
         "problem_ids": [record["id"] for record in records],
         "correct": correct,
-        "completions": [list(outs) for outs in completions],
+        **completion_fields(completions),
         "grade_rules": [[rule for _, rule in row] for row in graded],
     }

@@ -180,8 +180,10 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
     benchmarks = table_benchmarks(next(iter(config["tables"].values()))) if figure.uses_evals else []
     lam = {role: float(by_name[method].params.get("lam", 0.0)) if method in by_name else 0.0
            for role, method in roles.items()}
-    # the seeds every drawn run has (a sweep may train on fewer)
-    seeds = [int(s) for s in config["seeds"] if all(s in by_name[m].seeds for m in roles.values() if m in by_name)]
+    # the seeds every drawn run has (a sweep, or a model's runs, may train on fewer); the base model's
+    # are the config's
+    drawn = [by_name[method].seeds for method in roles.values() if method in by_name]
+    seeds = [int(s) for s in (drawn[0] if drawn else config["seeds"]) if all(s in other for other in drawn)]
     if not seeds:
         return None
     # the run whose files hold each role's results (Run.trained_as); the base model's are its own

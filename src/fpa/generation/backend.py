@@ -3,11 +3,12 @@
 A backend turns prompts into ``n`` sampled completions each::
 
     backend = get_backend("hf", "resources/toy-base", batch_size=64)
-    completions = backend.generate(prompts, n=8, temperature=0.7, max_new_tokens=128, seed=0)
-    # completions[i][j]: text of sample j for prompts[i], without prompt and eos
+    completions = backend.generate(prompts, n=8, temperature=0.7, max_new_tokens=128, seed=0, stop=["\n\nQ:"])
+    # completions[i][j]: sample j for prompts[i], a ``fpa.generation.stops.Completion``: its text
+    # (without prompt, eos and stop word) and why it ended (finish_reason "stop" / "length")
 
 The arguments map one to one onto vLLM's
-``SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens, seed=...)``,
+``SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens, seed=..., stop=...)``,
 so a ``"vllm"`` backend is one more module and one more ``BACKENDS`` entry.
 
 Determinism contract (what every backend must document it meets):
@@ -25,7 +26,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:
+    from fpa.generation.stops import Completion
 
 # name -> "module:class"; imported lazily so that optional engines (vLLM) are
 # needed only when chosen.
@@ -45,9 +49,11 @@ class GenerationBackend(Protocol):
         temperature: float,
         max_new_tokens: int,
         seed: int,
+        stop: Sequence[str] = (),
         offsets: Mapping[str, int] | None = None,
-    ) -> list[list[str]]:
-        """``n`` completions per prompt, in prompt order; completion text only, eos stripped.
+    ) -> list[list[Completion]]:
+        """``n`` completions per prompt, in prompt order, each cut before its eos and before the
+        first of the ``stop`` words, with its finish reason (``fpa.generation.stops``).
 
         ``offsets[p]``: how often prompt ``p`` occurred in earlier shards of the same
         logical call (``fpa.generation.shards``); its occurrences here count on from there.
@@ -82,7 +88,7 @@ class LazyBackend:
         self._build = build
         self._backend: GenerationBackend | None = None
 
-    def generate(self, prompts: Sequence[str], **sampling) -> list[list[str]]:
+    def generate(self, prompts: Sequence[str], **sampling) -> list[list[Completion]]:
         if self._backend is None:
             self._backend = self._build()
         return self._backend.generate(prompts, **sampling)

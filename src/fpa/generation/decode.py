@@ -128,12 +128,13 @@ class SlotSampler:
 class SlotDecoder:
     """Sampled completions of many rows with ``slots`` rows decoding at a time.
 
-    ``model``: an HF causal LM (eval mode); ``eos_ids``: a row stops at any of them (not kept);
+    ``model``: an HF causal LM (eval mode); ``stop_ids``: a row stops at any of them, kept as its
+    last token (so that the caller knows why it ended: a row without one reached max_new_tokens);
     ``refill``: admit waiting rows once this many slots are free (fewer when fewer wait), so a
     prefill's fixed cost is shared by several rows.
     """
 
-    def __init__(self, model, *, slots: int, refill: int, eos_ids: set[int], pad_id: int):
+    def __init__(self, model, *, slots: int, refill: int, stop_ids: set[int], pad_id: int):
         if slots < 1 or not 1 <= refill <= slots:
             raise ValueError(f"slots, refill: expected slots >= 1 and 1 <= refill <= slots, got {slots}, {refill}")
         layer_types = set(getattr(model.config, "layer_types", None) or ["full_attention"])
@@ -141,14 +142,15 @@ class SlotDecoder:
             raise NotImplementedError(f"layer types {sorted(layer_types)}: the slot cache attends over every "
                                       f"position (no sliding window); use the vllm backend for this model")
         self.model, self.slots, self.refill = model, slots, refill
-        self.eos_ids, self.pad_id = eos_ids, pad_id
+        self.stop_ids, self.pad_id = stop_ids, pad_id
         self.device = next(model.parameters()).device
         self.layer_types = sorted(layer_types)
 
     @torch.no_grad()
     def run(self, prompts: Sequence[list[int]], seeds: Sequence[int | None], *, temperature: float,
             max_new_tokens: int) -> list[list[int]]:
-        """The generated ids of each prompt (``seeds[i]``: its generator's seed, None when greedy), eos cut."""
+        """The generated ids of each prompt (``seeds[i]``: its generator's seed, None when greedy), up
+        to and with the stop id that ended it, or ``max_new_tokens`` ids without one."""
         if not prompts:
             return []
         slots = min(self.slots, len(prompts))
@@ -180,11 +182,8 @@ class SlotDecoder:
             finished = []
             for slot, token in zip(stepped.tolist(), tokens.tolist()):
                 generated = outputs[row_of[slot]]
-                if token in self.eos_ids:
-                    finished.append(slot)
-                    continue
                 generated.append(token)
-                if len(generated) == max_new_tokens:
+                if token in self.stop_ids or len(generated) == max_new_tokens:
                     finished.append(slot)
             live = self._release(finished, live, cache, sampler, row_of, lengths, pending)
         return outputs

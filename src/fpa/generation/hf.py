@@ -12,8 +12,10 @@ text, occurrence of that prompt in the call, sample index), which gives:
     can flip; none did in the tests and benchmarks, against ``model.generate`` either);
   * ``temperature == 0`` is plain greedy decoding, repeated ``n`` times.
 
-A sample stops at any eos id of the model's ``generation_config`` and at the
-tokenizer's eos. Only these ids are taken from the ``generation_config``; its sampling
+A sample stops at any eos id of the model's ``generation_config``, at the tokenizer's
+eos and at the stop words that are one added token (``fpa.generation.stops``); the stop
+words of the text are cut after decoding, where the harness cuts them (the text is the same
+as if decoding had stopped there; the row only decodes on to its eos or length limit). Only these ids are taken from the ``generation_config``; its sampling
 settings (top_p, top_k, repetition_penalty, ...) are ignored, so the samples
 follow softmax(logits / T) exactly, as with vLLM's ``SamplingParams(temperature=T)``.
 """
@@ -31,6 +33,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from fpa.data.pad_token import pad_token_id
 from fpa.generation.backend import check_sampling_args
 from fpa.generation.decode import SlotDecoder
+from fpa.generation.stops import Completion, finish, stop_token_ids
 
 
 def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
@@ -70,11 +73,11 @@ class HFBackend:
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
-        offsets: Mapping[str, int] | None = None,
-    ) -> list[list[str]]:
+        stop: Sequence[str] = (), offsets: Mapping[str, int] | None = None,
+    ) -> list[list[Completion]]:
         check_sampling_args(n, temperature, max_new_tokens)
         if temperature == 0:  # greedy: one decode per prompt, copied
-            greedy = self._run([(p, None) for p in prompts], 0.0, max_new_tokens)
+            greedy = self._run([(p, None) for p in prompts], 0.0, max_new_tokens, stop)
             return [[text] * n for text in greedy]
         seen: Counter[str] = Counter(offsets or {})
         rows = []
@@ -82,14 +85,16 @@ class HFBackend:
             for sample in range(n):
                 rows.append((prompt, row_seed(seed, prompt, seen[prompt], sample)))
             seen[prompt] += 1
-        flat = self._run(rows, temperature, max_new_tokens)
+        flat = self._run(rows, temperature, max_new_tokens, stop)
         return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
 
-    def _run(self, rows: list[tuple[str, int | None]], temperature: float, max_new_tokens: int) -> list[str]:
+    def _run(self, rows: list[tuple[str, int | None]], temperature: float, max_new_tokens: int,
+             stop: Sequence[str]) -> list[Completion]:
         """Completions for (prompt, row seed) rows, in row order."""
         prompt_ids = [self.tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt, _ in rows]
+        stop_ids = self.eos_ids | stop_token_ids(self.tokenizer, stop)
         decoder = SlotDecoder(self.model, slots=self.batch_size, refill=self.refill or self.batch_size,
-                              eos_ids=self.eos_ids, pad_id=pad_token_id(self.tokenizer))
+                              stop_ids=stop_ids, pad_id=pad_token_id(self.tokenizer))
         generated = decoder.run(prompt_ids, [seed for _, seed in rows], temperature=temperature,
                                 max_new_tokens=max_new_tokens)
-        return [self.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
+        return [finish(self.tokenizer, ids, stop_ids, stop) for ids in generated]

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Mapping, Sequence
 
 from fpa.generation.backend import check_sampling_args
+from fpa.generation.stops import Completion
 
 
 def replica_devices(gpus: int, tensor_parallel_size: int, visible: str | None = None) -> list[str]:
@@ -65,10 +66,10 @@ class DataParallelBackend:
             self.workers.append(worker)
 
     def generate(self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
-                 offsets: Mapping[str, int] | None = None) -> list[list[str]]:
+                 stop: Sequence[str] = (), offsets: Mapping[str, int] | None = None) -> list[list[Completion]]:
         check_sampling_args(n, temperature, max_new_tokens)
         shares = split_prompts(prompts, len(self.workers), offsets)
-        sampling = dict(n=n, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed)
+        sampling = dict(n=n, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, stop=list(stop))
         for connection, (share, share_offsets) in zip(self.connections, shares):
             connection.send((share, {**sampling, "offsets": share_offsets}))
         completions = []

@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from fpa.generation.stops import Completion
 from fpa.io import read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ def _open_work(work: Path, key: str, parts: Mapping) -> None:
     write_json(manifest, {"key": key, "parts": parts})
 
 
-def _load_shard(path: Path, key: str, start: int, stop: int, prompts_sha256: str, n: int) -> list[list[str]] | None:
+def _load_shard(path: Path, key: str, start: int, stop: int, prompts_sha256: str,
+                n: int) -> list[list[Completion]] | None:
     """The completions of a finished shard, or None if it is missing or not this job's."""
     if not path.exists():
         return None
@@ -93,7 +95,11 @@ def _load_shard(path: Path, key: str, start: int, stop: int, prompts_sha256: str
         return None
     if any(len(row) != n for row in completions):
         return None
-    return completions
+    try:
+        return [[Completion.from_json(c) for c in row] for row in completions]
+    except (TypeError, KeyError):
+        log.warning("%s: completions without their finish reasons; generating it again", path)
+        return None
 
 
 def generate_sharded(
@@ -107,14 +113,15 @@ def generate_sharded(
     work_dir: str | os.PathLike | None,
     key_parts: Mapping,
     shard_rows: int = SHARD_ROWS,
-) -> list[list[str]]:
+    stop_words: Sequence[str] = (),
+) -> list[list[Completion]]:
     """``backend.generate(prompts, ...)``, resumable through the shards in ``work_dir``.
 
     ``key_parts``: what else the completions depend on (model and input hashes, config
     slice, code fingerprint); JSON-serialisable. With ``work_dir=None`` this is one
     plain call.
     """
-    sampling = dict(n=n, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed)
+    sampling = dict(n=n, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, stop=list(stop_words))
     if work_dir is None:
         return backend.generate(list(prompts), **sampling)
     if shard_rows < 1:
@@ -130,7 +137,7 @@ def generate_sharded(
     }
     key = _sha256_json(parts)
     _open_work(work, key, parts)
-    completions: list[list[str]] = []
+    completions: list[list[Completion]] = []
     seen: Counter[str] = Counter()
     bounds = shard_bounds(len(prompts), per_shard)
     resumed = 0
@@ -142,7 +149,7 @@ def generate_sharded(
         if done is None:
             done = backend.generate(shard_prompts, **sampling, offsets=dict(seen))
             write_json(path, {"key": key, "start": start, "stop": stop, "prompts_sha256": shard_sha,
-                              "completions": done})
+                              "completions": [[c.to_json() for c in row] for row in done]})
             log.info("shard %d/%d: prompts %d-%d generated", index + 1, len(bounds), start, stop - 1)
         else:
             resumed += 1

@@ -21,8 +21,10 @@ stream); greedy completions agree with it in float32 up to near-ties.
 Only the eos ids are taken from the model: the model's ``generation_config``
 sampling settings (top_p, top_k, repetition_penalty, ...) are ignored, so the
 samples follow softmax(logits / T) as with ``HFBackend``. A sample stops at
-any eos id of ``generation_config`` and at the tokenizer's eos, and its tokens
-are decoded at once like ``HFBackend`` does (same text for the same tokens).
+any eos id of ``generation_config``, at the tokenizer's eos, at the stop words that
+are one added token and (vLLM's ``stop``) at the other stop words; its tokens are
+decoded at once and cut at the first stop word like ``HFBackend`` does
+(``fpa.generation.stops.finish``: same text and finish reason for the same tokens).
 
 vLLM is imported when the class is instantiated, so this module (and the
 ``BACKENDS`` registry) import without it. A script that starts the engine must
@@ -37,6 +39,7 @@ from collections import Counter
 from typing import Mapping, Sequence
 
 from fpa.generation.backend import check_sampling_args
+from fpa.generation.stops import Completion, finish, stop_token_ids
 
 
 def request_seed(seed: int, prompt: str, occurrence: int) -> int:
@@ -97,13 +100,15 @@ class VLLMBackend:
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
-        offsets: Mapping[str, int] | None = None,
-    ) -> list[list[str]]:
+        stop: Sequence[str] = (), offsets: Mapping[str, int] | None = None,
+    ) -> list[list[Completion]]:
         check_sampling_args(n, temperature, max_new_tokens)
         from vllm import SamplingParams
 
         # vLLM samples greedily below temperature 1e-5 and then refuses n > 1: decode once, copy.
         greedy = temperature < 1e-5
+        stop_ids = self.eos_ids | stop_token_ids(self.tokenizer, stop)
+        words = [word for word in stop if word not in self.tokenizer.get_added_vocab()]
         seen: Counter[str] = Counter(offsets or {})
         params = []
         for prompt in prompts:
@@ -113,8 +118,9 @@ class VLLMBackend:
                     temperature=temperature,
                     max_tokens=max_new_tokens,
                     seed=request_seed(seed, prompt, seen[prompt]),
-                    stop_token_ids=sorted(self.eos_ids),
-                    detokenize=False,  # decoded below, as HFBackend does
+                    stop_token_ids=sorted(stop_ids),
+                    stop=words,  # vLLM needs the text to find them; decoded again below, as HFBackend does
+                    detokenize=bool(words),
                 )
             )
             seen[prompt] += 1
@@ -122,18 +128,12 @@ class VLLMBackend:
         # which HFBackend (add_special_tokens=False) does not.
         inputs = [{"prompt_token_ids": self.tokenizer.encode(p, add_special_tokens=False)} for p in prompts]
         outputs = self.llm.generate(inputs, params, use_tqdm=False)
-        texts = [[self._decode(c.token_ids) for c in sorted(out.outputs, key=lambda c: c.index)] for out in outputs]
-        return [t * n for t in texts] if greedy else texts
-
-    def _decode(self, ids: Sequence[int]) -> str:
-        """Text of the tokens before the first eos, decoded at once like ``HFBackend``.
-
-        Not vLLM's incremental ``text``, which drops the bytes of a character
-        cut off by ``max_tokens`` where a full decode writes U+FFFD.
-        """
-        ids = list(ids)
-        cut = next((i for i, token in enumerate(ids) if token in self.eos_ids), len(ids))
-        return self.tokenizer.decode(ids[:cut], skip_special_tokens=True)
+        # Not vLLM's incremental ``text``, which drops the bytes of a character cut off by
+        # ``max_tokens`` where a full decode writes U+FFFD; its token ids keep the stop token, and
+        # those of a stop word run to the token that completed it.
+        done = [[finish(self.tokenizer, c.token_ids, stop_ids, words) for c in sorted(out.outputs, key=lambda c: c.index)]
+                for out in outputs]
+        return [row * n for row in done] if greedy else done
 
 
 def _eos_ids(model_dir: str | os.PathLike, tokenizer) -> set[int]:

@@ -42,6 +42,9 @@ class SequenceStats:
         Present iff "fwd_kl" required.
       chosen: [P] long indices of the preferred sequence of each pair.
       rejected: [P] long indices of the dispreferred sequence of each pair.
+      batch_mean: [] the mean of the objective's ``batch_statistic`` over the whole optimizer
+        batch (every micro-batch of every rank), no gradient. Present iff the objective
+        declares a ``batch_statistic``.
     """
 
     logp: Tensor
@@ -53,6 +56,7 @@ class SequenceStats:
     fwd_kl: Tensor | None = None
     chosen: Tensor | None = None
     rejected: Tensor | None = None
+    batch_mean: Tensor | None = None
 
     def __post_init__(self) -> None:
         (batch,) = self.logp.shape
@@ -60,6 +64,8 @@ class SequenceStats:
             value = getattr(self, name)
             if value is not None and value.shape != (batch,):
                 raise ValueError(f"SequenceStats.{name}: expected shape ({batch},), got {tuple(value.shape)}")
+        if self.batch_mean is not None and self.batch_mean.shape != ():
+            raise ValueError(f"SequenceStats.batch_mean: expected a scalar, got shape {tuple(self.batch_mean.shape)}")
         if (self.chosen is None) != (self.rejected is None):
             raise ValueError("SequenceStats: chosen and rejected must be given together")
         if self.chosen is not None and self.chosen.shape != self.rejected.shape:
@@ -71,7 +77,8 @@ class SequenceStats:
     def require(self, name: str) -> Tensor:
         value = getattr(self, name)
         if value is None:
-            raise ValueError(f"SequenceStats.{name} is missing: the objective must list it in `requires`")
+            raise ValueError(f"SequenceStats.{name} is missing: the objective must list it in `requires`"
+                             " (batch_mean: declare a `batch_statistic`)")
         return value
 
 
@@ -91,6 +98,11 @@ class Objective:
       extrapolation: name of the ``params`` field holding λ for ``hat_logp``, if any.
       sample_filter: which samples enter training: "all", "correct" (SFT/RFT).
       summary: one line for the README and ``fpa methods``.
+      batch_statistic: ``(stats, params) -> [B]`` per-sequence values, for an objective whose loss
+        needs a batch-level statistic (KTO's z0). The engine averages them over the whole optimizer
+        batch in a no-gradient pass before the step, so that the statistic does not depend on the
+        micro-batch size or the number of ranks, and hands the mean to ``loss`` as
+        ``stats.batch_mean``; in validation, the mean over the whole validation split.
     """
 
     name: str
@@ -100,6 +112,7 @@ class Objective:
     extrapolation: str | None = None
     sample_filter: str = "all"
     summary: str = ""
+    batch_statistic: Callable[[SequenceStats, object], "Tensor"] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.requires) - KNOWN_REQUIREMENTS

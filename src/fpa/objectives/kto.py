@@ -1,13 +1,18 @@
-"""KTO: Kahneman-Tversky Optimization (Ethayarajh et al. 2024, arXiv:2402.01306).
+"""KTO: Kahneman-Tversky Optimization (Ethayarajh et al. 2024, arXiv:2402.01306), as the paper defines it.
 
 L_KTO = E_(x,y)[λ_y − v(x,y)],  r_θ = log π_θ(y|x) − log π_ref(y|x),
+z0 = (1/|D|) Σ_(x',y')∈D r_θ(x',y'),
 v = λ_w·σ(β·(r_θ − z0)) if y is correct, λ_l·σ(β·(z0 − r_θ)) if incorrect;
-β = 0.05, λ_w = λ_l = 1 (paper). λ_w, λ_l are TRL's desirable/undesirable weights.
+β = 0.05, λ_w = λ_l = 1 (paper, appendix on KTO). λ_w, λ_l are TRL's desirable/undesirable weights.
 
-z0, the reference point: the mean of r_θ over the micro-batch, detached and clamped
-at 0, as TRL's ``KTOTrainer`` does with its batch KL estimate. TRL averages r_θ over
-mismatched (x, y') pairs made by shifting completions within the batch; we average
-over the batch's own (x, y) samples, which needs no extra forward pass.
+z0, the reference point, is the paper's dataset mean of r_θ, estimated at the current θ on the
+whole optimizer batch (every micro-batch of every rank; ``batch_statistic``), detached: an
+unbiased estimate of the dataset mean that does not change with ``micro_batch_problems`` or the
+number of ranks. A mean over one micro-batch is not: with ``micro_batch_problems: 1`` it is the
+mean over one problem's samples, a group-relative baseline, another method. TRL's ``KTOTrainer``
+estimates z0 per micro-batch (gathered over ranks) as a KL on mismatched (x, y') pairs and clamps
+it at 0, as a KL is ≥ 0; the paper's z0 is a mean log-ratio over the offline data, which is
+negative where π_θ has moved away from the samples of π_ref, so it is not clamped here.
 
 Shapes: statistics [B]; the loss is a scalar, the mean over the B samples.
 """
@@ -36,10 +41,15 @@ class KTOParams:
         check_range("lam_l", self.lam_l, low=0.0)
 
 
+def reference_point_terms(stats: SequenceStats, params: KTOParams) -> Tensor:
+    """[B] r_θ per sequence, detached: z0 is their mean over the optimizer batch."""
+    return log_ratio(stats).detach()
+
+
 def kto_loss(stats: SequenceStats, params: KTOParams) -> tuple[Tensor, dict[str, Tensor]]:
     import torch
     ratio = log_ratio(stats)
-    z0 = ratio.detach().mean().clamp_min(0.0)
+    z0 = stats.require("batch_mean")
     correct = stats.reward > 0
     value = torch.sigmoid(params.beta * torch.where(correct, ratio - z0, z0 - ratio))
     weight = torch.where(correct, value.new_tensor(params.lam_w), value.new_tensor(params.lam_l))
@@ -48,5 +58,6 @@ def kto_loss(stats: SequenceStats, params: KTOParams) -> tuple[Tensor, dict[str,
 
 
 OBJECTIVES = (
-    Objective("kto", KTOParams, kto_loss, frozenset({"ref"}), summary="KTO: prospect-theory value of r_θ vs batch z0"),
+    Objective("kto", KTOParams, kto_loss, frozenset({"ref"}), batch_statistic=reference_point_terms,
+              summary="KTO: prospect-theory value of r_θ vs z0, the optimizer batch's mean r_θ"),
 )

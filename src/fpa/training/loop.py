@@ -33,6 +33,7 @@ from fpa.io import atomic_path, read_jsonl, sha256_path, write_json
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.training import batches as B
+from fpa.training.batch_statistic import batch_mean, with_batch_mean
 from fpa.training.reference import make_reference
 from fpa.training.checkpoints import (SAVED_DTYPES, State, latest_checkpoint, save_policy, save_resumable,
                                       snapshot_path, track_validation, write_pretrained)
@@ -190,18 +191,33 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
 def _validate(run: Session) -> float:
     """Mean objective loss over the validation split (all ranks)."""
     run.body.eval()
-    losses = []
     # every rank runs as many forwards (padded): FSDP gathers weights inside each
     body = run.parallel.evaluation_module(run.body)
     micros, own, _ = B.rank_micro_batches(run.val.groups, run.rank, run.world, run.cfg.micro_batch_problems)
     with torch.no_grad():
-        for micro in micros:
-            stats, _ = _forward_stats(run, micro, run.val, body)
-            losses.append(run.objective.loss(stats, run.hyper)[0])
-    losses = losses[:own]
+        stats = [_forward_stats(run, micro, run.val, body)[0] for micro in micros][:own]  # padding copies dropped
+        mean = _batch_mean(run, stats)  # over the whole validation split
+        losses = [run.objective.loss(with_batch_mean(s, mean), run.hyper)[0] for s in stats]
     run.body.train()
     local = torch.stack(losses).mean() if losses else torch.tensor(0.0)
     return run.accelerator.reduce(local.to(run.accelerator.device), reduction="mean").item()
+
+
+def _batch_mean(run: Session, own: list) -> torch.Tensor | None:
+    """The objective's batch statistic averaged over every rank's ``own`` statistics, if it has one."""
+    return batch_mean(run.objective, run.hyper, own,
+                      lambda total: run.accelerator.reduce(total.to(run.accelerator.device), reduction="sum"))
+
+
+def _optimizer_batch_mean(run: Session, micros: list, own: int) -> torch.Tensor | None:
+    """The batch statistic of the optimizer batch at the current weights, in a no-gradient pass over
+    every micro-batch (padding copies included: FSDP gathers weights inside each forward)."""
+    if run.objective.batch_statistic is None:
+        return None
+    with torch.no_grad():
+        stats = [_forward_stats(run, micro, run.train, run.parallel.evaluation_module(run.body))[0]
+                 for micro in micros]
+    return _batch_mean(run, stats[:own])
 
 
 def _optimizer_step(run: Session, step: int) -> dict:
@@ -213,10 +229,12 @@ def _optimizer_step(run: Session, step: int) -> dict:
     # the ranks' gradients, as in one process; a rank's padding copies weigh 0.
     micros, own, count = B.rank_micro_batches(batch, run.rank, run.world, cfg.micro_batch_problems)
     weights = [run.world] * own + [0] * (len(micros) - own)
+    mean = _optimizer_batch_mean(run, micros, own)
     row, n_tokens, n_examples = {}, 0, 0
     for index, (micro, weight) in enumerate(zip(micros, weights)):
         with run.parallel.gradient_sync(run.body, enabled=index == len(micros) - 1):
             stats, tokens = _forward_stats(run, micro, run.train, run.body)
+            stats = with_batch_mean(stats, mean)
             loss, aux = run.objective.loss(stats, run.hyper)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}")
