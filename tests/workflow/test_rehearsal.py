@@ -16,13 +16,14 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import torch
 import yaml
 from rehearsal_models import FAMILIES, build_mirror
 from workflow_helpers import ROOT, copy_project, skip_or_fail, snakemake
@@ -51,9 +52,6 @@ def rehearsal(tmp_path_factory):
     config_path = base / "config.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
-    import subprocess
-    import sys
-
     locked = subprocess.run([sys.executable, "-m", "fpa", "lock", str(config_path)], env=env, capture_output=True,
                             text=True, timeout=300)
     assert locked.returncode == 0, locked.stdout + locked.stderr
