@@ -167,14 +167,20 @@ def test_the_reference_cache_computes_on_its_jobs_device(rehearsal):
     assert argv[argv.index("--device") + 1] == "cuda"
 
 
-def test_tables_carry_the_papers_cells_and_figures_are_drawn(rehearsal):
-    with open(rehearsal.workdir / "results" / "tables" / "main.csv") as handle:
-        rows = list(csv.DictReader(handle))
-    header = " ".join(rows[0])
-    assert "Δ" in header or "paper" in header.lower(), header
-    assert {row["row"] for row in rows} >= {"base", "offrl", "fpa"}
-    with open(rehearsal.workdir / "results" / "tables" / "rlvr.csv") as handle:
-        assert {row["row"] for row in csv.DictReader(handle)} == {"base", "fpa", "grpo"}
+def _table(workdir: Path, name: str) -> list[dict]:
+    with open(workdir / "results" / "tables" / f"{name}.csv") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_tables_carry_the_papers_cells_with_delta_and_figures_are_drawn(rehearsal):
+    rows = _table(rehearsal.workdir, "main")
+    assert {row["row"].rsplit("/", 1)[-1] for row in rows} == {"base", "offrl", "fpa"}
+    printed = [row for row in rows if row["math500_paper"]]
+    assert len(printed) == len(MODELS) * 3  # the paper prints every cell of these rows
+    for row in printed:
+        delta = float(row["math500"]) - float(row["math500_paper"])
+        assert abs(delta - float(row["math500_delta"])) < 0.006, row
+    assert {row["row"].rsplit("/", 1)[-1] for row in _table(rehearsal.workdir, "rlvr")} == {"base", "fpa", "grpo"}
     for name in MODELS:
         assert (rehearsal.workdir / "results" / "figures" / "paper-rehearsal" / name / "training_dynamics.png").is_file()
 
