@@ -175,11 +175,11 @@ def _table(workdir: Path, name: str) -> list[dict]:
 def test_tables_carry_the_papers_cells_with_delta_and_figures_are_drawn(rehearsal):
     rows = _table(rehearsal.workdir, "main")
     assert {row["row"].rsplit("/", 1)[-1] for row in rows} == {"base", "offrl", "fpa"}
-    printed = [row for row in rows if row["math500_paper"]]
+    printed = [row for row in rows if row["MATH500_paper"]]
     assert len(printed) == len(MODELS) * 3  # the paper prints every cell of these rows
     for row in printed:
-        delta = float(row["math500"]) - float(row["math500_paper"])
-        assert abs(delta - float(row["math500_delta"])) < 0.006, row
+        delta = float(row["MATH500"]) - float(row["MATH500_paper"])
+        assert abs(delta - float(row["MATH500_delta"])) < 0.006, row
     assert {row["row"].rsplit("/", 1)[-1] for row in _table(rehearsal.workdir, "rlvr")} == {"base", "fpa", "grpo"}
     for name in MODELS:
         assert (rehearsal.workdir / "results" / "figures" / "paper-rehearsal" / name / "training_dynamics.png").is_file()
