@@ -49,6 +49,12 @@ CATALOG = PLAN.catalog
 CODE_BENCHES = PLAN.code_benches
 EVAL_BENCHES = PLAN.eval_benches
 ONLINE_RUNS = PLAN.online_runs
+# The env of the rules that generate (sampling, evaluation, curves, and the online runs, whose TRL
+# trainer generates with vLLM, use_vllm): vLLM's GPU build and the training stack in one
+# (envs/vllm-gpu.yaml) where generation.backend is vllm, else the training env.
+GENERATION_ENV = "../../envs/" + (
+    "vllm-gpu.yaml" if config["generation"]["backend"] == "vllm" else "train.yaml"
+)
 
 get_code = code_fingerprint
 get_final_output = PLAN.final_output

@@ -41,7 +41,7 @@ else:
             "logs/benchmarks/sample_offline/{model}.tsv"
         priority: Priority.TRAINING_INPUTS
         conda:
-            "../../envs/train.yaml"
+            GENERATION_ENV
         threads: get_threads("sample_offline")
         resources:
             **get_resources("sample_offline"),

@@ -22,7 +22,7 @@ if EVAL_BENCHES:
             "logs/benchmarks/evaluate/{model}/{method}/{seed}.tsv"
         priority: Priority.AFTER_TRAINING
         conda:
-            "../../envs/train.yaml"
+            GENERATION_ENV
         threads: get_threads("evaluate")
         resources:
             **get_resources("evaluate"),
@@ -52,7 +52,7 @@ rule curve:
     benchmark:
         "logs/benchmarks/curve/{model}/{method}/{seed}.tsv"
     conda:
-        "../../envs/train.yaml"
+        GENERATION_ENV
     threads: get_threads("evaluate")
     resources:
         **get_resources("evaluate"),

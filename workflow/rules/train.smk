@@ -49,7 +49,7 @@ if ONLINE_RUNS:
             method=get_run_pattern(online=True),
         priority: Priority.TRAINING
         conda:
-            "../../envs/train.yaml"
+            GENERATION_ENV
         threads: get_threads("train")
         resources:
             **get_resources("train"),

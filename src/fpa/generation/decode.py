@@ -12,8 +12,9 @@ cache of ``slots`` rows once and
     once no prompt waits), so a step reads the cache as one strided view.
 
 The model's own modules compute each forward (``model.model`` with this cache as its
-``past_key_values`` and prepared masks, then ``lm_head`` on each row's last token), so any
-decoder whose layers call ``past_key_values.update`` works; the toy model is a Qwen2. A
+``past_key_values`` and prepared 4-D masks, then ``lm_head`` on each row's last token), so any
+decoder whose layers call ``past_key_values.update`` works: the toy model is a Qwen2, the
+rehearsal's (config/paper-rehearsal.yaml) Qwen3, Qwen2 and Llama. A
 prompt sits at positions 0.. of its slot, so a row's positions, keys and logits are those
 of its prompt decoded alone, up to the last bits of batched kernels; its token is drawn
 from its own generator (``SlotSampler``), so what a row gets does not depend on its slot,
@@ -146,7 +147,6 @@ class SlotDecoder:
         self.model, self.slots, self.refill = model, slots, refill
         self.stop_ids, self.pad_id = stop_ids, pad_id
         self.device = next(model.parameters()).device
-        self.layer_types = sorted(layer_types)
 
     @torch.no_grad()
     def run(self, prompts: Sequence[list[int]], seeds: Sequence[int | None], *, temperature: float,
@@ -193,9 +193,6 @@ class SlotDecoder:
         bar.close()
         return outputs
 
-    def _masks(self, mask: torch.Tensor | None) -> dict:
-        return {layer_type: mask for layer_type in self.layer_types}
-
     def _prefill(self, cache: SlotCache, prompts: list[list[int]], slots: torch.Tensor) -> torch.Tensor:
         """Logits of each prompt's next token; its keys go to positions 0.. of its slot."""
         width = max(map(len, prompts))
@@ -204,8 +201,11 @@ class SlotDecoder:
             input_ids[row, :len(ids)] = torch.tensor(ids)
         positions = torch.arange(width).expand(len(prompts), width)
         cache.prepare_prefill(slots.to(self.device), width)
+        # prepared 4-D masks, which every decoder's mask builder passes through as they are (Llama's
+        # takes no per-layer-type dict); the prefill's keys are its own rows' only
+        causal = torch.ones(width, width, dtype=torch.bool, device=self.device).tril()[None, None]
         hidden = self.model.base_model(input_ids=input_ids.to(self.device), position_ids=positions.to(self.device),
-                                       attention_mask=self._masks(None), past_key_values=cache,
+                                       attention_mask=causal, past_key_values=cache,
                                        use_cache=True).last_hidden_state
         last = torch.tensor([len(ids) - 1 for ids in prompts], device=self.device)
         return self.model.get_output_embeddings()(hidden[torch.arange(len(prompts), device=self.device), last])
@@ -216,7 +216,7 @@ class SlotDecoder:
         cache.prepare_decode(positions)
         visible = torch.arange(int(positions.max()) + 1, device=self.device) <= positions[:, None]
         hidden = self.model.base_model(input_ids=tokens[:, None].to(self.device), position_ids=positions[:, None],
-                                       attention_mask=self._masks(visible[:, None, None, :]),
+                                       attention_mask=visible[:, None, None, :],
                                        past_key_values=cache, use_cache=True).last_hidden_state
         return self.model.get_output_embeddings()(hidden[:, 0])
 
