@@ -16,20 +16,16 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import copy_project, snakemake
+from workflow_helpers import MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, snakemake
 
 from fpa.grading.math import RULES
 
-ROOT = Path(__file__).resolve().parents[2]
-MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
 CONFIG = ROOT / ".test" / "config_math" / "config.yaml"
 COLUMNS = ["gsm8k", "math500", "aime24"]
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not (MIRROR / "tiny").is_dir(), reason=f"no tiny data mirror at {MIRROR}/tiny")]
+pytestmark = TINY_MIRROR_RUN
 
 
 @pytest.fixture(scope="module")

@@ -26,15 +26,13 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from rehearsal_models import FAMILIES, build_mirror
-from workflow_helpers import ROOT, copy_project, skip_or_fail, snakemake
+from workflow_helpers import MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, skip_or_fail, snakemake
 
 from fpa.io import read_json, read_jsonl
 
-MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
 CONFIG = ROOT / "config" / "paper-rehearsal.yaml"
 MODELS = ("qwen3-4b-base", "qwen2.5-math-7b", "llama-3.2-3b-instruct")
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not (MIRROR / "tiny").is_dir(), reason=f"no tiny data mirror at {MIRROR}/tiny")]
+pytestmark = TINY_MIRROR_RUN
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
+# an end-to-end run on the data mirror's 20-record samples: slow, and only where the mirror is
+TINY_MIRROR_RUN = [pytest.mark.slow,
+                   pytest.mark.skipif(not (MIRROR / "tiny").is_dir(), reason=f"no tiny data mirror at {MIRROR}/tiny")]
 
 
 def copy_project(base: Path) -> Path:
