@@ -15,7 +15,8 @@ gc.freeze()
 # Plan with the package of this checkout (as jobs run it), not whichever `fpa` is installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from fpa.config import ConfigError, read_config_file
+from fpa.config.schema import read_config_file
+from fpa.errors import ConfigError
 from fpa.provenance.record import remove_leftovers
 
 # A --configfile is a whole experiment: it replaces the default toy config rather than being

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-from fpa.config import ConfigError  # noqa: E402
+from fpa.errors import ConfigError  # noqa: E402
 from fpa.io import write_json  # noqa: E402
 from fpa.planning import judge  # noqa: E402
 from fpa.provenance.cpu import cpu_facts  # noqa: E402

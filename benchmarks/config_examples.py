@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-from fpa.config import load_schema  # noqa: E402
+from fpa.config.schema import load_schema  # noqa: E402
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SCHEMA = load_schema()

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from config_examples import config_text, configs  # noqa: E402
 
-from fpa.config import ConfigError  # noqa: E402
+from fpa.errors import ConfigError  # noqa: E402
 from fpa.io import write_json  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "fuzz_config.json"

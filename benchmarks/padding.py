@@ -115,7 +115,8 @@ def time_packing(model, micro: list, rounds: int, width: int) -> dict:
 def measure(run_dir: Path, timing_steps: int, rounds: int, widths: list[int]) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from fpa.config import read_config_file, validate_config
+    from fpa.config import validate_config
+    from fpa.config.schema import read_config_file
     from fpa.io import read_jsonl
     from fpa.training import batches as B
 

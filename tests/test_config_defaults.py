@@ -1,4 +1,4 @@
-"""fpa.config.fill_defaults fills a config's defaults exactly as Snakemake's validate(set_default=True),
+"""fpa.config.schema.fill_defaults fills a config's defaults exactly as Snakemake's validate(set_default=True),
 which planning used before, for every config the project ships."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from snakemake.utils import validate as snakemake_validate
 
-from fpa.config import SCHEMA_PATH, check_against_schema, fill_defaults, load_schema, read_config_file
+from fpa.config.schema import SCHEMA_PATH, check_against_schema, fill_defaults, load_schema, read_config_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p for p in [*ROOT.glob("config/*.yaml"), *ROOT.glob(".test/*/config.yaml")]

@@ -3,7 +3,7 @@ description, never edited by hand."""
 
 from pathlib import Path
 
-from fpa.config import load_schema
+from fpa.config.schema import load_schema
 from fpa.schema_doc import DOC, render
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fpa.config import ConfigError, expand_runs
+from fpa.config.runs import expand_runs
+from fpa.errors import ConfigError
 
 #: the resource groups whose jobs sample with the configured generation backend
 SAMPLING_GROUPS = ("sample_offline", "evaluate", "generate_code")

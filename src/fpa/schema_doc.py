@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fpa.config import load_schema
+from fpa.config.schema import load_schema
 
 DOC = "config/README.md"
 INTRO = """# Configuration

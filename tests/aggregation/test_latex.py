@@ -16,7 +16,8 @@ import pytest
 
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.tables import EvalResult, fill, to_latex
-from fpa.config import expand_runs, load_config_file
+from fpa.config import load_config_file
+from fpa.config.runs import expand_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = r"""\documentclass{article}

@@ -10,7 +10,8 @@ import pytest
 
 from fpa.aggregation.grid import layout_from_json
 from fpa.aggregation.layout import build_layout, table_benchmarks
-from fpa.config import ConfigError, expand_runs
+from fpa.config.runs import expand_runs
+from fpa.errors import ConfigError
 from fpa.planning import load_config_file, validate_config
 
 

@@ -15,7 +15,9 @@ import yaml
 
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.paper import load_paper_results
-from fpa.config import ConfigError, expand_runs, load_config_file
+from fpa.config import load_config_file
+from fpa.config.runs import expand_runs
+from fpa.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 # beside the checkout (../shared, as the data mirror), or beside a worktree's parent

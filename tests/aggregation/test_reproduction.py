@@ -14,7 +14,8 @@ import pytest
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.paper import PaperSource, load_paper_results
 from fpa.cli import main
-from fpa.config import expand_runs, load_config_file
+from fpa.config import load_config_file
+from fpa.config.runs import expand_runs
 from fpa.evaluation.evaluate import score_completions
 from fpa.generation.stops import Completion
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fpa.config import ConfigError, expand_runs
+from fpa.config.runs import expand_runs
+from fpa.errors import ConfigError
 from fpa.figures import FIGURES, ROLE_STYLES
 from fpa.planning.figures import figure_slice, planned_figures, resolve_roles
 from fpa.figures import data
@@ -251,7 +252,7 @@ def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
 
 PLAN_FIGURES = """
 import json, sys, yaml
-from fpa.config import expand_runs
+from fpa.config.runs import expand_runs
 from fpa.planning import validate_config
 from fpa.figures import FIGURES
 from fpa.planning.figures import dag_inputs, figure_slice, planned_figures

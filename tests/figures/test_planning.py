@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import expand_runs, validate_config
+from fpa.config import validate_config
+from fpa.config.runs import expand_runs
 from fpa.figures import BASE_ROLE, FIGURES
 from fpa.planning.figures import dag_inputs, figure_slice, planned_figures
 

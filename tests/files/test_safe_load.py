@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from fpa.config import ConfigError
+from fpa.errors import ConfigError
 from fpa.io import iter_jsonl, read_json
 from fpa.safe_load import CONFIG_LIMITS, Limits, LoadError, load_json, load_yaml, parse_json
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import ConfigError
 from fpa.containment import (ContainmentError, check_name, check_relative, inside,
                              outside_work_areas, planned_paths)
+from fpa.errors import ConfigError
 from fpa.planning import judge
 from fpa.planning.counts import dry_run, experiment_configs
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fpa.config import expand_runs
+from fpa.config.runs import expand_runs
 from fpa.planning import load_config_file
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job

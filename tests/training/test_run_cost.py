@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fpa.config import Run, expand_runs
+from fpa.config.runs import Run, expand_runs
 from fpa.memory.architecture import Architecture
 from fpa.memory.cost import GB, Assumptions, disk_warning, plan_costs, training_cost
 from fpa.planning import load_config_file

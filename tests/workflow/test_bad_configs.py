@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from workflow_helpers import copy_project
 
-from fpa.config import ConfigError
+from fpa.errors import ConfigError
 from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -91,7 +91,8 @@ def test_every_run_is_selected_on_the_held_out_problems_tests(tmp_path):
 
 
 def test_base_only_config_needs_evaluate_base():
-    from fpa.config import ConfigError, validate_config
+    from fpa.config import validate_config
+    from fpa.errors import ConfigError
 
     config = yaml.safe_load((ROOT / ".test" / "config_code" / "config.yaml").read_text())
     config["data"]["mirror"] = str(ROOT / "tests" / "fixtures" / "code" / "mirror")
@@ -102,7 +103,8 @@ def test_base_only_config_needs_evaluate_base():
 
 
 def test_code_benchmark_has_one_code_part():
-    from fpa.config import ConfigError, validate_config
+    from fpa.config import validate_config
+    from fpa.errors import ConfigError
 
     config = yaml.safe_load((ROOT / ".test" / "config_code" / "config.yaml").read_text())
     config["data"]["mirror"] = str(ROOT / "tests" / "fixtures" / "code" / "mirror")

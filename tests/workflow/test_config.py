@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import ConfigError, expand_runs, load_schema
+from fpa.config.runs import expand_runs
+from fpa.config.schema import load_schema
+from fpa.errors import ConfigError
 from fpa.objectives import OBJECTIVES
 from fpa.planning import load_config_file, validate_config
 
@@ -183,7 +185,7 @@ def test_a_training_jobs_processes_are_its_gpus_or_its_cpu_processes():
 
 def test_a_tied_sweep_key_sets_every_named_param_to_each_value():
     from fpa.aggregation.layout import build_layout
-    from fpa.config import expand_runs
+    from fpa.config.runs import expand_runs
 
     config = _base()
     config["methods"]["kto_lam"] = {"objective": "kto", "label": "KTO", "sweep": {"lam_w=lam_l": [0.5, 2]}}
@@ -200,9 +202,10 @@ def test_a_tied_sweep_key_sets_every_named_param_to_each_value():
 def test_a_sweep_member_equal_to_a_main_run_is_that_run():
     """toy-paper: the tuning grids' members at the main tables' settings read the main runs' files."""
     from fpa.aggregation.layout import build_layout
-    from fpa.config import expand_runs, load_config_file
+    from fpa.config import load_config_file
+    from fpa.config.runs import expand_runs
 
-    from fpa.config import Run
+    from fpa.config.runs import Run
 
     assert Run("alone", "offrl", {}, {}).trained_as == "alone"  # a run is its own training unless shared
     config = load_config_file(ROOT / "config" / "toy-paper.yaml")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from workflow_helpers import ROOT, skip_or_fail, snakemake
 
-from fpa.config import ConfigError
+from fpa.errors import ConfigError
 from fpa.planning import validate_config
 
 TINY = ROOT.parent / "shared" / "data" / "tiny"

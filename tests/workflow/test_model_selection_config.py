@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import ConfigError, reads_task_file, validate_config
+from fpa.config import validate_config
+from fpa.config.graders import reads_task_file
+from fpa.errors import ConfigError
 from fpa.grading import CODE_GRADERS, GRADER_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]

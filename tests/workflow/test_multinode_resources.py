@@ -19,7 +19,7 @@ import yaml
 
 from workflow_helpers import planned_resources
 
-from fpa.config import ConfigError
+from fpa.errors import ConfigError
 from fpa.planning import validate_config
 from fpa.resources import job_request, job_world
 

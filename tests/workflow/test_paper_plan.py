@@ -36,7 +36,8 @@ PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning"
 
 def test_paper_gridjob_counts(tmp_path):
     from fpa.aggregation.layout import build_layout
-    from fpa.config import expand_runs, load_config_file
+    from fpa.config import load_config_file
+    from fpa.config.runs import expand_runs
     from fpa.planning.figures import planned_curves, planned_figures
 
     config = load_config_file(ROOT / "config" / "paper.yaml")
@@ -186,7 +187,8 @@ def test_amc24_is_reported_missing(tmp_path):
 # fingerprint of every rule's jobs.
 PARSE_TIME = """
 import json, sys, yaml
-from fpa.config import expand_runs, load_catalog
+from fpa.config.catalog import load_catalog
+from fpa.config.runs import expand_runs
 from fpa.planning import validate_config
 from fpa.grading import grader_module
 from fpa.objectives import get_objective

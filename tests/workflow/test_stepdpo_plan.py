@@ -97,7 +97,8 @@ def test_every_run_is_selected_on_the_held_out_problems(tmp_path):
 
 
 def test_validation_benchmark_is_graded_as_the_answers():
-    from fpa.config import ConfigError, validate_config
+    from fpa.config import validate_config
+    from fpa.errors import ConfigError
 
     config = yaml.safe_load(CONFIG.read_text())
     config["benchmarks"]["val"]["grader"] = "toy"

@@ -3,8 +3,8 @@
 import sys
 from pathlib import Path
 
-from fpa.config import ConfigError
 from fpa.containment import RELATIVE_PATH
+from fpa.errors import ConfigError
 from fpa.memory.cost import disk_warning
 from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, judge

@@ -1,5 +1,5 @@
 # One job per checkpoint samples and grades every benchmark whose grader reads no task file
-# (all but the code benchmarks' own, fpa.config.reads_task_file): the model is loaded
+# (all but the code benchmarks' own, fpa.config.graders.reads_task_file): the model is loaded
 # once, and each benchmark's finished shards stay in work/, so a re-run after one
 # benchmark's settings change regenerates only that benchmark. Its records are validated
 # upstream (prepare_benchmark, validate_benchmark); a benchmark whose grading still fails

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from fpa.aggregation.grid import PASS_AT_1
-from fpa.config import ConfigError
+from fpa.errors import ConfigError
 
 AVG_KEY = "avg"
 

@@ -8,6 +8,8 @@ from dataclasses import asdict, astuple, dataclass
 from typing import Mapping
 
 PASS_AT_1 = "pass@1"
+# the run name of the untrained model's row (reserved: no config method may take it)
+BASE_METHOD = "base"
 
 
 @dataclass(frozen=True)

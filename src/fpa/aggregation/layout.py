@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpa.aggregation.columns import AVG_KEY, column_bench, parse_column
-from fpa.aggregation.grid import Block, CellKey, Layout, Row
-from fpa.config import BASE_METHOD, ConfigError
+from fpa.aggregation.grid import BASE_METHOD, Block, CellKey, Layout, Row
+from fpa.errors import ConfigError
 
 AVG = "Avg."
 BASE_LABEL = "Base"

@@ -24,7 +24,8 @@ from pathlib import Path
 import yaml
 
 from fpa.aggregation.grid import Layout, PaperCell
-from fpa.config import PROJECT_ROOT, ConfigError
+from fpa.errors import ConfigError
+from fpa.project import PROJECT_ROOT
 from fpa.safe_load import LoadError, load_yaml
 
 NOT_PRINTED = "-"

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     if not sys.stderr.isatty():  # a job's log: the hub's and Transformers' own bars would leave carriage returns
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     args = build_parser(argv[0]).parse_args(argv)
-    from fpa.config import ConfigError  # not before: `fpa --help` imports nothing
+    from fpa.errors import ConfigError  # not before: `fpa --help` imports nothing
 
     args.argv = argv  # the command line, for a command that starts itself again (train's DDP ranks)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from fpa.config import ConfigError
+from fpa.errors import ConfigError
 from fpa.objectives import OBJECTIVES
 from fpa.planning import judge
 from fpa.provenance.explain import explain_cell

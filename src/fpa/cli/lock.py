@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 def lock_command(args) -> None:
-    from fpa.config import load_catalog, load_config_file
+    from fpa.config import load_config_file
+    from fpa.config.catalog import load_catalog
     from fpa.data.lock import lock
 
     config = load_config_file(args.config)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.config import expand_runs
+from fpa.config.runs import expand_runs
 from fpa.memory.cost import Assumptions, format_costs, plan_costs, train_problems
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
 from fpa.planning import load_config_file

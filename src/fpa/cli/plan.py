@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.config import PROJECT_ROOT
 from fpa.io import write_text
 from fpa.planning.counts import counts_section, update_doc
+from fpa.project import PROJECT_ROOT
 from fpa.schema_doc import render
 
 

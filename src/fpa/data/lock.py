@@ -20,11 +20,12 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from fpa.config import DATASET_FILES, PROJECT_ROOT
+from fpa.data.dataset_files import DATASET_FILES
 from fpa.data.download import ALL_SECTIONS, fetch
 from fpa.data.models import COMMIT, check_model, is_pinned, model_pins
 from fpa.data.yaml_edit import set_entry_keys
 from fpa.io import sha256_file, write_text
+from fpa.project import PROJECT_ROOT
 
 
 def catalog_path(config: dict) -> Path:

@@ -13,8 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from fpa.config import PROJECT_ROOT, load_schema
+from fpa.config.schema import load_schema
 from fpa.io import write_text
+from fpa.project import PROJECT_ROOT
 from fpa.safe_load import load_yaml
 
 MARKERS = ("<!-- plan-counts:start -->", "<!-- plan-counts:end -->")

@@ -2,7 +2,7 @@
 their labels, styles and seeds; ``fpa figure`` is given it), the DAG files it reads and its caption,
 computed once per (model, figure) rather than once per use.
 
-    from fpa.config import expand_runs
+    from fpa.config.runs import expand_runs
     from fpa.figures import FIGURES
     from fpa.planning.figures import figure_slice
     figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")
@@ -71,7 +71,7 @@ def resolve_roles(figure: Figure, config: Mapping, runs: Mapping, model: str) ->
     """role -> method (run name) for ``figure`` on ``model`` under ``config``, or None when a role
     has no run of that model (a method limited to other models fills no role here).
 
-    ``runs``: ``{(model, run name): Run}`` of ``fpa.config.expand_runs``.
+    ``runs``: ``{(model, run name): Run}`` of ``fpa.config.runs.expand_runs``.
     """
     if figure.enabled is not None and not figure.enabled(config):
         return None

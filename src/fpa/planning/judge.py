@@ -18,9 +18,11 @@ import copy
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from fpa.config import PROJECT_ROOT, ConfigError, check_plain_data, read_config_file
+from fpa.config.schema import check_plain_data, read_config_file
 from fpa.containment import ContainmentError
+from fpa.errors import ConfigError
 from fpa.planning.plan import Plan
+from fpa.project import PROJECT_ROOT
 
 COMMAND_LINE = "--config"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpa.config import BASE_METHOD, CODE_TRAIN_FILES, MATH12K_FILES, STEP_DPO_FILE
+from fpa.aggregation.grid import BASE_METHOD
+from fpa.data.dataset_files import CODE_TRAIN_FILES, MATH12K_FILES, STEP_DPO_FILE
 from fpa.data.download import ALL_SECTIONS, find_entry
 from fpa.objectives import get_objective
 

@@ -16,17 +16,22 @@ import re
 from pathlib import Path
 from typing import Mapping
 
+from fpa.aggregation.grid import BASE_METHOD
 from fpa.aggregation.layout import table_benchmarks
-from fpa.config import BASE_METHOD, DATASET_FILES, ConfigError, expand_runs, load_catalog, reads_task_file, run_names
 from fpa.config import validate_config as validate_base_config
+from fpa.config.catalog import load_catalog
+from fpa.config.graders import reads_task_file
+from fpa.config.runs import expand_runs, run_names
 from fpa.containment import WORK_AREAS, outside_work_areas
+from fpa.data.dataset_files import DATASET_FILES
+from fpa.errors import ConfigError
 from fpa.figures import FIGURES
+from fpa.memory.training import compute_weights_dtype
 from fpa.planning.figures import FigurePlan, planned_curves
 from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
 from fpa.planning.validation import NAME, check_planning
-from fpa.memory.training import compute_weights_dtype
 from fpa.resources import job_request
 
 TABLE_FORMATS = ("csv", "md", "tex", "html")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from fpa.analysis.preference_pairs import pair_loaders
-from fpa.config import BASE_METHOD
+from fpa.aggregation.grid import BASE_METHOD
 from fpa.data.offline import DATASET_GRADER
 from fpa.grading import grader_module
 from fpa.objectives import get_objective

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpa.aggregation.layout import Layout, build_layout
-from fpa.config import ConfigError, expand_runs
+from fpa.config.runs import expand_runs
 from fpa.containment import SEGMENT, check_name
+from fpa.errors import ConfigError
 from fpa.figures import FIGURES
 from fpa.resources import check_resources
 

@@ -1,0 +1,30 @@
+"""What a benchmark's grader name means for the plan: whether it runs code, whether it reads its
+benchmark's task file, and which grader a ``source: validation`` benchmark gets."""
+
+from __future__ import annotations
+
+
+def is_code_grader(grader: str) -> bool:
+    """Graders that execute code in the sandbox (those of them that read a task file:
+    ``reads_task_file``)."""
+    from fpa.grading import CODE_GRADERS
+
+    return grader in CODE_GRADERS
+
+
+def reads_task_file(grader: str) -> bool:
+    """Graders whose answer is a task id looked up in the benchmark's task file (the code benchmarks'
+    own checks): rules ``generate_code`` + ``evaluate_code`` pass them that file. Every other grader,
+    the code training reward included (its answer is the test spec), grades in the job that samples."""
+    from fpa.data.offline import DATASET_GRADER
+
+    return is_code_grader(grader) and grader not in DATASET_GRADER.values()
+
+
+def validation_grader(dataset_source: str) -> str:
+    """The grader of a ``source: validation`` benchmark: its dataset's (a sampled one's samples', or
+    the Step-DPO pairs' final answers')."""
+    from fpa.data.offline import DATASET_GRADER
+    from fpa.data.step_dpo import ANSWER_GRADER
+
+    return {**DATASET_GRADER, "step_dpo": ANSWER_GRADER}[dataset_source]
