@@ -32,7 +32,7 @@ from harness import add_model_args, build_model, interleaved, peak_memory, spawn
 
 from fpa.io import write_json
 from fpa.objectives import SequenceStats, get_objective
-from fpa.reference.cache import online_reference_hidden
+from fpa.reference.model import online_reference_hidden
 from fpa.training.head import token_statistics, token_statistics_naive
 
 # offrl: the bare step (training.diagnostics: false); offrl_diag: Off-RL reading the cached

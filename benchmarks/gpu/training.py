@@ -73,7 +73,7 @@ def overhead(shape: Shape, model: str, work: Path, device, rounds: int) -> dict:
     """FPA (cached reference) vs Off-RL: examples/s and peak memory per optimizer step, paired rounds."""
     from fpa.objectives import get_objective
     from fpa.training import loop
-    from fpa.training.reference import make_reference
+    from fpa.reference.inputs import make_reference
 
     files = prepare_training_dir(shape, work, device)
     training = session_training(shape)

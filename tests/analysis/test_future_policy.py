@@ -8,7 +8,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from fpa.analysis.future_policy import HeadInputs, future_policy_kl, measure
 from fpa.data.tokenize import encode_sample
-from fpa.reference.cache import collate
+from fpa.reference.collate import collate
 from fpa.toy.tokenizer import build_tokenizer
 
 TOKENIZER = build_tokenizer()

@@ -8,14 +8,9 @@ from transformers import AutoModelForCausalLM
 
 from fpa.data.tokenize import encode_sample
 from fpa.io import read_json
-from fpa.reference.cache import (
-    ReferenceCache,
-    collate,
-    online_reference_hidden,
-    reference_cache_key,
-    reference_head_weight,
-    write_reference_cache,
-)
+from fpa.reference.cache import ReferenceCache, reference_cache_key, write_reference_cache
+from fpa.reference.collate import collate
+from fpa.reference.model import online_reference_hidden, reference_head_weight
 from fpa.training.head import token_statistics
 
 MAX_LENGTH = 24

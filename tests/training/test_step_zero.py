@@ -13,7 +13,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.tokenize import encode_record
-from fpa.reference.cache import ReferenceCache, collate, write_reference_cache
+from fpa.reference.cache import ReferenceCache, write_reference_cache
+from fpa.reference.collate import collate
 from fpa.training.head import token_statistics
 from fpa.training.parallel import Policy
 

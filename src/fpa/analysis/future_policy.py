@@ -26,7 +26,7 @@ from torch import Tensor
 
 from fpa.analysis.hidden import completion_hidden
 from fpa.data.tokenize import EncodedSample
-from fpa.reference.cache import reference_head_weight
+from fpa.reference.model import reference_head_weight
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Sequence
 from torch import Tensor
 
 from fpa.data.tokenize import EncodedSample
-from fpa.reference.cache import collate
+from fpa.reference.collate import collate
 
 
 def completion_hidden(model, encoded: Sequence[EncodedSample]) -> tuple[Tensor, Tensor, Tensor]:

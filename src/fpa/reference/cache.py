@@ -36,9 +36,11 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from fpa.data.pad_token import pad_token_id
-from fpa.data.tokenize import EncodedSample, encode_record
+from fpa.data.tokenize import encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
-from fpa.training.precision import autocast_dtype, decoder_hidden
+from fpa.reference.collate import collate
+from fpa.reference.model import online_reference_hidden, reference_head_weight
+from fpa.training.precision import autocast_dtype
 
 FORMAT_VERSION = 1
 STORAGE_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -68,55 +70,6 @@ def reference_cache_key(model_dir: str | os.PathLike, samples: Sequence[dict], *
                 "max_length": int(max_length), "dtype": dtype, "precision": precision,
                 "weights_dtype": weights_dtype}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
-
-
-def reference_head_weight(model) -> Tensor:
-    """W_ref [V, d] of a causal LM (the tied embedding if tied); refuses heads that are not plain z·Wᵀ."""
-    head = model.get_output_embeddings()
-    if getattr(head, "bias", None) is not None:
-        raise NotImplementedError("output head has a bias: the cache stores only W_ref, so h_ref = z·Wᵀ is wrong")
-    for name in ("final_logit_softcapping", "logit_scale"):
-        if getattr(model.config, name, None) not in (None, 1.0):
-            raise NotImplementedError(f"config.{name} = {getattr(model.config, name)}: logits are not z·Wᵀ")
-    return head.weight
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Right-padded model inputs. ``predict_mask`` [B, L] marks the positions predicting
-    completion tokens; ``targets`` [N] are those tokens in row-major order of the mask,
-    the same order as ``hidden[predict_mask]``."""
-
-    input_ids: Tensor
-    attention_mask: Tensor
-    predict_mask: Tensor
-    targets: Tensor
-    lengths: Tensor  # [B] completion tokens per sample
-
-
-def collate(encoded: Sequence[EncodedSample], pad_id: int) -> Batch:
-    width = max(len(e.input_ids) for e in encoded)
-    input_ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros_like(input_ids)
-    predict_mask = torch.zeros_like(input_ids, dtype=torch.bool)
-    for row, e in enumerate(encoded):
-        input_ids[row, : len(e.input_ids)] = torch.tensor(e.input_ids)
-        attention_mask[row, : len(e.input_ids)] = 1
-        predict_mask[row, e.prompt_len - 1 : len(e.input_ids) - 1] = True
-    targets = torch.cat([torch.tensor(e.input_ids[e.prompt_len :]) for e in encoded])
-    lengths = torch.tensor([e.completion_len for e in encoded])
-    return Batch(input_ids, attention_mask, predict_mask, targets, lengths)
-
-
-@torch.no_grad()
-def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor,
-                            autocast: torch.dtype | None = None) -> Tensor:
-    """z_ref [N, d] fp32 at ``predict_mask`` positions: the reference body's forward, no head, in the
-    training's precision path (``fpa.training.precision.decoder_hidden``).
-
-    ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs).
-    """
-    return decoder_hidden(ref_model, input_ids, attention_mask, autocast)[predict_mask]
 
 
 def _head_stats(z: Tensor, weight: Tensor, targets: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor]:

@@ -32,9 +32,9 @@ from fpa.io import atomic_path, read_json, read_jsonl, sha256_path, write_json
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.progress import progress
+from fpa.reference.inputs import make_reference
 from fpa.training import batches as B
 from fpa.training.batch_statistic import batch_mean, with_batch_mean
-from fpa.training.reference import make_reference
 from fpa.training.checkpoints import (SAVED_DTYPES, State, latest_checkpoint, save_policy, save_resumable,
                                       snapshot_path, track_validation, write_pretrained)
 from fpa.training.parallel import DataParallel, Policy, make_parallel

@@ -12,9 +12,9 @@ from torch import Tensor
 
 from fpa.data.pairs import build_pairs
 from fpa.objectives.base import Objective, SequenceStats
+from fpa.reference.inputs import ReferenceInputs
 from fpa.training.batches import Batch
 from fpa.training.head import token_statistics
-from fpa.training.reference import ReferenceInputs
 
 
 def per_sequence(values: Tensor | None, rows: Tensor, batch_size: int) -> Tensor | None:
