@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import fpa.cli.common
+import fpa.evaluation.sampling
 from fpa.cli import main
 from fpa.data.code import build_code_train
 from fpa.generation.stops import Completion
@@ -77,7 +77,7 @@ def test_validation_records_carry_the_problems_tests(run_dir):
 
 def test_select_checkpoint_grades_code_in_the_sandbox(run_dir, monkeypatch):
     problem_ids = {record["problem"]: record["id"] for record in read_jsonl(run_dir / "bench.jsonl")}
-    monkeypatch.setattr(fpa.cli.common, "make_backend",
+    monkeypatch.setattr(fpa.evaluation.sampling, "make_backend",
                         lambda generation, model_dir, gpus=1: ScriptedBackend(model_dir, problem_ids))
     config = {"generation": {"backend": "hf", "stop": [], "temperature": 0.7, "max_new_tokens": 64, "batch_size": 1},
               "prompt_template": "{problem}", "chat_template": False,
