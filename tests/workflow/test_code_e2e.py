@@ -111,8 +111,10 @@ def test_rerun_schedules_nothing(run):
 def _evaluate_code(workdir, env, bench, grader, completions, tmp_path):
     path = tmp_path / f"{bench}-completions.json"
     records = [json.loads(line) for line in (workdir / "results" / "benchmarks" / "catalog" / f"{bench}.jsonl").open()]
-    path.write_text(json.dumps({"problem_ids": [r["id"] for r in records],
-                                "completions": [completions[r["id"]] for r in records]}))
+    texts = [completions[r["id"]] for r in records]
+    path.write_text(json.dumps({"problem_ids": [r["id"] for r in records], "completions": texts,
+                                "finish_reasons": [["stop"] * len(row) for row in texts],
+                                "stops": [[None] * len(row) for row in texts]}))
     tasks = {"mbppplus": "mbppplus/MbppPlus-v0.2.0.jsonl", "lcb": "livecodebench/test6.jsonl"}[bench]
     config = {"benchmark": {"source": "catalog", "n": 2, "grader": grader}}
     out = tmp_path / f"{bench}.json"

@@ -76,9 +76,9 @@ def test_every_cell_explains_to_verified_files(run):
                                     text=True, timeout=120)
             assert result.returncode == 0, result.stdout + result.stderr
             assert "all" in result.stdout and "files verified" in result.stdout
-            stages = ["rule evaluate", "rule toy_base_model", "rule toy_problems"]
+            stages = ["rule evaluate", "rule toy_base_model", "rule toy_benchmark"]
             if row != "base":  # the untrained model's row does not depend on the offline dataset
-                stages += ["rule train", "rule build_dataset", "rule sample_offline"]
+                stages += ["rule train", "rule build_dataset", "rule sample_offline", "rule toy_train_problems"]
             for stage in stages:
                 assert stage in result.stdout, (row, column, stage)
 
