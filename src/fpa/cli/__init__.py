@@ -35,7 +35,7 @@ COMMANDS = {
     "explain": Command("info", YOURS, "the provenance chain behind one table cell: files, configs, rules, environment"),
     "methods": Command("info", YOURS, "list the registered offline objectives and online methods, with their defaults"),
     "check-config": Command("info", YOURS, "validate config files, each a whole experiment, as planning does"),
-    "plan-memory": Command("memory", YOURS, "estimate each GPU job's memory per GPU: does it fit?"),
+    "plan-memory": Command("memory", YOURS, "the cost before the run: each GPU job's memory per GPU, disk and GPU-hours"),
     "lock": Command("lock", YOURS, "pin the config's hub models and data files (revision and sha256)"),
     "gold-selfcheck": Command("data", YOURS, "check that every gold answer of the data mirror grades correct"),
     "plan-counts": Command("plan", YOURS, "the jobs, training runs, tables and figures each config/*.yaml plans"),
