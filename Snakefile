@@ -9,7 +9,7 @@ min_version("9.0")
 
 # Planning runs on every call, and the garbage collector's full passes re-scanned every object
 # Snakemake had imported, none of which is garbage before it exits: they are moved out of the
-# collector's reach (benchmarks/README.md, "Planning benchmark").
+# collector's reach (benchmarks/planning/README.md).
 gc.freeze()
 
 # Plan with the package of this checkout (as jobs run it), not whichever `fpa` is installed.

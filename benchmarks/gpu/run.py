@@ -11,8 +11,8 @@ planner beside the measured peak; the loss head's precision at real N, d, V; our
 step vs TRL's; FSDP2 (world 1, NCCL) exact resume and gradients with checkpointing on vs off; the
 reference cache on the device vs the CPU; the HF decoder's tokens/s; Qwen2.5-Math-7B's overhead if
 the planner says it fits this GPU. The record (GPU, versions, CPU, commit, every result) is written
-atomically to DIR/gpu.json after each measurement; copy it to benchmarks/results/gpu.json and run
-``python benchmarks/report.py`` for the tables in benchmarks/README.md.
+atomically to DIR/gpu.json after each measurement; copy it to benchmarks/gpu/results/gpu.json and run
+``python benchmarks/shared/report.py`` for the tables in benchmarks/gpu/README.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # TRL's dataset passes: a log of results
-sys.path.insert(0, str(HERE.parent))  # benchmarks/: this package, and trl_step and harness as scripts import them
+sys.path.insert(0, str(HERE.parent))  # benchmarks/: this package, training.trl_step and shared.harness
 
 import torch  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402

@@ -1,4 +1,4 @@
-"""The GPU record (``benchmarks/results/gpu.json``) as Markdown: the overhead table beside the paper's,
+"""The GPU record (``benchmarks/gpu/results/gpu.json``) as Markdown: the overhead table beside the paper's,
 ratios with their spread over rounds, the other measurements, the GPU named; nothing typed by hand."""
 
 from __future__ import annotations

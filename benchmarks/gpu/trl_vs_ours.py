@@ -2,7 +2,7 @@
 each side as its users run it: ours with config/paper.yaml's training settings (bf16 autocast over
 fp32 weights, gradient checkpointing, the head's chunk from head_memory_mb), TRL with its own
 defaults on a GPU (bf16, gradient checkpointing, fused AdamW). The two sides and their checks are
-``benchmarks/trl_step.py``'s (``Ours``, ``Trl``, ``prepare``, ``check_same_work``); here each side runs
+``benchmarks/training/trl_step.py``'s (``Ours``, ``Trl``, ``prepare``, ``check_same_work``); here each side runs
 alone on the device (its peak memory is its own), a warm-up step then the timed steps, and the
 time ratio is taken step by step (step i of ours over step i of TRL).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-import trl_step
+from training import trl_step
 from gpu.budget import free_device_memory
 from gpu.clock import spread, timed_step
 from gpu.models import Shape, build_model

@@ -1,4 +1,4 @@
-"""benchmarks/claims.py: the toy's claims computed from the records' tables, and which hold on every CPU."""
+"""benchmarks/default_run/claims.py: the toy's claims computed from the records' tables, and which hold on every CPU."""
 
 import math
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import claims  # noqa: E402
+from default_run import claims  # noqa: E402
 
 
 def _table(rows: dict[str, list[str]]) -> str:

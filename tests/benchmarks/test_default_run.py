@@ -1,4 +1,4 @@
-"""benchmarks/default_run.py --import: a record kept by hand becomes a record of the benchmark's format,
+"""benchmarks/default_run/default_run.py --import: a record kept by hand becomes a record of the benchmark's format,
 its prose kept, and a README without the expected lines is refused by name."""
 
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import default_run  # noqa: E402
+from default_run import default_run  # noqa: E402
 
 TABLE = "| Method | toy8 |\n|---|:---:|\n| Base | 85.62 ± 0.92 |\n"
 COST = "| model | method | seed | stage | jobs | wall_s | cpu_s | max_rss_mb |\n|---|---|---|---|---:|---:|---:|---:|\n" \

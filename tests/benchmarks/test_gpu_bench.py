@@ -78,12 +78,14 @@ def test_a_failure_is_recorded_and_an_overrun_skipped(tmp_path):
 
 @pytest.mark.slow
 def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_record, tmp_path, monkeypatch):
-    import report
     from gpu.tables import paper_overhead
+    from shared import report
 
     record, _ = tiny_record
-    (tmp_path / "gpu.json").write_text(json.dumps(record))
-    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    path = tmp_path / "gpu" / "results" / "gpu.json"  # laid out as benchmarks/gpu/results/gpu.json
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    monkeypatch.setattr(report, "results_file", lambda name, where: path)
     assert report.render("gpu", "test") == markdown(record)
     paper = paper_overhead()
     full = markdown({**record, "mode": "full", "gpu": "a GPU"})

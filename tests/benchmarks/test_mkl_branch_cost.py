@@ -1,4 +1,4 @@
-"""benchmarks/mkl_branch_cost.py: the paired SFT runs read back from their logs and weights."""
+"""benchmarks/numerics/mkl_branch_cost.py: the paired SFT runs read back from their logs and weights."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import mkl_branch_cost  # noqa: E402
+from numerics import mkl_branch_cost  # noqa: E402
 
 
 def _runs(directory: Path, cpu: dict[str, str]) -> Path:

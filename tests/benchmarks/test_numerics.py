@@ -1,4 +1,4 @@
-"""benchmarks/numerics.py: two CPUs' fingerprints compared setting by setting, and this CPU's record
+"""benchmarks/numerics/numerics.py: two CPUs' fingerprints compared setting by setting, and this CPU's record
 (committed) rendered with the workflow's pin among its settings."""
 
 import json
@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import numerics  # noqa: E402
+from numerics import numerics  # noqa: E402
 
 from fpa.provenance.cpu import VENDOR_NAMES  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""benchmarks/padding.py packs the trainer's micro-batches without changing what the model computes:
+"""benchmarks/training/padding.py packs the trainer's micro-batches without changing what the model computes:
 first-fit decreasing places every sequence once within the row width, and the packed layout's
 hidden states at the completion-predicting positions are the padded layout's (float64)."""
 
@@ -10,7 +10,7 @@ import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import padding  # noqa: E402
+from training import padding  # noqa: E402
 
 from fpa.data.tokenize import EncodedSample  # noqa: E402
 from fpa.training.batches import Group, collate  # noqa: E402

@@ -1,5 +1,5 @@
-"""The benchmark tables in README.md, benchmarks/README.md and docs/toy.md are what
-benchmarks/report.py writes from the committed results files: no number in them is typed by hand."""
+"""The benchmark tables in README.md, the benchmarks' READMEs and docs/ are what
+benchmarks/shared/report.py writes from the committed results files: no number in them is typed by hand."""
 
 import re
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import report  # noqa: E402
+from shared import report  # noqa: E402
 
 
 @pytest.mark.parametrize("doc", report.DOCS, ids=lambda doc: str(doc.relative_to(report.ROOT)))
@@ -17,7 +17,7 @@ def test_every_section_is_its_results_file(doc):
     assert report.SECTION.search(text), f"{doc}: no bench section"
     regenerated = report.regenerate(text, str(doc))
     assert regenerated == text, (f"{doc}: stale sections {report.stale_sections(text, regenerated)}; "
-                                 "run python benchmarks/report.py")
+                                 "run python benchmarks/shared/report.py")
 
 
 def test_a_number_typed_into_a_section_is_caught_and_replaced():
@@ -37,5 +37,5 @@ def test_an_unclosed_section_names_its_line():
 
 
 def test_a_section_without_a_benchmark_names_what_is_missing():
-    with pytest.raises(ValueError, match=r"bench:nothing_here: expected a results file benchmarks/results/nothing_here"):
+    with pytest.raises(ValueError, match=r"bench:nothing_here: expected one results file benchmarks/<folder>/results/nothing_here\.json, found none"):
         report.regenerate("<!-- bench:nothing_here:start -->\n<!-- bench:nothing_here:end -->\n", "doc.md")

@@ -1,4 +1,4 @@
-"""benchmarks/trl_step.py times the same work on both sides: at a tiny size, our trainer's
+"""benchmarks/training/trl_step.py times the same work on both sides: at a tiny size, our trainer's
 step and TRL's trainer step see the same token ids and compute the same first-step loss.
 No timing here (speed targets live in benchmarks/)."""
 
@@ -10,7 +10,7 @@ import torch
 
 pytest.importorskip("trl")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import trl_step  # noqa: E402
+from training import trl_step  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # TRL and datasets warn about the toy setup
 TINY = ["--vocab", "300", "--hidden", "64", "--layers", "1", "--ffn", "128", "--seq", "40", "--prompt", "8",

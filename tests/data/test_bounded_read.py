@@ -1,8 +1,8 @@
 """Compression bombs and overlong lines are refused in one line, within the reader's bounds.
 
-The bombs are real gzip files (``benchmarks/bombs.py`` writes them: concatenated members of
+The bombs are real gzip files (``benchmarks/hostile_input/bombs.py`` writes them: concatenated members of
 1 MiB of one byte each, ~1 KB compressed). Memory is measured with tracemalloc here, where a
-bound is checked against what was allocated; ``benchmarks/bombs.py`` measures the commands'
+bound is checked against what was allocated; ``benchmarks/hostile_input/bombs.py`` measures the commands'
 peak RSS.
 """
 

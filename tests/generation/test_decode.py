@@ -1,4 +1,4 @@
-"""The slot decoder gives the completions ``model.generate`` gave (benchmarks/sampling.py's
+"""The slot decoder gives the completions ``model.generate`` gave (benchmarks/generation/sampling.py's
 reference: length-sorted left-padded batches, the seeded sampler it replaced) for the same
 seeds, whatever its slot count and refill policy, and its sampler draws exactly what
 ``torch.multinomial`` draws."""
@@ -15,7 +15,7 @@ from fpa.generation.hf import HFBackend
 from fpa.generation.stops import completion_fields
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import sampling  # noqa: E402
+from generation import sampling  # noqa: E402
 
 PROMPTS = sampling.toy_prompts(300, 8)
 ARGS = dict(n=1, temperature=0.7, max_new_tokens=24, seed=3)

@@ -1,7 +1,7 @@
 """One judge, fuzzed (issue 34): configs generated from the schema and mutated (types, keys, depth,
 unicode, huge numbers, duplicate and non-string keys, empty and absent parts, alias bombs) are accepted
 by both ``fpa check-config`` and planning, or refused by both with the same single line, in time and
-without a traceback. A fixed budget here; ``benchmarks/fuzz_config.py`` runs a larger one."""
+without a traceback. A fixed budget here; ``benchmarks/hostile_input/fuzz_config.py`` runs a larger one."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import config_examples  # noqa: E402
-import fuzz_config  # noqa: E402
+from hostile_input import config_examples, fuzz_config  # noqa: E402
 
 #: examples per CI run (derandomized: the same ones each run), and real ``snakemake -n`` runs
 EXAMPLES, SNAKEMAKE_RUNS = 100, 2

@@ -211,7 +211,7 @@ print(json.dumps({"heavy": sorted(m for m in ("torch", "transformers", "pandas")
 
 
 def test_planning_imports_no_heavy_packages_and_parses_each_module_once():
-    """Plan speed without a stopwatch (the timing is benchmarks/plan.py): the parse-time code of
+    """Plan speed without a stopwatch (the timing is benchmarks/planning/plan.py): the parse-time code of
     the paper config imports neither torch, transformers nor pandas (fpa.config fills the schema's
     defaults, not Snakemake's validator, which imports pandas), and reads each module's source
     once however many rules fingerprint it."""

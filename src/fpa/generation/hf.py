@@ -46,7 +46,7 @@ class HFBackend:
     """``GenerationBackend`` on ``transformers``; options: batch_size (rows decoding at a time),
     refill (admit waiting rows once this many slots are free; default batch_size: on the toy,
     whose completions are of similar length, refilling earlier made every row attend over the
-    oldest row's length and cost more than it saved, ``benchmarks/README.md``), threads
+    oldest row's length and cost more than it saved, ``benchmarks/generation/README.md``), threads
     (``torch.set_num_threads``, process-wide), device, dtype."""
 
     def __init__(

@@ -18,7 +18,7 @@ Per device (rank), in bytes, with P parameters over W ranks:
   square root of the second moment).
 
 The peak is static + the largest of the three phases. Sequences are taken at ``max_length``:
-a bound, reached by the longest micro-batch. ``benchmarks/memory_plan.py`` checks the
+a bound, reached by the longest micro-batch. ``benchmarks/memory/memory_plan.py`` checks the
 estimate against measured peaks.
 """
 

@@ -1,0 +1,1 @@
+"""The default run: a fresh clone, then snakemake --cores all, and what its records show."""

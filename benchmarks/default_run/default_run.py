@@ -1,0 +1,266 @@
+"""The default run as a new user meets it: a fresh clone, then ``snakemake --cores all``.
+
+    python benchmarks/default_run/default_run.py                 # 2 rounds; writes benchmarks/default_run/results/default_run_<vendor>.json
+    python benchmarks/default_run/default_run.py --rounds 3 --keep /tmp/runs
+    python benchmarks/default_run/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
+    python benchmarks/default_run/default_run.py --rounds 1 --config mkl_cbwr=COMPATIBLE --out /tmp/compatible.json
+    python benchmarks/default_run/default_run.py --import DIR --out benchmarks/default_run/results/NAME.json   # a record kept by hand
+
+Each round clones the committed HEAD of this checkout into an empty directory and runs the
+README's command there, timed by ``/usr/bin/time`` (wall, user + sys CPU of Snakemake and
+every job, max RSS of the largest process); the environment is the one this script runs in
+(the install is not timed), with Python's bytecode cache on as on a user's machine. The
+record keeps each round's times and the 1-min load average before and after (other jobs on
+the machine slow a round down), its ``results/tables/toy.md`` and ``cost_by_stage.md``, and
+whether every round gave the same table to the last digit.
+Target (issue 26): every round within 7 min 30 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
+from shared.checkouts import USER_ENVIRONMENT, commit_of  # noqa: E402
+
+from fpa.io import read_json, write_json
+from fpa.provenance.cpu import cpu_facts, vendor_name
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGET_S = 450.0
+TIME_FORMAT = "WALL %e CPU %U+%S MAXRSS %M KB"
+TIMES = re.compile(r"^WALL (?P<wall>[\d.]+) CPU (?P<user>[\d.]+)\+(?P<sys>[\d.]+) MAXRSS (?P<rss>\d+) KB$", re.M)
+LOG = "default_run.log"
+BASE_MODEL_STAGE = "base model"  # the cost table's stage of the toy base model's SFT
+
+
+def run_round(directory: Path, config: list[str]) -> None:
+    """Clone HEAD into ``directory`` and run the default workflow there (Snakemake's ``--config``
+    ``config``, if any), its output in ``LOG``."""
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(directory)], check=True)
+    load = os.getloadavg()[0]
+    with open(directory / LOG, "w") as log:
+        log.write(f"load before: {load:.2f}\n")
+        log.flush()
+        command = [sys.executable, "-m", "snakemake", "--cores", "all", *(["--config", *config] if config else [])]
+        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, *command], cwd=directory, stdout=log,
+                              stderr=subprocess.STDOUT, env=USER_ENVIRONMENT).returncode
+        log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
+    if code:
+        raise SystemExit(f"{directory / LOG}: snakemake exited {code}")
+
+
+def read_round(directory: Path) -> dict:
+    """The record of one finished round in ``directory``."""
+    log = (directory / LOG).read_text()
+    times = TIMES.search(log)
+    if times is None or "exit: 0" not in log:
+        raise SystemExit(f"{directory / LOG}: expected a finished round (its time line and 'exit: 0'), got none")
+    tables = directory / "results" / "tables"
+    return {
+        "commit": commit_of(directory),
+        "wall_s": float(times["wall"]),
+        "cpu_s": round(float(times["user"]) + float(times["sys"]), 2),
+        "max_rss_mb": round(int(times["rss"]) / 1024),
+        "load_before": float(re.search(r"load before: ([\d.]+)", log)[1]),
+        "load_after": float(re.search(r"load after: ([\d.]+)", log)[1]),
+        "max_stderr_points": largest_stderr(directory / "results" / "eval"),
+        "training": training_budget(directory / "results" / "train"),
+        "table": (tables / "toy.md").read_text(),
+        "cost_by_stage": (tables / "cost_by_stage.md").read_text(),
+    }
+
+
+def training_budget(trained: Path) -> dict[str, list[int]]:
+    """The offline problems the runs trained on and their steps, over every run (a weaker base model
+    leaves more problems with mixed samples, and so more steps)."""
+    summaries = [read_json(path)["summary"] for path in trained.glob("*/*/*/checkpoint/training_state.json")]
+    return {key: sorted({summary[key] for summary in summaries}) for key in ("train_problems", "steps")}
+
+
+def largest_stderr(evaluations: Path) -> dict[str, float]:
+    """Per benchmark, the largest standard error of Pass@1 over problems of any run, in points."""
+    largest: dict[str, float] = {}
+    for path in evaluations.glob("*/*/*/*.json"):
+        if path.name.endswith(".prov.json"):  # the provenance sidecar beside each evaluation
+            continue
+        stderr = json.loads(path.read_text())["pass_at_1_stderr"] * 100
+        largest[path.stem] = max(largest.get(path.stem, 0.0), stderr)
+    return dict(sorted(largest.items()))
+
+
+SHARED_TIMES = re.compile(r"`snakemake --cores all` (?P<wall>[\d.]+) s wall.*?, (?P<percent>\d+) % CPU, "
+                          r"max RSS (?P<rss>\d+) MB")
+SHARED_STEPS = re.compile(r"every run trained (?P<steps>\d+) steps")
+SHARED_COMMIT = re.compile(r"A fresh clone of commit `(?P<commit>[0-9a-f]+)`")
+SHARED_CPU = re.compile(r"`lscpu` model name: (?P<cpu>.+)")
+SHARED_CPUS = re.compile(r"on (?P<cpus>\d+) vCPUs")
+
+
+def import_record(directory: Path) -> dict:
+    """A record of one round kept by hand (``DIR/README.md`` in prose, its ``toy.md`` and ``cost_by_stage.md``)
+    in this benchmark's format; what the prose does not state is left out, and the prose is kept whole."""
+    readme = (directory / "README.md").read_text()
+    found = {name: pattern.search(readme) for name, pattern in
+             (("times", SHARED_TIMES), ("steps", SHARED_STEPS), ("commit", SHARED_COMMIT), ("cpu", SHARED_CPU),
+              ("cpus", SHARED_CPUS))}
+    missing = [name for name, match in found.items() if match is None]
+    if missing:
+        raise SystemExit(f"{directory / 'README.md'}: expected the lines stating {missing} (as in "
+                         "'`snakemake --cores all` 424 s wall (...), 173 % CPU, max RSS 810 MB'), found none")
+    times = found["times"]
+    wall = float(times["wall"])
+    round_ = {"commit": commit_of(ROOT, found["commit"]["commit"]), "wall_s": wall,
+              "cpu_s": round(wall * int(times["percent"]) / 100, 1),  # /usr/bin/time's %P of the wall time
+              "max_rss_mb": int(times["rss"]), "training": {"steps": [int(found["steps"]["steps"])]},
+              "table": (directory / "toy.md").read_text(), "cost_by_stage": (directory / "cost_by_stage.md").read_text()}
+    return {"benchmark": "default_run", "commit": round_["commit"], "cpu": found["cpu"]["cpu"].strip(),
+            "cpus": int(found["cpus"]["cpus"]),
+            "target_s": TARGET_S, "rounds": [round_], "identical_tables": True,
+            "provenance": {"imported_from": str(directory), "readme": readme}}
+
+
+def record(rounds: list[dict], config: list[str]) -> dict:
+    commits = {r["commit"] for r in rounds}
+    if len(commits) != 1:
+        raise SystemExit(f"expected rounds of one commit, got {sorted(commits)}")
+    import torch  # noqa: F401 -- the record names the math libraries the rounds' jobs loaded
+
+    facts = cpu_facts()
+    return {"benchmark": "default_run", "commit": commits.pop(), "cpu": facts["model"], "cpus": os.cpu_count(),
+            "cpu_facts": facts, "snakemake_config": config, "target_s": TARGET_S, "rounds": rounds,
+            "identical_tables": len({r["table"] for r in rounds}) == 1}
+
+
+def stage_cpu_s(cost_by_stage: str, stage: str) -> float:
+    """The CPU seconds of ``stage`` in a ``cost_by_stage.md`` table (its one row of that stage)."""
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in cost_by_stage.splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+    header, *body = rows
+    [row] = [row for row in body if row[header.index("stage")] == stage]
+    return float(row[header.index("cpu_s")])
+
+
+def _training_line(round_: dict) -> list[str]:
+    """What the runs trained on, where the record has it (records before it was kept do not)."""
+    budget = round_.get("training")
+    if budget is None:
+        return []
+    steps = " or ".join(map(str, budget["steps"]))
+    if "train_problems" not in budget:  # a record kept by hand that states the steps only
+        return [f"Every run trained {steps} steps.", ""]
+    problems = " or ".join(map(str, budget["train_problems"]))
+    return [f"Every run trained on {problems} offline problems, {steps} steps.", ""]
+
+
+def _load(round_: dict) -> str:
+    if "load_before" not in round_:  # a record kept by hand, without the load
+        return "not recorded"
+    return f"{round_['load_before']:.2f} → {round_['load_after']:.2f}"
+
+
+def _stderr_line(round_: dict) -> list[str]:
+    if "max_stderr_points" not in round_:
+        return []
+    stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in round_["max_stderr_points"].items())
+    return [f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", ""]
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def _made_by(record: dict) -> str:
+    imported = record.get("provenance", {}).get("imported_from")
+    if imported is None:
+        return "`python benchmarks/default_run/default_run.py`"
+    return f"a record kept by hand, `{Path(imported).name}`, converted by `--import`; its notes are in the record"
+
+
+def _clones(record: dict) -> str:
+    rounds = record["rounds"]
+    clones = f"{len(rounds)} fresh clone" + ("s" if len(rounds) > 1 else "")
+    return (f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
+            f"{record['cpus']} cores of an {record['cpu']} ({_made_by(record)})")
+
+
+def markdown_summary(record: dict) -> str:
+    """The README's view of the record: the table a new user gets, and how long the run took."""
+    rounds = record["rounds"]
+    walls = ", ".join(minutes(r["wall_s"]) for r in rounds)
+    return "\n".join([rounds[0]["table"].strip(), "", *_stderr_line(rounds[0]),
+                      f"Measured on {_clones(record)}: wall time {walls}.", ""])
+
+
+def markdown_headline(record: dict) -> str:
+    """The index's line: each round's wall time against the target."""
+    walls = ", ".join(minutes(r["wall_s"]) for r in record["rounds"])
+    return f"{record['cpu']}, commit `{record['commit'][:7]}`: {walls} (target {minutes(record['target_s'])})"
+
+
+def markdown(record: dict) -> str:
+    rounds = record["rounds"]
+    lines = [f"{_clones(record)}:", "",
+             "| round | wall | CPU s (Snakemake and every job) | base model's SFT, CPU s | max RSS MB | "
+             f"1-min load before → after | within {minutes(record['target_s'])} |",
+             "|---:|---:|---:|---:|---:|---|---|"]
+    for index, r in enumerate(rounds, 1):
+        lines.append(f"| {index} | {minutes(r['wall_s'])} | {r['cpu_s']:.0f} | "
+                     f"{stage_cpu_s(r['cost_by_stage'], BASE_MODEL_STAGE):.0f} | {r['max_rss_mb']} | "
+                     f"{_load(r)} | "
+                     f"{'yes' if r['wall_s'] <= record['target_s'] else 'no'} |")
+    same = "the same table to the last digit" if record["identical_tables"] else "**different tables**"
+    tables = f"Every round gave {same}; round 1's" if len(rounds) > 1 else "Its"
+    lines += ["", "The base model's SFT is the same work in every round, and in every record of the same toy "
+              "world (the same steps, the same weights): its CPU seconds measure the machine, and compare "
+              "rounds and records taken at different hours.", "",
+              f"{tables} `results/tables/toy.md`:", "",
+              rounds[0]["table"].strip(), "",
+              *_stderr_line(rounds[0]),
+              *_training_line(rounds[0]),
+              "Round 1's `results/tables/cost_by_stage.md`:", "",
+              rounds[0]["cost_by_stage"].strip()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="run the rounds in DIR/round-N and keep them (else a temporary dir)")
+    parser.add_argument("--record", type=Path, nargs="+", help="read these finished round directories instead")
+    parser.add_argument("--import", dest="imported", type=Path,
+                        help="convert a record kept by hand in DIR (README.md, toy.md, cost_by_stage.md)")
+    parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="Snakemake --config overrides of every round, e.g. mkl_cbwr=COMPATIBLE")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/default_run/results/default_run_<vendor>.json, a record per CPU vendor (each vendor's toy world is its own, docs/toy.md)")
+    args = parser.parse_args(argv)
+    if args.imported:
+        if args.out is None:
+            raise SystemExit("--import: expected --out (a record kept by hand does not name its CPU's vendor)")
+        result = import_record(args.imported)
+        write_json(args.out, result)
+        print(markdown(result))
+        return 0
+    if args.record:
+        directories = args.record
+    else:
+        parent = args.keep or Path(tempfile.mkdtemp(prefix="default-run."))
+        directories = [parent / f"round-{index}" for index in range(1, args.rounds + 1)]
+        for directory in directories:
+            run_round(directory, args.config)
+    result = record([read_round(directory) for directory in directories], args.config)
+    write_json(args.out or RESULTS / f"default_run_{vendor_name(result['cpu_facts']['vendor'])}.json", result)
+    print(markdown(result))
+    return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Generation speed: the HF backend's slot decoder against model.generate."""

@@ -1,0 +1,1 @@
+"""Hostile input: compression bombs, hostile configs, and the config fuzz."""

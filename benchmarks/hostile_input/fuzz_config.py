@@ -1,0 +1,245 @@
+"""Fuzz the one judge of a config: ``fpa check-config`` and planning must accept the same configs and
+refuse the others with the same single line, and never hang, crash or print a traceback (issue 34).
+
+Configs are generated from the schema over the default config and mutated (benchmarks/hostile_input/config_examples.py).
+Each is judged twice, in process:
+
+- as ``fpa check-config FILE`` (``fpa.cli.main``, its output captured);
+- as ``snakemake --configfile FILE`` plans it: Snakemake's own loader and merge, then the
+  Snakefile's call (``fpa.planning.judge``), and, for a few, by a real ``snakemake -n``.
+
+    python benchmarks/hostile_input/fuzz_config.py --examples 2000 --snakemake 8   # writes results/fuzz_config.json
+
+``tests/planning/test_fuzz_config.py`` runs the same property with a fixed budget in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import Phase
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/: shared/ and the other folders
+from hostile_input.config_examples import config_text, configs  # noqa: E402
+
+from fpa.errors import ConfigError  # noqa: E402
+from fpa.io import write_json  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "fuzz_config.json"
+EXAMPLE_SECONDS = 20  # an example judged for longer hangs
+#: no "explain" phase: it traces every line run, and a traced deep nest takes minutes to refuse
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+
+# --- the two judges -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    accepted: bool
+    line: str = ""  # the refusal's one line, its prefix ("fpa check-config: error: ", ...) removed
+
+
+class Problem(AssertionError):
+    """A crash, a hang, a refusal of more than one line, or two judges that disagree."""
+
+
+def check_config_verdict(path: Path) -> Verdict:
+    """``fpa check-config path``, in process: exactly one line, on stdout if accepted, else on stderr."""
+    from fpa.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(["check-config", str(path)])
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code
+        except Problem:
+            raise
+        except Exception as error:  # what the command would print as a traceback
+            raise Problem(f"check-config crashed: {type(error).__name__}: {_short(error)}") from None
+    lines = (out.getvalue() + err.getvalue()).splitlines()
+    if len(lines) != 1:
+        raise Problem(f"check-config printed {len(lines)} lines: {lines[:3]}")
+    if code == 0 and lines[0].startswith(f"{path}: ok"):
+        return Verdict(True)
+    prefix = "fpa check-config: error: "
+    if code != 2 or not lines[0].startswith(prefix):
+        raise Problem(f"check-config exited {code} with {lines[0]!r}")
+    return Verdict(False, lines[0].removeprefix(prefix))
+
+
+def planning_verdict(path: Path) -> Verdict:
+    """What ``snakemake --configfile path`` does before any job: Snakemake's own loader and merge (in
+    its command line, before the workflow: its refusals are its own), then the Snakefile's judge."""
+    from snakemake.common.configfile import load_configfile
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import update_config
+
+    from fpa.planning import judge
+
+    try:
+        update_config({}, load_configfile(path))
+    except WorkflowError as error:
+        return Verdict(False, f"snakemake: {' '.join(str(error).split())}")
+    except (RecursionError, ValueError) as error:  # upstream: docs/hostile_input.md
+        return Verdict(False, f"snakemake: crashed: {type(error).__name__}: {_short(error)}")
+    try:
+        judge([path], ROOT)
+    except ConfigError as error:
+        return Verdict(False, str(error))
+    except Exception as error:  # a traceback from the Snakefile
+        raise Problem(f"planning crashed: {type(error).__name__}: {_short(error)}") from None
+    return Verdict(True)
+
+
+def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
+    """A real ``snakemake -n --configfile path``: accepted, or refused with one ``config error:`` line
+    (Snakemake's own refusals of a file its loader cannot read aside)."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "-d", str(workdir),
+                             "--configfile", str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    if "Traceback" in result.stderr + result.stdout and "RecursionError" not in result.stderr:
+        raise Problem(f"snakemake -n printed a traceback: {result.stderr[-300:]}")
+    if result.returncode == 0:
+        return Verdict(True)
+    lines = result.stderr.strip().splitlines()
+    if len(lines) == 1 and lines[0].startswith("config error: "):
+        return Verdict(False, lines[0].removeprefix("config error: "))
+    return Verdict(False, "snakemake: " + " ".join(lines)[-300:])
+
+
+def agree(check: Verdict, planned: Verdict) -> None:
+    """Both accept, or both refuse with the same line; where Snakemake's own loader refused first
+    (it reads a --configfile before the workflow), check-config must refuse too."""
+    if planned.line.startswith("snakemake: "):
+        if check.accepted:
+            raise Problem(f"Snakemake's loader refuses what check-config accepts: {planned.line}")
+    elif check != planned:
+        raise Problem(f"check-config says {check}, planning says {planned}")
+
+
+def _short(error: BaseException) -> str:
+    return " ".join(str(error).split())[:300]
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int):
+    def hang(*_):
+        raise Problem(f"no verdict in {seconds} s (a hang; load average {os.getloadavg()[0]:.1f})")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def judge_example(config: dict, edits: list[str], directory: Path) -> tuple[Path, Verdict, Verdict]:
+    """Write the example, judge it both ways, raise ``Problem`` unless they agree in time."""
+    path = directory / "config.yaml"
+    path.write_text(config_text(config, edits), encoding="utf-8")
+    with time_limit(EXAMPLE_SECONDS):
+        check, planned = check_config_verdict(path), planning_verdict(path)
+    agree(check, planned)
+    return path, check, planned
+
+
+# --- the benchmark: a larger budget, every problem recorded --------------------------------------------
+def fuzz(examples: int, snakemake_runs: int, seed: int, keep: Path | None = None) -> dict:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    tally = {"accepted": 0, "refused": 0, "refused_by_snakemake_loader": 0, "problem_examples": 0}
+    problems: dict[str, str] = {}
+    kept: list[tuple[str, Verdict]] = []  # example texts for the real snakemake runs
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, phases=PHASES,
+              suppress_health_check=list(HealthCheck))
+    @given(configs())
+    def run(example):
+        with tempfile.TemporaryDirectory() as directory:
+            try:
+                path, check, planned = judge_example(*example, Path(directory))
+            except Problem as problem:
+                problems.setdefault(re.sub(r"\d+", "N", str(problem))[:120], str(problem))
+                tally["problem_examples"] += 1
+                if keep is not None:  # to reproduce: fpa check-config FILE, snakemake -n --configfile FILE
+                    keep.mkdir(parents=True, exist_ok=True)
+                    (keep / f"problem{tally['problem_examples']}.yaml").write_text(config_text(*example))
+                return
+            key = "accepted" if check.accepted else \
+                "refused_by_snakemake_loader" if planned.line.startswith("snakemake: ") else "refused"
+            tally[key] += 1
+            if not planned.line.startswith("snakemake: ") and len(kept) < 50 * max(snakemake_runs, 1):
+                kept.append((path.read_text(), check))
+
+    started = time.perf_counter()
+    run()
+    fuzz_seconds = time.perf_counter() - started
+    disagreements = real_snakemake_checks(kept, snakemake_runs)
+    return {"examples": sum(tally.values()), **tally, "problems": sorted(problems.values()),
+            "snakemake_runs": snakemake_runs, "snakemake_disagreements": disagreements,
+            "seconds_in_process": round(fuzz_seconds, 1), "seed": seed}
+
+
+def real_snakemake_checks(kept: list[tuple[str, Verdict]], runs: int) -> list[str]:
+    """``snakemake -n`` on ``runs`` of the kept examples, accepted and refused ones alternating."""
+    accepted = [example for example in kept if example[1].accepted]
+    refused = [example for example in kept if not example[1].accepted]
+    chosen = [example for pair in zip(refused, accepted) for example in pair] + refused[len(accepted):]
+    disagreements = []
+    for text, _ in chosen[:runs]:
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "config.yaml"
+            path.write_text(text, encoding="utf-8")
+            try:
+                agree(check_config_verdict(path), snakemake_verdict(path, Path(directory) / "work"))
+            except Problem as problem:
+                disagreements.append(str(problem))
+    return disagreements
+
+
+def markdown(record: dict) -> str:
+    """The verdicts of one run, and each problem it found."""
+    code = record.get("code", "this checkout")
+    lines = [f"{record['examples']} examples over {code} (seed {record['seed']}), "
+             f"{record['seconds_in_process']:.0f} s in process, and {record['snakemake_runs']} real `snakemake -n`:",
+             "", "| accepted by both | refused by both, one line | refused first by Snakemake's loader | problems |",
+             "|---:|---:|---:|---:|",
+             f"| {record['accepted']} | {record['refused']} | {record['refused_by_snakemake_loader']} | "
+             f"{record['problem_examples']} |", ""]
+    found = [f"- {' '.join(problem.split())[:200]}" for problem in record["problems"] + record["snakemake_disagreements"]]
+    return "\n".join(lines + (found or ["- no problem found"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=2000)
+    parser.add_argument("--snakemake", type=int, default=8, help="real snakemake -n runs")
+    parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--keep", type=Path, default=None, help="write each example with a problem here")
+    args = parser.parse_args()
+    record = fuzz(args.examples, args.snakemake, args.seed, args.keep)
+    write_json(args.out, record)
+    print(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()

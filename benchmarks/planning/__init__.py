@@ -1,0 +1,1 @@
+"""Planning speed: snakemake -n on the paper's whole grid."""
