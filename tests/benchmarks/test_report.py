@@ -39,3 +39,14 @@ def test_an_unclosed_section_names_its_line():
 def test_a_section_without_a_benchmark_names_what_is_missing():
     with pytest.raises(ValueError, match=r"bench:nothing_here: expected one results file benchmarks/<folder>/results/nothing_here\.json, found none"):
         report.regenerate("<!-- bench:nothing_here:start -->\n<!-- bench:nothing_here:end -->\n", "doc.md")
+
+
+def test_a_record_name_in_two_folders_is_refused_naming_both(tmp_path, monkeypatch):
+    for folder in ("training", "memory"):
+        (tmp_path / "benchmarks" / folder / "results").mkdir(parents=True)
+        (tmp_path / "benchmarks" / folder / "results" / "twice.json").write_text("{}")
+    monkeypatch.setattr(report, "ROOT", tmp_path)
+    monkeypatch.setattr(report, "BENCH", tmp_path / "benchmarks")
+    with pytest.raises(ValueError, match=r"bench:twice: expected one results file .*found "
+                                         r"\['benchmarks/memory/results/twice.json', 'benchmarks/training/results/twice.json'\]"):
+        report.regenerate("<!-- bench:twice:start -->\n<!-- bench:twice:end -->\n", "doc.md")
