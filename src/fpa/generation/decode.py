@@ -24,9 +24,11 @@ slot, its neighbours or when it was admitted. Attention keeps grouped K/V groupe
 On a GPU the loop waits for the device once a step, for the step's token ids (8 bytes a row):
 it needs them to stop rows and refill their slots. Everything else a step needs the host knows
 without asking: each row's length is kept on the host too (``SlotRows``), so the attended length
-comes from there, and index tensors go to the device without a wait (``device_index``).
-Checking stops every k steps instead would decode up to k - 1 tokens past each stop and delay
-each refill by as many steps, for a wait that costs one kernel launch's latency.
+comes from there, and indices go to the device without a wait (``samplers.to_device``).
+The wait leaves the GPU idle while the host issues the next step (its Python and kernel
+launches); checking stops every k steps would let the host run ahead, but each row would decode
+up to k - 1 tokens past its stop and each refill would come up to k - 1 steps late. (CUDA graphs would take the launches off the host;
+not done here.)
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Sequence
 
 import torch
 
-from fpa.generation.samplers import check_noise, device_index, make_sampler
+from fpa.generation.samplers import check_noise, device_index, make_sampler, to_device
 from fpa.generation.slot_attention import grouped_slot_attention
 from fpa.progress import progress
 
@@ -191,7 +193,7 @@ class SlotDecoder:
         # prepared 4-D masks, which every decoder's mask builder passes through as they are (Llama's
         # takes no per-layer-type dict); the prefill's keys are its own rows' only
         causal = torch.ones(width, width, dtype=torch.bool, device=self.device).tril()[None, None]
-        hidden = self.model.base_model(input_ids=input_ids.to(self.device, non_blocking=True),
+        hidden = self.model.base_model(input_ids=to_device(input_ids, self.device),
                                        position_ids=positions, attention_mask=causal, past_key_values=cache,
                                        use_cache=True).last_hidden_state
         last = device_index([len(ids) - 1 for ids in prompts], self.device)

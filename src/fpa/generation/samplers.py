@@ -36,9 +36,16 @@ NOISE_BLOCK_FLOATS = 1 << 24
 COUNTER_CHUNK_FLOATS = 1 << 24
 
 
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A CPU tensor copied to ``device`` without waiting for the work queued there (pinned first on a
+    GPU: a copy from pageable memory may wait)."""
+    if device.type == "cuda":
+        tensor = tensor.pin_memory()
+    return tensor.to(device, non_blocking=True)
+
+
 def device_index(values: Sequence[int], device: torch.device) -> torch.Tensor:
-    """An index tensor on ``device``, copied without waiting for the device's queued work."""
-    return torch.tensor(values, dtype=torch.long).to(device, non_blocking=True)
+    return to_device(torch.tensor(values, dtype=torch.long), device)
 
 
 class SlotSampler:

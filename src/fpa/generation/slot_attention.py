@@ -3,12 +3,13 @@
 A decode step attends with a per-row mask (rows end at different positions), and with a mask
 transformers' SDPA path repeats each K/V head for its query heads (``repeat_kv``) before a CUDA
 kernel runs: the cache is copied and read once per query head (4 times for Qwen3-4B's 32 query
-heads on 8 K/V heads, config/paper.yaml). Here a decode step's one query token per head becomes, per K/V head, a block of
-``groups`` query rows against that head's keys, one SDPA call with the row's mask broadcast over
-them (transformers >= 5.23 does the same, ``pack_gqa``; the GPU env's 5.19 does not). A prefill
+heads on 8 K/V heads, config/paper.yaml). Here a decode step's one query token per head becomes,
+per K/V head, a block of ``groups`` query rows against that head's keys: one SDPA call, the row's
+mask broadcast over the block, no copy. Transformers 5.23 does the same (``pack_gqa``); 5.19 (the
+GPU env's) and 5.17 (a bare GPU machine's) repeat K/V (their ``sdpa_attention.py``). A prefill
 attends among its own rows only (``SlotCache``: keys of positions 0.. of each prompt, right
 padded), which is exactly causal attention: no mask, ``is_causal``, and SDPA's ``enable_gqa``,
-so the flash kernel takes it.
+so the flash kernel takes it (in half precision).
 """
 
 from __future__ import annotations
