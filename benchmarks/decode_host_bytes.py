@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from fpa.generation.samplers import CounterSampler, SlotSampler
+from fpa.generation.samplers import CounterSampler, GeneratorSampler
 from fpa.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ POSITION_READS = 2  # int(positions.max()) in SlotCache.prepare_decode and in Sl
 
 def step_bytes(rows: int, vocabulary: int, temperature: float) -> dict:
     logits = torch.randn(rows, vocabulary, generator=torch.Generator().manual_seed(rows))
-    generator = SlotSampler(rows, vocabulary, temperature)
+    generator = GeneratorSampler(rows, vocabulary, temperature)
     generator.admit(0, list(range(rows)))
     generator.draw(logits, 0, rows)
     moved_probabilities = torch.softmax(logits.float() / temperature, dim=-1)  # what its draw's .cpu() copies

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fpa.generation import samplers
-from fpa.generation.samplers import SlotSampler
+from fpa.generation.samplers import GeneratorSampler
 from fpa.generation.hf import HFBackend
 from fpa.generation.stops import completion_fields
 
@@ -51,7 +51,7 @@ def test_sampler_draws_what_per_step_multinomial_draws(monkeypatch, block_floats
     monkeypatch.setattr(samplers, "NOISE_BLOCK_FLOATS", block_floats)
     slots, vocabulary, steps, temperature = 7, 23, 40, 0.7  # 40 steps: past the 32-step block cap
     logits = torch.randn(steps, slots, vocabulary, generator=torch.Generator().manual_seed(0)) * 3
-    sampler = SlotSampler(slots, vocabulary, temperature)
+    sampler = GeneratorSampler(slots, vocabulary, temperature)
     peers = [torch.Generator().manual_seed(100 + r) for r in range(slots)]
     sampler.admit(0, [100 + slot for slot in range(slots)])
     order = list(range(slots))  # order[slot]: the row (peer) in that slot

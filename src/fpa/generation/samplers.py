@@ -1,5 +1,5 @@
-"""The slot decoder's token samplers: softmax(logits / T) per row, each row's draws its own, so
-what a row gets does not depend on its slot, its neighbours or when it was admitted.
+"""The slot decoder's token samplers: softmax(logits / T) per row, each row drawing with its own
+noise, so what a row gets does not depend on its slot, its neighbours or when it was admitted.
 
 Both draw by Gumbel-max, argmax(p / q) with q ~ Exp(1) over the vocabulary (what ATen's
 ``torch.multinomial`` computes for one sample, ``Distributions.cpp``, and vLLM's sampler). They
@@ -13,6 +13,13 @@ differ in where q comes from:
   * ``counter``: ``fpa.generation.noise``, a hash of (row seed, token index, vocabulary id)
     computed where the logits are; only the token ids leave the device. Its draws are not the
     generator's, so the two give different (equally distributed) samples for the same seed.
+
+Where the counter sampler differs from its peers: HF ``generate`` draws every row from one
+process-wide generator, so a row's sample depends on the batch it is in; vLLM's GPU sampler keys
+the noise as here but by the token's position in the sequence and with Philox in a fused Triton
+kernel. Ours is plain torch integer arithmetic, so that it runs (and is tested) on the CPU and on
+any GPU without a kernel of its own, keyed by the token's index in the completion (the row seed
+already covers the prompt); unfused, it writes int64 temporaries of [rows, vocabulary], chunked.
 
 ``auto``: generator on the CPU, counter on any other device. ``temperature == 0``: the argmax of
 the logits (greedy), either way. A sampler's rows sit in slots ``first:last`` of a step;
@@ -48,7 +55,7 @@ def device_index(values: Sequence[int], device: torch.device) -> torch.Tensor:
     return to_device(torch.tensor(values, dtype=torch.long), device)
 
 
-class SlotSampler:
+class GeneratorSampler:
     """The ``generator`` sampler. A generator's Exp(1) stream does not depend on how it is split into
     calls, so each row draws the noise of a block of steps in one call, and a step is one batched
     division and argmax."""
@@ -131,5 +138,5 @@ def make_sampler(noise: str, slots: int, vocabulary: int, temperature: float, de
     """The sampler of ``noise`` (one of ``NOISES``) for rows decoding on ``device``."""
     check_noise(noise)
     if noise == "generator" or (noise == "auto" and device.type == "cpu"):
-        return SlotSampler(slots, vocabulary, temperature)
+        return GeneratorSampler(slots, vocabulary, temperature)
     return CounterSampler(slots, vocabulary, temperature, device)
