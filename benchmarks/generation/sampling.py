@@ -39,7 +39,7 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 
 from fpa.data.prompts import render_prompt
-from fpa.generation.decode import NOISE_BLOCK_FLOATS, NOISE_BLOCK_STEPS
+from fpa.generation.samplers import NOISE_BLOCK_FLOATS, NOISE_BLOCK_STEPS
 from fpa.generation.hf import HFBackend, row_seed
 from fpa.generation.stops import completion_fields
 from fpa.toy.model import TOY_PRESETS, build_toy_model

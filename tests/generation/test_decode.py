@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from fpa.generation import decode
-from fpa.generation.decode import SlotSampler
+from fpa.generation import samplers
+from fpa.generation.samplers import GeneratorSampler
 from fpa.generation.hf import HFBackend
 from fpa.generation.stops import completion_fields
 
@@ -48,20 +48,19 @@ def test_sampler_draws_what_per_step_multinomial_draws(monkeypatch, block_floats
     """Block-drawn noise gives exactly ``torch.multinomial``'s per-row, per-step draws, whether a
     block holds one step, four, or the 32 of the step cap (boundaries mid-run), and after a row
     moved to another slot."""
-    monkeypatch.setattr(decode, "NOISE_BLOCK_FLOATS", block_floats)
+    monkeypatch.setattr(samplers, "NOISE_BLOCK_FLOATS", block_floats)
     slots, vocabulary, steps, temperature = 7, 23, 40, 0.7  # 40 steps: past the 32-step block cap
     logits = torch.randn(steps, slots, vocabulary, generator=torch.Generator().manual_seed(0)) * 3
-    sampler = SlotSampler(slots, vocabulary, temperature)
+    sampler = GeneratorSampler(slots, vocabulary, temperature)
     peers = [torch.Generator().manual_seed(100 + r) for r in range(slots)]
-    for slot in range(slots):
-        sampler.admit(slot, 100 + slot)
+    sampler.admit(0, [100 + slot for slot in range(slots)])
     order = list(range(slots))  # order[slot]: the row (peer) in that slot
     live = slots
     for step in range(steps):
         if step == 9:  # row 0 stops; the last live row takes its slot
             sampler.move([slots - 1], [0])
             order[0], live = order[slots - 1], slots - 1
-        tokens = sampler.draw(logits[step, :live], torch.arange(live))
+        tokens = sampler.draw(logits[step, :live], 0, live)
         probs = torch.softmax(logits[step, :live] / temperature, dim=-1)
         expected = [torch.multinomial(probs[s], 1, generator=peers[order[s]]).item() for s in range(live)]
         assert tokens.tolist() == expected

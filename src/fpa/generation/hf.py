@@ -1,8 +1,10 @@
-"""Sampling on ``transformers`` models: the CPU backend of the toy pipeline.
+"""Sampling on ``transformers`` models: the CPU backend of the toy pipeline, and the GPU backend
+where vLLM is not installed.
 
 Every (prompt, sample) pair is one row; ``fpa.generation.decode.SlotDecoder`` decodes
 the rows, ``batch_size`` at a time over a preallocated KV cache, each row drawing its
-tokens from its own ``torch.Generator``. A row's generator is seeded from (seed, prompt
+tokens with its own noise (``fpa.generation.samplers``: on the CPU its own ``torch.Generator``,
+on a GPU a counter-based hash computed there). A row's seed comes from (seed, prompt
 text, occurrence of that prompt in the call, sample index), which gives:
 
   * the same call returns the same completions;
@@ -34,6 +36,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from fpa.data.pad_token import pad_token_id
 from fpa.generation.backend import check_sampling_args
 from fpa.generation.decode import SlotDecoder
+from fpa.generation.samplers import check_noise
 from fpa.generation.stops import Completion, finish, stop_token_ids
 
 
@@ -47,7 +50,9 @@ class HFBackend:
     refill (admit waiting rows once this many slots are free; default batch_size: on the toy,
     whose completions are of similar length, refilling earlier made every row attend over the
     oldest row's length and cost more than it saved, ``benchmarks/generation/README.md``), threads
-    (``torch.set_num_threads``, process-wide), device, dtype."""
+    (``torch.set_num_threads``, process-wide), device (auto: the GPU the job was given, else the
+    CPU), dtype, noise (the sampler's, ``fpa.generation.samplers.NOISES``; auto: the generator's
+    on the CPU, the counter's on a GPU)."""
 
     def __init__(
         self,
@@ -56,15 +61,17 @@ class HFBackend:
         batch_size: int = 64,
         refill: int | None = None,
         threads: int | None = None,
-        device: str = "cpu",
+        device: str = "auto",
         dtype: str = "float32",
+        noise: str = "auto",
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
+        check_noise(noise)  # before the model loads
         if threads is not None:
             torch.set_num_threads(threads)
-        self.batch_size, self.refill = batch_size, refill
-        self.device = torch.device(device)
+        self.batch_size, self.refill, self.noise = batch_size, refill, noise
+        self.device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(self.device)
         self.model.eval()
@@ -95,7 +102,7 @@ class HFBackend:
         prompt_ids = [self.tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt, _ in rows]
         stop_ids = self.eos_ids | stop_token_ids(self.tokenizer, stop)
         decoder = SlotDecoder(self.model, slots=self.batch_size, refill=self.refill or self.batch_size,
-                              stop_ids=stop_ids, pad_id=pad_token_id(self.tokenizer))
+                              stop_ids=stop_ids, pad_id=pad_token_id(self.tokenizer), noise=self.noise)
         generated = decoder.run(prompt_ids, [seed for _, seed in rows], temperature=temperature,
                                 max_new_tokens=max_new_tokens)
         return [finish(self.tokenizer, ids, stop_ids, stop) for ids in generated]

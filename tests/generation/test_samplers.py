@@ -1,0 +1,121 @@
+"""The slot decoder's samplers: the CPU path draws today's tokens bit for bit (recorded before the
+device sampler existed), the counter sampler draws the same tokens per row whatever the slot
+layout, its noise is splitmix64's and its draws follow softmax(logits / T)."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from tiny_decoders import STOP_ID, prompts_and_seeds, tiny_qwen3
+
+from fpa.generation import noise
+from fpa.generation.decode import SlotDecoder
+from fpa.generation.hf import HFBackend
+from fpa.generation.samplers import CounterSampler
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "decode" / "cpu_tokens.json"
+MAX_NEW = 20
+
+
+def _decode(model, prompts, seeds, temperature, **layout):
+    decoder = SlotDecoder(model, stop_ids={STOP_ID}, pad_id=0, **layout)
+    return decoder.run(prompts, seeds if temperature else [None] * len(prompts), temperature=temperature,
+                       max_new_tokens=MAX_NEW)
+
+
+@pytest.mark.parametrize("noise_name", ["auto", "generator"])
+@pytest.mark.parametrize("temperature", ["0.7", "1.3", "0.0"])
+def test_cpu_path_tokens_are_bit_for_bit_those_recorded_before_the_device_sampler(temperature, noise_name):
+    """What SlotDecoder drew on the CPU at the commit in the fixture (before the counter sampler, the
+    grouped attention and the host-side lengths), token for token; rows stop apart."""
+    torch.set_num_threads(1)
+    prompts, seeds = prompts_and_seeds()
+    recorded = json.loads(RECORDED.read_text())["tokens_by_temperature"][temperature]
+    tokens = _decode(tiny_qwen3(), prompts, seeds, float(temperature), slots=8, refill=3, noise=noise_name)
+    assert tokens == recorded
+    assert len({len(row) for row in tokens}) > 2
+
+
+@pytest.fixture(scope="module")
+def counter_reference():
+    """Counter-noise tokens of every row decoded in one batch, the model in float64 (so that batched
+    kernels' last bits cannot move a draw across a boundary)."""
+    model = tiny_qwen3().double()
+    prompts, seeds = prompts_and_seeds()
+    return model, prompts, seeds, _decode(model, prompts, seeds, 0.9, slots=len(prompts), refill=len(prompts),
+                                          noise="counter")
+
+
+@pytest.mark.parametrize("layout", ["one slot", "slot reuse, refill 2", "reversed order", "every third row",
+                                    "rows twice, other slots"])
+def test_counter_sampling_is_reproducible_per_row_across_slot_layouts(counter_reference, layout):
+    """A row's counter-noise tokens depend on its prompt and seed only: not on the batch size, the refill
+    policy, the rows beside it, the order of admission or the slot it moves into when another row stops."""
+    model, prompts, seeds, reference = counter_reference
+    rows = list(range(len(prompts)))
+    slots, refill = {"one slot": (1, 1), "slot reuse, refill 2": (5, 2), "reversed order": (7, 7),
+                     "every third row": (3, 1), "rows twice, other slots": (9, 4)}[layout]
+    if layout == "reversed order":
+        rows = rows[::-1]
+    elif layout == "every third row":
+        rows = rows[::3]
+    elif layout == "rows twice, other slots":
+        rows = rows + rows[::2]
+    tokens = _decode(model, [prompts[r] for r in rows], [seeds[r] for r in rows], 0.9, slots=slots, refill=refill,
+                     noise="counter")
+    assert tokens == [reference[r] for r in rows]
+
+
+def test_counter_tokens_differ_by_seed_and_from_the_generators(counter_reference):
+    model, prompts, seeds, reference = counter_reference
+    other_seeds = _decode(model, prompts, [s + 1 for s in seeds], 0.9, slots=8, refill=8, noise="counter")
+    generator = _decode(model, prompts, seeds, 0.9, slots=8, refill=8, noise="generator")
+    assert sum(a != b for a, b in zip(other_seeds, reference)) > len(prompts) // 2
+    assert sum(a != b for a, b in zip(generator, reference)) > len(prompts) // 2
+    greedy = {name: _decode(model, prompts, seeds, 0.0, slots=8, refill=8, noise=name)
+              for name in ("counter", "generator")}
+    assert greedy["counter"] == greedy["generator"]
+
+
+def _splitmix64_element(seed: int, index: int) -> int:
+    """Element ``index`` of the splitmix64 stream seeded with ``seed`` (Steele et al. 2014), in Python ints."""
+    mask = (1 << 64) - 1
+    z = (seed + index * 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+def test_counter_noise_is_the_splitmix64_formula():
+    seeds, steps, vocabulary = [0, 1, 2 ** 62 + 12345, 2 ** 63 - 1], [0, 3, 17, 999], 11
+    keys = noise.step_keys(torch.tensor(seeds), torch.tensor(steps))
+    draws = noise.exponential(keys, noise.vocabulary_offsets(vocabulary, torch.device("cpu"))).double()
+    for row, (seed, step) in enumerate(zip(seeds, steps)):
+        key = _splitmix64_element(seed, step + 1)
+        assert keys[row].item() % (1 << 64) == key
+        for v in range(vocabulary):
+            uniform = ((_splitmix64_element(key, v + 1) >> 32) + 0.5) / 2 ** 32
+            expected = -math.log1p(-uniform)
+            assert draws[row, v].item() == pytest.approx(expected, rel=2e-7, abs=1e-12)
+
+
+def test_counter_draws_follow_softmax_of_logits_over_temperature():
+    """20,000 rows of the same logits, one seed each: every token's frequency within 4.5 standard errors
+    of softmax(logits / T) (a fixed computation: the seeds are fixed, so it cannot flake)."""
+    rows, temperature = 20_000, 0.8
+    logits = torch.tensor([2.0, 1.0, 0.5, 0.0, -1.0, -3.0, 1.5], dtype=torch.float64)
+    sampler = CounterSampler(rows, len(logits), temperature, torch.device("cpu"))
+    sampler.admit(0, list(range(10_000, 10_000 + rows)))
+    tokens = sampler.draw(logits.expand(rows, -1), 0, rows)
+    expected = torch.softmax(logits / temperature, dim=-1)
+    frequency = torch.bincount(tokens, minlength=len(logits)).double() / rows
+    standard_error = (expected * (1 - expected) / rows).sqrt()
+    assert ((frequency - expected).abs() < 4.5 * standard_error).all(), (frequency, expected)
+    assert sampler.steps.tolist() == [1] * rows  # the next draw uses the next token index
+
+
+def test_a_bad_noise_name_fails_before_the_model_loads(tmp_path):
+    with pytest.raises(ValueError, match=r"noise: expected one of \['auto', 'generator', 'counter'\], got 'philox'"):
+        HFBackend(tmp_path / "no-model-here", noise="philox")
