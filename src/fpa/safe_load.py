@@ -149,7 +149,7 @@ def _check_no_lone_surrogate(value: object, where: str) -> None:
             pending += [(child, (*path, index)) for index, child in enumerate(node)]
         elif isinstance(node, str) and (found := _SURROGATE.search(node)):
             field = ".".join(map(str, path)) or "<top level>"
-            raise LoadError(f"{where}: field {field}: a lone surrogate U+{ord(found.group()):04X} at character "
+            raise LoadError(f"{where}: field {field!r}: a lone surrogate U+{ord(found.group()):04X} at character "
                             f"{found.start() + 1}; expected text a UTF-8 encoder takes (a \\ud800-\\udfff "
                             "escape only as half of a pair)")
 

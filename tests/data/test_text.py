@@ -46,9 +46,9 @@ CASES = {
     "form_feed_in_answer": ('{"id": "a", "problem": "1 + 1?", "answer": "\\frac12"}',
                             r":1: field 'answer': a control character U\+000C at character 1"),
     "lone_surrogate": ('{"id": "a", "problem": "1 + 1?\\ud800", "answer": "2"}',
-                       r":1: field problem: a lone surrogate U\+D800 at character 7"),
+                       r":1: field 'problem': a lone surrogate U\+D800 at character 7"),
     "lone_low_surrogate_in_key": ('{"id": "a", "problem": "1", "answer": "2", "\\udc00": 1}',
-                                  r":1: field <key>: a lone surrogate U\+DC00"),
+                                  r":1: field '<key>': a lone surrogate U\+DC00"),
 }
 
 
