@@ -1,7 +1,10 @@
 """The configs the config fuzz judges (benchmarks/hostile_input/fuzz_config.py): generated from the schema
 (workflow/schemas/config.schema.yaml) over the default config, then mutated: wrong types, unknown and
 missing keys, non-string and duplicate keys, deep nests, unicode names, huge numbers, empty parts,
-alias bombs. ``configs()`` draws ``(config, text edits)``; ``config_text`` writes them as YAML."""
+alias bombs; and (issue 42) a top level that is not a mapping, every integer field of the schema at
+its extremes, control and non-BMP characters in every string field, prompt templates with and
+without their placeholder. ``configs()`` draws ``(config, text edits, mutation kinds)``;
+``config_text`` writes them as YAML."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
-from fpa.config.schema import load_schema  # noqa: E402
+from fpa.config.schema import ANY_ITEM, ANY_KEY, integer_fields, load_schema  # noqa: E402
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SCHEMA = load_schema()
@@ -35,6 +38,16 @@ ANY = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                     st.dictionaries(NAMES, inner, max_size=3)), max_leaves=8)
 #: the mappings whose keys become names (and path segments), and the top level
 NAMED = [(), ("models",), ("methods",), ("benchmarks",), ("tables",)]
+#: characters a string field gets: controls (C0, DEL, C1), line separators, non-BMP and combining ones
+HOSTILE_CHARS = st.sampled_from(["\x00", "\x07", "\x0c", "\x1b", "\x7f", "\x85", "\u2028", "\ufeff", "\U0001F600",
+                                 "\U0010FFFD", "\u0301", "\t", "\r\n"])
+#: a prompt template: with its placeholder, without it, with others, with braces str.format chokes on
+TEMPLATES = st.one_of(st.sampled_from(["Q: {problem}\nA:", "{problem}", "Q: {question}\nA:", "Q: {Problem}",
+                                       "{problem} {foo}", "\\boxed{X} {problem}", "{{problem}}", "Q: {problem",
+                                       "}{", "", "{problem}\x00"]),
+                      st.tuples(TEXT, TEXT).map(lambda parts: parts[0] + "{problem}" + parts[1]), TEXT)
+#: mappings and lists at the top level, as a careless file holds them
+TOP_LEVELS = st.sampled_from([None] * 15 + ["list", "scalar", "null", "number", "list_of_config"])
 NON_STRING_KEYS = st.one_of(st.integers(-5, 5), st.booleans(), st.none(), st.floats(0, 2, allow_nan=False))
 
 
@@ -100,14 +113,82 @@ def _set(config, path, value):
     node[path[-1]] = value
 
 
+INTEGERS = integer_fields(SCHEMA)
+
+
+def integer_extremes(node: dict) -> st.SearchStrategy:
+    """An integer field's bounds, one past each, and what no consumer holds (int64, uint64, 10^30)."""
+    low, high = node.get("minimum", 0), node.get("maximum", 2 ** 63)
+    return st.sampled_from([low, low - 1, high, high + 1, 2 ** 31, 2 ** 32, 2 ** 63, 2 ** 64, -2 ** 63, 10 ** 30])
+
+
+def _instantiate(draw, config: dict, pattern: tuple) -> tuple | None:
+    """A key path of ``config`` matching ``pattern`` (``*``: an existing entry, ``[]``: the first item),
+    its missing mappings and lists created; None where a mutation before left no room for it."""
+    node, path = config, []
+    for index, key in enumerate(pattern):
+        last = index == len(pattern) - 1
+        if key == ANY_KEY:
+            if not isinstance(node, dict) or not node:
+                return None
+            key = draw(st.sampled_from(sorted(node)))
+        elif key == ANY_ITEM:
+            if not isinstance(node, list):
+                return None
+            if not node:
+                node.append(None if last else {})
+            key = 0
+        elif not isinstance(node, dict):
+            return None
+        elif key not in node and not last:
+            node[key] = [] if pattern[index + 1] == ANY_ITEM else {}
+        path.append(key)
+        if not last:
+            node = node[key]
+    return tuple(path)
+
+
+def _string_paths(node, prefix=()):
+    """Every key path of a string value in ``node``."""
+    return [path for path in _paths(node, prefix) if path and isinstance(_mapping_value(node, path), str)]
+
+
+def _mapping_value(node, path):
+    for key in path:
+        node = node[key]
+    return node
+
+
 @st.composite
-def configs(draw) -> tuple[dict, list[str]]:
-    """A config (the default one, mutated one to three times) and the text edits its YAML then gets."""
-    config, edits = json.loads(json.dumps(BASE)), []
+def configs(draw) -> tuple[object, list[str], list[str]]:
+    """A config (the default one, mutated one to three times), the text edits its YAML then gets, and
+    the kinds of mutation it got."""
+    config, edits, kinds = json.loads(json.dumps(BASE)), [], []
     for _ in range(draw(st.integers(1, 3))):
         paths = list(_paths(config))
         kind = draw(st.sampled_from(["schema", "schema", "any", "delete", "unknown_key", "non_string_key",
-                                     "deep", "empty", "rename", "duplicate", "alias_bomb"]))
+                                     "deep", "empty", "rename", "duplicate", "alias_bomb", "integer_extreme",
+                                     "integer_extreme", "hostile_string", "template"]))
+        kinds.append(kind)
+        if kind == "integer_extreme":
+            pattern = draw(st.sampled_from(sorted(INTEGERS)))
+            path = _instantiate(draw, config, pattern)
+            if path is not None:
+                _set(config, path, draw(integer_extremes(INTEGERS[pattern])))
+            continue
+        if kind == "hostile_string":
+            strings = _string_paths(config)
+            if strings:
+                path = draw(st.sampled_from(strings))
+                text = _mapping_value(config, path)
+                at = draw(st.integers(0, len(text)))
+                _set(config, path, text[:at] + draw(HOSTILE_CHARS) + text[at:])
+            continue
+        if kind == "template":
+            for model in config["models"].values() if isinstance(config.get("models"), dict) else ():
+                if isinstance(model, dict):
+                    model["prompt_template"] = draw(TEMPLATES)
+            continue
         named = kind in ("unknown_key", "non_string_key", "rename") and draw(st.booleans())
         path = draw(st.sampled_from(NAMED if named else paths))
         if kind in ("schema", "any", "deep", "empty") and path:
@@ -128,7 +209,12 @@ def configs(draw) -> tuple[dict, list[str]]:
                     mapping[key] = draw(ANY)
         elif kind in ("duplicate", "alias_bomb"):
             edits.append(kind)
-    return config, edits
+    top = draw(TOP_LEVELS)  # now and then a top level that is not a mapping
+    if top is not None:
+        kinds.append(f"top_level_{top}")
+        config = {"list": list(config)[:3], "scalar": "experiment: toy", "null": None, "number": 42,
+                  "list_of_config": [config]}[top]
+    return config, edits, kinds
 
 
 def _mapping_at(config, path):
@@ -148,7 +234,7 @@ def _set_parent_without(config, path):
         del parent[path[-1]]
 
 
-def config_text(config: dict, edits: list[str]) -> str:
+def config_text(config: object, edits: list[str]) -> str:
     """The YAML of ``config`` with the values the dumper cannot write substituted, then ``edits``."""
     text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False, width=10 ** 6)
     text = re.sub(r"'?__deep_(\d+)__'?", lambda m: "[" * int(m.group(1)) + "]" * int(m.group(1)), text)
@@ -157,7 +243,7 @@ def config_text(config: dict, edits: list[str]) -> str:
         if edit == "duplicate":  # the first top-level key once more (the loader keeps the last)
             first = re.search(r"^(\w+):", text, re.MULTILINE)
             text += f"{first.group(1)}: {{}}\n" if first else ""
-        elif edit == "alias_bomb":  # "billion laughs": 9^9 values in about 500 bytes
+        elif edit == "alias_bomb" and isinstance(config, dict):  # "billion laughs": 9^9 values in about 500 bytes
             bomb = ["bomb0: &b0 [x, x, x, x, x, x, x, x, x]"]
             bomb += [f"bomb{i}: &b{i} [{', '.join([f'*b{i - 1}'] * 9)}]" for i in range(1, 10)]
             text = "\n".join(bomb) + "\n" + text

@@ -16,6 +16,7 @@ Each is judged twice, in process:
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import io
 import json
@@ -149,7 +150,7 @@ def time_limit(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
-def judge_example(config: dict, edits: list[str], directory: Path) -> tuple[Path, Verdict, Verdict]:
+def judge_example(config: object, edits: list[str], directory: Path) -> tuple[Path, Verdict, Verdict]:
     """Write the example, judge it both ways, raise ``Problem`` unless they agree in time."""
     path = directory / "config.yaml"
     path.write_text(config_text(config, edits), encoding="utf-8")
@@ -165,6 +166,7 @@ def fuzz(examples: int, snakemake_runs: int, seed: int, keep: Path | None = None
     from hypothesis import seed as hypothesis_seed
 
     tally = {"accepted": 0, "refused": 0, "refused_by_snakemake_loader": 0, "problem_examples": 0}
+    by_mutation: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     problems: dict[str, str] = {}
     kept: list[tuple[str, Verdict]] = []  # example texts for the real snakemake runs
 
@@ -173,19 +175,24 @@ def fuzz(examples: int, snakemake_runs: int, seed: int, keep: Path | None = None
               suppress_health_check=list(HealthCheck))
     @given(configs())
     def run(example):
+        config, edits, kinds = example
         with tempfile.TemporaryDirectory() as directory:
             try:
-                path, check, planned = judge_example(*example, Path(directory))
+                path, check, planned = judge_example(config, edits, Path(directory))
             except Problem as problem:
                 problems.setdefault(re.sub(r"\d+", "N", str(problem))[:120], str(problem))
                 tally["problem_examples"] += 1
+                for kind in set(kinds):
+                    by_mutation[kind]["problem"] += 1
                 if keep is not None:  # to reproduce: fpa check-config FILE, snakemake -n --configfile FILE
                     keep.mkdir(parents=True, exist_ok=True)
-                    (keep / f"problem{tally['problem_examples']}.yaml").write_text(config_text(*example))
+                    (keep / f"problem{tally['problem_examples']}.yaml").write_text(config_text(config, edits))
                 return
             key = "accepted" if check.accepted else \
                 "refused_by_snakemake_loader" if planned.line.startswith("snakemake: ") else "refused"
             tally[key] += 1
+            for kind in set(kinds):
+                by_mutation[kind][key] += 1
             if not planned.line.startswith("snakemake: ") and len(kept) < 50 * max(snakemake_runs, 1):
                 kept.append((path.read_text(), check))
 
@@ -193,7 +200,9 @@ def fuzz(examples: int, snakemake_runs: int, seed: int, keep: Path | None = None
     run()
     fuzz_seconds = time.perf_counter() - started
     disagreements = real_snakemake_checks(kept, snakemake_runs)
-    return {"examples": sum(tally.values()), **tally, "problems": sorted(problems.values()),
+    return {"examples": sum(tally.values()), **tally,
+            "by_mutation": {kind: dict(sorted(counts.items())) for kind, counts in sorted(by_mutation.items())},
+            "problems": sorted(problems.values()),
             "snakemake_runs": snakemake_runs, "snakemake_disagreements": disagreements,
             "seconds_in_process": round(fuzz_seconds, 1), "seed": seed}
 
@@ -225,7 +234,18 @@ def markdown(record: dict) -> str:
              f"| {record['accepted']} | {record['refused']} | {record['refused_by_snakemake_loader']} | "
              f"{record['problem_examples']} |", ""]
     found = [f"- {' '.join(problem.split())[:200]}" for problem in record["problems"] + record["snakemake_disagreements"]]
-    return "\n".join(lines + (found or ["- no problem found"]))
+    return "\n".join(lines + (found or ["- no problem found"]) + _by_mutation(record.get("by_mutation", {})))
+
+
+def _by_mutation(counts: dict[str, dict[str, int]]) -> list[str]:
+    """The verdicts per kind of mutation (an example with several kinds counts under each)."""
+    if not counts:
+        return []
+    columns = ["accepted", "refused", "refused_by_snakemake_loader", "problem"]
+    return ["", "| mutation | examples | accepted | refused alike | refused by Snakemake's loader | problems |",
+            "|---|---:|---:|---:|---:|---:|"] + [
+        f"| {kind} | {sum(row.values())} | " + " | ".join(str(row.get(column, 0)) for column in columns) + " |"
+        for kind, row in counts.items()]
 
 
 def main() -> None:

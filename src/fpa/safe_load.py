@@ -12,7 +12,9 @@ and the limit, when it is
 - (YAML) a mapping with a key that is not a string (``1:``, ``true:``, ``null:``), when
   ``Limits.string_keys`` (JSON keys are always strings), or with the same key twice
   (PyYAML keeps the last, so a second ``methods:`` block would silently replace the first);
-- a number Python cannot hold (an integer of more than 4300 digits), or not UTF-8.
+- a number Python cannot hold (an integer of more than 4300 digits), or not UTF-8;
+- (JSON) an object with the same key twice (``json`` keeps the last, silently), or a string with a
+  lone surrogate (a ``\\ud800`` escape without its pair: no UTF-8 encoder, so no tokenizer, takes it).
 
     load_yaml(path)                      # CONFIG_LIMITS: configs, catalogs, paper results
     load_json(path, RECORD_LIMITS)       # a JSON record
@@ -99,7 +101,10 @@ def load_json(path: str | os.PathLike, limits: Limits = RECORD_LIMITS) -> object
 def parse_json(text: str, where: str, limits: Limits = RECORD_LIMITS, *, whole_file: bool = False) -> object:
     """One JSON value (a JSONL line: ``where`` is ``file:line``); ``LoadError`` naming ``where``."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as duplicate:
+        raise LoadError(f"{where}: key {duplicate.key!r}: twice in one object; expected each key once "
+                        "(JSON keeps the last)") from None
     except json.JSONDecodeError as error:
         at = f"{where}:{error.lineno}" if whole_file else where
         raise LoadError(f"{at}: invalid JSON ({error.msg} at column {error.colno})") from None
@@ -109,7 +114,44 @@ def parse_json(text: str, where: str, limits: Limits = RECORD_LIMITS, *, whole_f
         raise LoadError(f"{where}: cannot read the value: {' '.join(str(error).split(';')[0].split())}") from None
     if _depth_exceeds(value, limits.max_depth):
         raise LoadError(_too_deep(text, where, limits, whole_file))
+    if _SURROGATE_ESCAPE.search(text):  # a pair is one character once read: only the escapes can leave one alone
+        _check_no_lone_surrogate(value, where)
     return value
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``'s object hook: the object, or ``_DuplicateKey`` for its first repeated key."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_no_lone_surrogate(value: object, where: str) -> None:
+    """No string of ``value`` (key or value) holds a surrogate code point: one left after reading is alone."""
+    pending = [(value, ())]
+    while pending:
+        node, path = pending.pop()
+        if isinstance(node, dict):
+            pending += [(key, (*path, "<key>")) for key in node] + [(child, (*path, key)) for key, child in node.items()]
+        elif isinstance(node, list):
+            pending += [(child, (*path, index)) for index, child in enumerate(node)]
+        elif isinstance(node, str) and (found := _SURROGATE.search(node)):
+            field = ".".join(map(str, path)) or "<top level>"
+            raise LoadError(f"{where}: field {field!r}: a lone surrogate U+{ord(found.group()):04X} at character "
+                            f"{found.start() + 1}; expected text a UTF-8 encoder takes (a \\ud800-\\udfff "
+                            "escape only as half of a pair)")
 
 
 def _read_text(path: str | os.PathLike, limits: Limits) -> str:

@@ -56,7 +56,19 @@ def _type(node: dict, defs: dict) -> str:
     kinds = kinds if isinstance(kinds, list) else [kinds]
     if "array" in kinds and isinstance(node.get("items"), dict) and "type" in _resolve(node["items"], defs):
         kinds = [f"list of {_type(node['items'], defs)}" if kind == "array" else kind for kind in kinds]
+    kinds = [f"{kind} {_range(node)}".rstrip() if kind in ("integer", "number") else kind for kind in kinds]
     return " or ".join(kinds)
+
+
+_LOWER = {"minimum": "≤", "exclusiveMinimum": "<"}
+_UPPER = {"maximum": "≤", "exclusiveMaximum": "<"}
+
+
+def _range(node: dict) -> str:
+    """A number's bounds as the judge checks them, e.g. ``(0 ≤ x ≤ 4294967295)``; none: empty."""
+    lower = [f"{node[key]} {sign}" for key, sign in _LOWER.items() if key in node]
+    upper = [f"{sign} {node[key]}" for key, sign in _UPPER.items() if key in node]
+    return f"({' '.join([*lower, 'x', *upper])})" if lower or upper else ""
 
 
 def _cell(text: str) -> str:

@@ -6,7 +6,10 @@ benchmark rows) and are broken the ways careless users and attackers break them:
 replaced by any JSON (huge integers, NaN, unicode, nesting), a field dropped or added, a record
 that is not an object, raw lines (invalid UTF-8, deep brackets, 5,000-digit numbers, lines past
 the bound on one record), blank and CRLF lines, a record count the catalog does not expect,
-gzip (whole or truncated). Each file runs through the command as a job runs it (``fpa.cli.main``).
+gzip (whole or truncated); and (issue 42) text a tokenizer fails on or that counts twice: control
+characters, lone surrogates and non-BMP characters put into a text field, a key twice in one object,
+a record whose problem is another's after NFC. Each file runs through the command as a job runs it
+(``fpa.cli.main``); what a command accepts holds none of the refused text.
 
 CI runs a fixed, derandomised budget (``FUZZ_EXAMPLES`` per command, under a minute in all);
 ``FPA_FUZZ_EXAMPLES=2000 FPA_FUZZ_SEED=random pytest tests/data/test_data_fuzz.py -s`` runs a
@@ -24,6 +27,8 @@ import os
 import re
 import signal
 from pathlib import Path
+
+import unicodedata
 
 import pytest
 
@@ -68,6 +73,10 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=8,
 )
+#: a character a text field gets (issue 42): refused controls and lone surrogates, allowed ones, non-BMP, combining
+HOSTILE_CHARS = st.sampled_from(["\x00", "\x0c", "\x1b", "\x7f", "\x85", "\ud800", "\udfff", "\t", "\r", "\n",
+                                 "\U0001F600", "\U0010FFFF", "\u0301", "\u2028"]) | st.characters()
+REFUSED_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 RAW_LINES = st.sampled_from([
     b"\xff\xfe not utf-8", b"[" * 50_000, b'{"a": ' * 3000, b"1" * 5000, b"NaN", b"-Infinity", b'"just a string"',
     b"{}", b"null", b"\r", b"  ", b'{"id": "x"', b"{\"k\": \"" + b"x" * (70 << 10) + b"\"}",
@@ -77,11 +86,29 @@ RAW_LINES = st.sampled_from([
 @st.composite
 def broken_file(draw, rows: list[dict]) -> tuple[bytes, int]:
     """(file bytes, the record count a config or catalog expects) from ``rows``, broken."""
-    rows = [dict(row) for row in draw(st.lists(st.sampled_from(rows), min_size=0, max_size=4))]
+    # distinct rows: a repeat is a duplicate problem, which the "nfc twin" action makes on purpose
+    rows = [dict(rows[index]) for index in draw(st.lists(st.integers(0, len(rows) - 1), max_size=4, unique=True))]
     lines: list[bytes] = []
     for row in rows:
-        action = draw(st.sampled_from(["keep"] * 6 + ["replace", "replace", "drop", "add", "not an object"]))
-        if action == "replace":
+        action = draw(st.sampled_from(["keep"] * 6 + ["replace", "replace", "drop", "add", "not an object",
+                                                      "hostile text", "hostile text", "key twice", "nfc twin"]))
+        texts = sorted(key for key, value in row.items() if isinstance(value, str))
+        if action == "hostile text" and texts:
+            field = draw(st.sampled_from(texts))
+            at = draw(st.integers(0, len(row[field])))
+            row[field] = row[field][:at] + draw(HOSTILE_CHARS) + row[field][at:]
+        elif action == "key twice" and texts:  # JSON keeps the last: the first text is silently lost
+            field = draw(st.sampled_from(texts))
+            text = json.dumps(row)
+            lines.append((text[:-1] + f", {json.dumps(field)}: {json.dumps(row[field] + ' again')}}}").encode())
+            continue
+        elif action == "nfc twin" and lines and texts:  # the same problem, decomposed (NFD): equal after NFC
+            row = {key: unicodedata.normalize("NFD", "é " + value) if isinstance(value, str) else value
+                   for key, value in row.items()}
+            lines.append(json.dumps(dict(row, id="twin")).encode())
+            row = {key: unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+                   for key, value in row.items()}
+        elif action == "replace":
             row[draw(st.sampled_from(sorted(row)))] = draw(JSON_VALUES)
         elif action == "drop" and row:
             del row[draw(st.sampled_from(sorted(row)))]
@@ -89,11 +116,12 @@ def broken_file(draw, rows: list[dict]) -> tuple[bytes, int]:
             row[draw(st.text(max_size=8))] = draw(JSON_VALUES)
         value = draw(JSON_VALUES) if action == "not an object" else row
         lines.append(json.dumps(value, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass"))
+    records = len(lines)
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
         lines.insert(draw(st.integers(0, len(lines))), draw(RAW_LINES))
     ending = draw(st.sampled_from([b"\n", b"\r\n"]))
     content = b"".join(line + ending for line in lines)
-    expected = len(rows) + draw(st.sampled_from([0, 0, 0, 0, 1, -1]))
+    expected = records + draw(st.sampled_from([0, 0, 0, 0, 1, -1]))
     return content, expected
 
 
@@ -162,8 +190,17 @@ def test_validate_benchmark_accepts_or_refuses_in_one_line(tmp_path, data, packi
     content, expected = data.draw(broken_file(USER_ROWS))
     path = _write(tmp_path, content, packing)
     config = json.dumps({"source": "file", "path": str(path), "n": 1, "grader": "math", "records": max(expected, 1)})
-    _run("validate-benchmark", ["validate-benchmark", str(path), "--name", "mine", "--config-json", config,
-                                "--out", str(tmp_path / "out.jsonl")])
+    if not _run("validate-benchmark", ["validate-benchmark", str(path), "--name", "mine", "--config-json", config,
+                                       "--out", str(tmp_path / "out.jsonl")]):
+        _assert_tokenizable(tmp_path / "out.jsonl", ("problem", "answer"))
+
+
+def _assert_tokenizable(path: Path, fields: tuple[str, ...]) -> None:
+    """What a command accepted: no refused character in ``fields``, no problem twice after NFC."""
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert not [record for record in records for field in fields if REFUSED_TEXT.search(record[field])], records
+    problems = [unicodedata.normalize("NFC", record["problem"]) for record in records]
+    assert len(set(problems)) == len(problems), problems
 
 
 @pytest.mark.skipif(not SEEDS, reason="the tiny data mirror is not here (set FPA_DATA_MIRROR)")
@@ -174,8 +211,10 @@ def test_prepare_benchmark_accepts_or_refuses_in_one_line(tmp_path, data, packin
     content, expected = data.draw(broken_file(SEEDS[part]))
     path = _write(tmp_path, content, packing)
     catalog = _catalog_expecting(tmp_path, part, max(expected, 1))
-    _run("prepare-benchmark", ["prepare-benchmark", str(path), "--name", part, "--catalog", str(catalog),
-                               "--config-json", json.dumps({"parts": [part]}), "--out", str(tmp_path / "out.jsonl")])
+    if not _run("prepare-benchmark", ["prepare-benchmark", str(path), "--name", part, "--catalog", str(catalog),
+                                      "--config-json", json.dumps({"parts": [part]}), "--out",
+                                      str(tmp_path / "out.jsonl")]):
+        _assert_tokenizable(tmp_path / "out.jsonl", ("problem",))
 
 
 @pytest.mark.parametrize("part, field, value, message", [  # what the fuzzing found: tracebacks before

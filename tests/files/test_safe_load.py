@@ -143,3 +143,20 @@ def test_a_key_with_line_breaks_is_quoted_on_one_line(tmp_path):
     message = str(ConfigError("config.yaml: a\nb\u2028c\x85d\x1b[31m: unknown key"))
     assert message == "config.yaml: a\\nb\\u2028c\\x85d\\x1b[31m: unknown key" and len(message.splitlines()) == 1
     assert len(_refusal(tmp_path, 'models: {"a\\nb": 1, "a\\nb": 2}\n').splitlines()) == 1
+
+
+@pytest.mark.parametrize("text, expected", [  # issue 42: JSON keeps the last of two equal keys, silently
+    ('{"a": 1, "a": 2}', "f.jsonl:3: key 'a': twice in one object"),
+    ('[{"b": 1}, {"c": {"d": 1, "e": 2, "d": 3}}]', "f.jsonl:3: key 'd': twice in one object"),
+    ('{"p": "x\\ud800y"}', "f.jsonl:3: field 'p': a lone surrogate U+D800 at character 2"),
+    ('{"p": {"q": [1, "\\uDFFF"]}}', "f.jsonl:3: field 'p.q.1': a lone surrogate U+DFFF at character 1"),
+    ('"\\ude00\\ud83d"', "f.jsonl:3: field '<top level>': a lone surrogate U+DE00"),  # a pair in the wrong order
+])
+def test_a_key_twice_or_a_lone_surrogate_is_refused_in_one_line(text, expected):
+    with pytest.raises(LoadError) as error:
+        parse_json(text, "f.jsonl:3")
+    assert str(error.value).startswith(expected) and "\n" not in str(error.value), error.value
+
+
+def test_a_surrogate_pair_is_one_character_and_accepted():
+    assert parse_json('{"p": "\\ud83d\\ude00", "q": "\\u00e9"}', "f") == {"p": "\U0001F600", "q": "\u00e9"}

@@ -24,8 +24,9 @@ KEPT: list[tuple[str, fuzz_config.Verdict]] = []
           suppress_health_check=list(HealthCheck))
 @given(config_examples.configs())
 def test_check_config_and_planning_agree_on_every_generated_config(example):
+    config, edits, _ = example
     with tempfile.TemporaryDirectory() as directory:
-        path, check, planned = fuzz_config.judge_example(*example, Path(directory))
+        path, check, planned = fuzz_config.judge_example(config, edits, Path(directory))
         if not planned.line.startswith("snakemake: "):
             KEPT.append((path.read_text(), check))
 

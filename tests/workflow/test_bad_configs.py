@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from workflow_helpers import copy_project
 
 from fpa.errors import ConfigError
@@ -79,6 +80,20 @@ CORPUS = [
     Bad("method_seed_repeated", *_in_fpa("}}", "}, seeds: [1, 1]}"),
         r"methods\.fpa\.seeds: expected distinct values, got \[1, 1\]"),
     Bad("dataset_seed_negative", "  seed: 42", "  seed: -3", r"dataset\.seed: expected number >= 0, got -3"),
+    # integers beyond what their consumers hold (issue 42): seeds as NumPy's np.random.seed takes them,
+    # counts and sizes as a C int
+    Bad("seed_too_big", "seeds: [42, 43, 44]", "seeds: [42, 43, 1000000000000000000000000000000]",
+        r"seeds\.2: expected number <= 4294967295, got 1000000000000000000000000000000"),
+    Bad("dataset_seed_too_big", "  seed: 42", "  seed: 4294967296", r"dataset\.seed: expected number <= 4294967295"),
+    Bad("method_seed_too_big", *_in_fpa("}}", "}, seeds: [18446744073709551616]}"),
+        r"methods\.fpa\.seeds\.0: expected number <= 4294967295, got 18446744073709551616"),
+    Bad("batch_size_too_big", "  batch_size: 256", "  batch_size: 2147483648",
+        r"generation\.batch_size: expected number <= 2147483647, got 2147483648"),
+    Bad("resources_too_big", "cache_reference: {cpus_per_task: 1}", "cache_reference: {cpus_per_task: 4294967296}",
+        r"resources\.cache_reference\.cpus_per_task: expected number <= 2147483647, got 4294967296"),
+    # a template that loses its meaning: every prompt without its problem
+    Bad("prompt_without_problem", MODELS.split("\n")[3], '    prompt_template: "Q: {question}\\nA:"',
+        r"models\.toy\.prompt_template: expected the placeholder \{problem\} .*got 'Q: \{question\}\\nA:'"),
     # duplicate keys (Snakemake's loader keeps the last) and YAML syntax
     Bad("duplicate_top_level_key", "seeds: [42, 43, 44]", "seeds: [42, 43, 44]\nmethods:\n  dpo: {objective: dpo}",
         r"methods: duplicate key; expected each key once, got it at lines \d+ and \d+", at_line=True),
@@ -193,7 +208,8 @@ def _dry_run(project: Path, workdir: Path, *args: str) -> subprocess.CompletedPr
                            "-d", str(workdir), *args], capture_output=True, text=True, timeout=300, cwd=project)
 
 
-@pytest.mark.parametrize("name", ["duplicate_top_level_key", "lr_nan", "seed_float", "methods_empty"])
+@pytest.mark.parametrize("name", ["duplicate_top_level_key", "lr_nan", "seed_float", "methods_empty", "seed_too_big",
+                                  "prompt_without_problem"])
 def test_snakemake_dry_run_refuses_with_the_same_line(name, corpus, check_config_lines, tmp_path):
     result = _dry_run(ROOT, tmp_path / "work", "--configfile", str(corpus[name]))
     assert result.returncode != 0
@@ -242,3 +258,24 @@ def test_a_bomb_in_the_default_config_is_refused_by_check_config_and_planning_in
     assert checked.returncode == 2 and re.fullmatch(r"config/config\.yaml:\d+:\d+: " + expected, line), checked.stderr
     planned = _dry_run(ROOT, tmp_path)
     assert planned.returncode != 0 and planned.stderr.strip() == f"config error: {line}", planned.stderr[-2000:]
+
+
+TOP_LEVELS = {"list": "- models\n- seeds\n", "string": "just a string\n", "number": "42\n", "nested_list": "[[1]]\n"}
+
+
+@pytest.mark.parametrize("top", TOP_LEVELS)
+def test_a_config_whose_top_level_is_not_a_mapping_is_refused_in_one_line(tmp_path, top):
+    """Issue 42: check-config printed a 16-line traceback. Planning of the default config (the Snakefile
+    reads it first) prints the same one line; a --configfile is refused first by Snakemake's loader."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(TOP_LEVELS[top])
+    checked = subprocess.run([sys.executable, "-m", "fpa", "check-config", "config/config.yaml"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    line = checked.stderr.strip().removeprefix("fpa check-config: error: ")
+    kind = type(yaml.safe_load(TOP_LEVELS[top])).__name__
+    assert checked.returncode == 2 and re.fullmatch(r"config/config\.yaml: <top level>: expected a mapping of settings "
+                                                    rf"\(keys at the top level\), got {kind} .+", line), checked.stderr
+    planned = _dry_run(ROOT, tmp_path)
+    assert planned.returncode != 0 and planned.stderr.strip() == f"config error: {line}", planned.stderr[-2000:]
+    assert _planning_refusal(tmp_path / "config" / "config.yaml") == \
+        "snakemake: Config file must be given as JSON or YAML with keys at top level."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import fetch, find_entry, read_benchmarks_config, read_bounds
+from fpa.data.download import declared_duplicates, fetch, find_entry, read_benchmarks_config, read_bounds
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
 from fpa.data.models import fetch_snapshot, is_pinned
 from fpa.data.validate import check_user_benchmark
@@ -34,7 +34,7 @@ def prepare_benchmark(args) -> None:
     entries = [find_entry(catalog, part)[1] for part in parts]
     records = [problem.to_dict() for entry, path in zip(entries, args.files)
                for problem in load_benchmark(entry["loader"], path, source=entry["name"], expected=entry["records"],
-                                             bounds=read_bounds(entry))]
+                                             bounds=read_bounds(entry), duplicates=declared_duplicates(entry))]
     job = Job("prepare_benchmark", args.config_json, dict(zip(parts, args.files)), args.code)
     with job.output(args.out) as tmp:
         write_jsonl(tmp, records)

@@ -19,6 +19,7 @@ from fpa.config.catalog import check_catalog_entry, load_catalog
 from fpa.config.graders import is_code_grader, reads_task_file, validation_grader
 from fpa.config.runs import expand_runs
 from fpa.config.schema import SCHEMA_PATH, check_against_schema, check_plain_data, fill_defaults, load_schema, read_config_file
+from fpa.config.templates import check_prompt_template
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.errors import ConfigError
 
@@ -37,6 +38,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     for name, model in config["models"].items():
         if model["source"] == "hub" and "hub_id" not in model:
             raise ConfigError(f"{where}: models.{name}.hub_id: required for source 'hub'")
+        check_prompt_template(model["prompt_template"], f"{where}: models.{name}.prompt_template")
     catalog = None
     for name, bench in config["benchmarks"].items():
         if bench["source"] == "validation":

@@ -1,5 +1,5 @@
-"""The data catalog a config names (``data.catalog``), read once per file version, and the checks
-that an entry it uses exists, has a source and is in the mirror."""
+"""The data catalog a config names (``data.catalog``), read once per file version (each path contained,
+each url template renderable), and the checks that an entry it uses exists, has a source and is in the mirror."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 from typing import Mapping
 
+from fpa.config.templates import check_url_template
 from fpa.containment import check_relative, inside
 from fpa.errors import ConfigError
 from fpa.project import PROJECT_ROOT
@@ -36,6 +37,7 @@ def _read_catalog(path: str, mtime_ns: int, size: int) -> dict:
         for name, entry in catalog.get(section, {}).items():
             if "path" in entry:
                 check_relative(entry["path"], f"{path}: {section}.{name}.path")
+            check_url_template(entry, f"{path}: {section}.{name}")
     return catalog
 
 

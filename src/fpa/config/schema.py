@@ -100,15 +100,51 @@ def check_against_schema(config: Mapping, schema: Mapping, where: str) -> None:
 
 
 def read_config_file(path: str | Path) -> dict:
-    """The mapping in a YAML config file; ``ConfigError`` naming file and line for a syntax error or a
-    duplicate key."""
+    """The mapping in a YAML config file (an empty file: no settings); ``ConfigError`` naming file and
+    line for a syntax error or a duplicate key, and naming the file for a top level that is not a mapping."""
     try:
         config = load_yaml(path)
     except LoadError as error:
         raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read it: {error.strerror} ({Path(path).absolute()})") from None
-    return {} if config is None else config
+    config = {} if config is None else config
+    _check_top_level(config, str(path))
+    return config
+
+
+def _check_top_level(config: object, where: str) -> None:
+    """A config is a mapping of settings (Snakemake: "keys at top level"), not a list or a scalar."""
+    if not isinstance(config, dict):
+        raise ConfigError(f"{where}: <top level>: expected a mapping of settings (keys at the top level), "
+                          f"got {type(config).__name__} {config!r:.60}")
+
+
+#: where an integer field sits below a key path: ``*`` is any entry of a map, ``[]`` any item of a list
+ANY_KEY, ANY_ITEM = "*", "[]"
+
+
+def integer_fields(schema: Mapping) -> dict[tuple[str, ...], dict]:
+    """Every integer field of ``schema``, by key path (``*``, ``[]`` as above), with its subschema
+    (its ``minimum`` and ``maximum``): what the fuzz sets to the extremes, and what the tests check
+    has a bound its consumers hold."""
+    defs, found = schema.get("$defs", {}), {}
+    pending = [((), schema)]
+    while pending:
+        path, node = pending.pop()
+        while "$ref" in node:  # a $ref's siblings (a default, more properties) add to its target
+            target = defs[node["$ref"].rsplit("/", 1)[1]]
+            node = {**target, **{key: value for key, value in node.items() if key != "$ref"},
+                    "properties": {**target.get("properties", {}), **node.get("properties", {})}}
+        kinds = node.get("type", [])
+        if "integer" in ([kinds] if isinstance(kinds, str) else kinds):
+            found[path] = node
+        pending += [(path, option) for option in node.get("oneOf", [])]
+        pending += [((*path, key), child) for key, child in node.get("properties", {}).items()]
+        for key, child in ((ANY_KEY, node.get("additionalProperties")), (ANY_ITEM, node.get("items"))):
+            if isinstance(child, dict):
+                pending.append(((*path, key), child))
+    return found
 
 
 #: what a config's values may be: what YAML and JSON write as plain data
@@ -119,8 +155,7 @@ def check_plain_data(config: object, where: str, max_depth: int = CONFIG_LIMITS.
     """Plain data, as ``fpa.safe_load`` reads a file, wherever the config came from (a file, Snakemake's
     ``--config``, a caller's dict): string keys, finite numbers (NaN and infinity pass every JSON Schema
     bound, and YAML writes them .nan, .inf), nesting within ``max_depth``; no recursion."""
-    if not isinstance(config, dict):
-        raise ConfigError(f"{where}: <top level>: expected a mapping of settings, got {type(config).__name__}")
+    _check_top_level(config, where)
     pending = [(config, ())]
     while pending:
         node, path = pending.pop()

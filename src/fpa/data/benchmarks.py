@@ -13,7 +13,9 @@ math_perturb         problem      int/float/str -> str (``16.0`` -> ``"16"``)
 gaokao2023en         question     every unescaped ``$`` removed (``$48$, $384$``)
 olympiadbench        question     ``final_answer`` list joined by ", ", ``$`` removed
 amc                  problem      JSON float -> integer string (``27.0`` -> ``"27"``)
-aime                 problem      integer string, zero padding dropped (``"025"``)
+aime                 problem      integer string, zero padding dropped (``"025"``); LaTeX
+                                  commands whose backslash JSON read as an escape
+                                  restored (AIME 2025: ``"\\frac"`` -> form feed + ``rac``)
 aime26               prompt       as aime; the appended instruction is stripped
 ==================== ============ ====================================================
 
@@ -29,6 +31,7 @@ from typing import Callable
 
 from fpa.data import code
 from fpa.data.records import MathProblem
+from fpa.data.text import check_duplicates, check_text
 from fpa.data.validate import check_count, read_records, scan_records
 from fpa.grading.answers import last_boxed
 from fpa.io import ReadBounds
@@ -38,6 +41,10 @@ ID = (int, str)
 NUMBER = (int, float, str)
 AIME26_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
+#: a LaTeX command whose backslash upstream did not escape in JSON: ``"\frac"`` reads as a form feed
+#: and ``rac``, ``"\triangle"`` as a tab and ``riangle`` (AIME 2025 records 19, 20, 28)
+_MISREAD_COMMAND = re.compile(r"[\x08\x0c](?=[a-z])|\t(?=(?:riangle|imes|heta|ext|frac)\b)")
+_MISREAD_AS = {"\x08": "\\b", "\x0c": "\\f", "\t": "\\t"}
 
 
 def number_to_str(value: int | float | str) -> str:
@@ -48,6 +55,11 @@ def number_to_str(value: int | float | str) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def restore_latex_commands(text: str) -> str:
+    """``text`` with each LaTeX command that JSON read as an escape (``\\f``, ``\\b``, ``\\t``) restored."""
+    return _MISREAD_COMMAND.sub(lambda match: _MISREAD_AS[match.group()], text)
 
 
 def strip_dollars(text: str) -> str:
@@ -122,7 +134,8 @@ def load_aime(path: str | os.PathLike, source: str) -> list[MathProblem]:
     problems = []
     for index, row in enumerate(read_records(path, {"problem": str, "answer": NUMBER})):
         key = row.get("id", index)
-        problems.append(MathProblem(f"{source}/{key}", row["problem"], number_to_str(row["answer"]), source))
+        problems.append(MathProblem(f"{source}/{key}", restore_latex_commands(row["problem"]),
+                                    number_to_str(row["answer"]), source))
     return problems
 
 
@@ -154,17 +167,23 @@ LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
 }
 
 
-def load_benchmark(loader: str, path: str | os.PathLike, source: str,
-                   expected: int | None = None, bounds: ReadBounds = ReadBounds()) -> list[MathProblem]:
+def load_benchmark(loader: str, path: str | os.PathLike, source: str, expected: int | None = None,
+                   bounds: ReadBounds = ReadBounds(), duplicates: int = 0) -> list[MathProblem]:
     """Load ``path`` with the registered ``loader``; records carry ``source``.
 
     The file is first read within ``bounds`` (the catalog's, ``fpa.data.download.read_bounds``),
     one record at a time, before the loader holds it whole. Every loader makes one problem of
-    each record, so ``expected`` (the catalog's ``records``) is checked on the problems too.
+    each record, so ``expected`` (the catalog's ``records``) is checked on the problems too, and
+    each problem's text as the model reads it (``fpa.data.text``): no control character but
+    ``\\t\\n\\r``, no lone surrogate, and no repeat after NFC but the catalog's ``duplicate_problems``.
     """
     if loader not in LOADERS:
         raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
     scan_records(path, expected, bounds)
     problems = LOADERS[loader](path, source=source)
     check_count(path, len(problems), expected)
+    numbers = range(1, len(problems) + 1)
+    for number, problem in zip(numbers, problems):
+        check_text(problem.problem, f"{path}: record {number}", "problem")
+    check_duplicates(path, [problem.problem for problem in problems], numbers, "problem", duplicates)
     return problems

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 FILE_KEYS = ("path", "sha256", "url", "upstream_format", "loader", "records")
 #: Optional per-file bounds (read_bounds), each a positive integer.
 BOUND_KEYS = ("records", "max_line_bytes", "max_bytes")
+#: The repeated problems an upstream benchmark file really has (fpa.data.text), default 0.
+DUPLICATES_KEY = "duplicate_problems"
 UPSTREAM_FORMATS = ("jsonl", "jsonl.gz", "json_tree", "parquet")
 SECTIONS = ("benchmarks", "training")
 #: Code benchmark and training files (fpa.grading.code, fpa.data.code).
@@ -63,6 +65,10 @@ def read_benchmarks_config(path: str | os.PathLike) -> dict:
                 value = entry.get(key, 1)
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise ValueError(f"{path}: {section}.{name}.{key}: expected an integer >= 1, got {value!r}")
+            duplicates = entry.get(DUPLICATES_KEY, 0)
+            if isinstance(duplicates, bool) or not isinstance(duplicates, int) or duplicates < 0:
+                raise ValueError(f"{path}: {section}.{name}.{DUPLICATES_KEY}: expected an integer >= 0, "
+                                 f"got {duplicates!r}")
             if entry.get("sha256", "") is None and "hub" not in entry:
                 raise ValueError(f"{path}: {section}.{name}.sha256: null is allowed only for hub files (hub: <dataset>)")
             fmt = entry.get("upstream_format", "jsonl")
@@ -92,6 +98,11 @@ def find_entry(catalog: dict, name: str) -> tuple[str, dict]:
             return section, catalog[section][name]
     known = sorted(n for section in ALL_SECTIONS for n in catalog.get(section, {}))
     raise ValueError(f"unknown catalog entry {name!r}; expected one of {known}")
+
+
+def declared_duplicates(entry: dict) -> int:
+    """The repeated problems the entry's file has upstream (its ``duplicate_problems``; 0 if none)."""
+    return entry.get(DUPLICATES_KEY, 0)
 
 
 def read_bounds(entry: dict) -> ReadBounds:

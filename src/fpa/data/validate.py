@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Sequence, Union
 
+from fpa.data.text import check_duplicates, check_text
 from fpa.io import ReadBounds, iter_jsonl
 
 #: The fields of the records every sampling job reads (fpa.data.records.MathProblem).
@@ -105,7 +106,8 @@ def check_count(path: str | os.PathLike, got: int, expected: int | None) -> None
 
 
 def check_user_benchmark(path: str | os.PathLike, source: str, expected: int | None = None) -> list[dict]:
-    """A ``source: file`` benchmark as evaluation reads it: unique ids, text problems and answers."""
+    """A ``source: file`` benchmark as evaluation reads it: unique ids, text problems and answers that
+    a tokenizer takes (``fpa.data.text``), and no problem twice after NFC."""
     why = (f"a `source: file` benchmark: records of at most {USER_RECORD_BYTES} bytes, at most "
            f"{USER_BENCHMARK_BYTES} in all, fpa.data.validate")
     total = min(expected * USER_RECORD_BYTES, USER_BENCHMARK_BYTES) if expected else USER_BENCHMARK_BYTES
@@ -115,8 +117,11 @@ def check_user_benchmark(path: str | os.PathLike, source: str, expected: int | N
         for field in RECORD_FIELDS:
             if not isinstance(record[field], str) or not record[field].strip():
                 raise ValueError(f"{path}:{line}: field {field!r}: expected non-empty text, got {record[field]!r}")
+            check_text(record[field], f"{path}:{line}", field)
         if record["id"] in seen:
             raise ValueError(f"{path}:{line}: id {record['id']!r}: expected unique ids, got a repeat of line "
                              f"{seen[record['id']]}")
         seen[record["id"]] = line
+    check_duplicates(path, [record["problem"] for _, record in records], [line for line, _ in records], "problem",
+                     unit="line")
     return [{"id": r["id"], "problem": r["problem"], "answer": r["answer"], "source": source} for _, r in records]

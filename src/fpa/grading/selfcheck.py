@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import read_benchmarks_config
+from fpa.data.download import declared_duplicates, read_benchmarks_config
 from fpa.grading.math import grade_many
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "config" / "benchmarks.yaml"
@@ -77,7 +77,8 @@ def gold_selfcheck(
     problems = []
     for name in benchmarks:
         entry = entries[name]
-        problems += load_benchmark(entry["loader"], Path(mirror_dir) / entry["path"], source=name)
+        problems += load_benchmark(entry["loader"], Path(mirror_dir) / entry["path"], source=name,
+                                   duplicates=declared_duplicates(entry))
     pairs = [(COMPLETION.format(gold=problem.answer), problem.answer) for problem in problems]
     results = grade_many(pairs, workers=workers, timeout_s=timeout_s)
     summary = {name: {"correct": 0, "math_verify": 0, "total": 0} for name in benchmarks}
