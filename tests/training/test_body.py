@@ -1,0 +1,141 @@
+"""The body's speed paths (``fpa.training.body``) against today's path on CPU: the same losses and
+gradients of one training micro-batch, on a tiny Qwen3 with grouped K/V (4 query heads, 2 K/V heads)
+and a right-padded batch of unequal lengths.
+
+Tolerances: selective checkpointing recomputes the very same CPU kernels, so it is bit-identical;
+the unmasked (causal) attention and the compiled layers take other kernels (SDPA without a mask,
+Inductor's fused code) whose fp32 sums round differently: per-sequence log-probs within 1e-6
+relative, every gradient entry within 1e-5 of the largest gradient entry (measured here: 0 and
+7e-8 relative for the log-probs, 6e-7 and 1.2e-6 for the gradients).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fpa.training import batches as B
+from fpa.training import body as speed
+from fpa.training import loop
+
+TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 2, "micro_batch_problems": 2,
+            "max_length": 128, "chunk_size": 32}
+
+
+@pytest.fixture(scope="module")
+def gqa_model_dir(tmp_path_factory):
+    """A random tiny Qwen3 with grouped K/V and the toy tokenizer, saved as a hub checkpoint is."""
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from fpa.toy.tokenizer import build_tokenizer
+
+    directory = tmp_path_factory.mktemp("qwen3-gqa")
+    tokenizer = build_tokenizer()
+    torch.manual_seed(0)
+    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=256,
+                         tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id)
+    Qwen3ForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def _loss_and_gradients(model_dir, data, **overrides) -> tuple[torch.Tensor, dict[str, torch.Tensor], loop.Session]:
+    """Off-RL's per-sequence log-probs and the gradients of its loss, on the first micro-batch of step 0,
+    trained as ``overrides`` say."""
+    cfg = loop.TrainConfig.from_dict({**TRAINING, **overrides})
+    run, _ = loop._open_session(str(model_dir), str(data / "train.jsonl"), str(data / "val.jsonl"), None, "offrl",
+                                {}, cfg, seed=3)
+    run.body.train()
+    micro = B.micro_batches(B.global_batch(run.train.groups, 0, batch_problems=2, seed=3), 2)[0]
+    stats, _ = loop._forward_stats(run, micro, run.train, run.body)
+    loss, _ = run.objective.loss(stats, run.hyper)
+    loss.backward()
+    grads = {name: param.grad.detach().clone() for name, param in run.body.named_parameters()}
+    return stats.logp.detach(), grads, run
+
+
+@pytest.fixture(scope="module")
+def todays(gqa_model_dir, tiny_dataset):
+    logp, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset)
+    batch = B.collate(B.micro_batches(B.global_batch(run.train.groups, 0, batch_problems=2, seed=3), 2)[0],
+                      run.train.encoded, run.train.samples, run.tokenizer.pad_token_id)
+    assert (batch.attention_mask == 0).any(), "the test batch must be padded"
+    return logp, grads
+
+
+def _assert_same(todays, other, rtol, atol):
+    """Per-sequence log-probs within ``rtol``; every gradient within ``atol`` times the largest gradient
+    entry of today's path (the loss is a difference of near-equal terms, so relative to each entry
+    means nothing where an entry is a cancellation's remainder)."""
+    logp, grads = todays
+    torch.testing.assert_close(other[0], logp, rtol=rtol, atol=0)
+    assert other[1].keys() == grads.keys()
+    scale = max(float(g.abs().max()) for g in grads.values())
+    for name in grads:
+        torch.testing.assert_close(other[1][name], grads[name], rtol=0, atol=atol * scale, msg=name)
+
+
+def test_causal_attention_without_the_mask_gives_the_masked_losses_and_gradients(gqa_model_dir, tiny_dataset,
+                                                                                 todays):
+    logp, grads, _ = _loss_and_gradients(gqa_model_dir, tiny_dataset, attention="causal")
+    _assert_same(todays, (logp, grads), rtol=1e-6, atol=1e-5)
+
+
+def test_selective_checkpointing_recomputes_every_kth_layer_bit_identically(gqa_model_dir, tiny_dataset, todays):
+    logp, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset, gradient_checkpointing=True,
+                                           checkpoint_every_layers=2)
+    layers = run.parallel.unwrap(run.body).lm.get_decoder().layers
+    assert [layer.gradient_checkpointing for layer in layers] == [True, False, True, False]
+    _assert_same(todays, (logp, grads), rtol=0, atol=0)
+
+
+@pytest.mark.slow
+def test_compiled_layers_give_the_eager_losses_and_gradients(gqa_model_dir, tiny_dataset, todays):
+    logp, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset, compile_layers=True)
+    layers = run.parallel.unwrap(run.body).lm.get_decoder().layers
+    assert all(layer._compiled_call_impl is not None for layer in layers)
+    _assert_same(todays, (logp, grads), rtol=1e-6, atol=1e-5)
+
+
+def test_adamw_auto_is_fused_on_cuda_and_torchs_choice_on_cpu(gqa_model_dir, tiny_dataset):
+    assert speed.fused_adamw("auto", torch.device("cuda")) is True
+    assert speed.fused_adamw("auto", torch.device("cpu")) is None
+    assert speed.fused_adamw("default", torch.device("cuda")) is None
+    assert speed.fused_adamw("fused", torch.device("cpu")) is True
+    with pytest.raises(ValueError, match=r"training.adamw: expected one of \['auto', 'default', 'fused'\], got 'x'"):
+        speed.fused_adamw("x", torch.device("cpu"))
+    *_, run = _loss_and_gradients(gqa_model_dir, tiny_dataset)  # the default config on CPU: as before
+    assert run.optimizer.optimizer.defaults["fused"] is None
+
+
+def test_bad_body_settings_fail_before_any_work():
+    with pytest.raises(ValueError, match="training.attention: expected one of"):
+        speed.attention_mask_for("packed", torch.ones(1, 2))
+    with pytest.raises(ValueError, match="training.checkpoint_every_layers: expected an integer >= 1, got 0"):
+        speed.prepare_layers(None, loop.TrainConfig(checkpoint_every_layers=0))
+
+
+@pytest.fixture
+def restored_torch_flags(monkeypatch):
+    """Torch's process-wide kernel flags as they were, after the test."""
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    before = (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.deterministic,
+              torch.backends.cudnn.benchmark, torch.backends.cuda.matmul.fp32_precision,
+              torch.backends.cudnn.conv.fp32_precision)
+    yield
+    torch.use_deterministic_algorithms(before[0])
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[1:3]
+    torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision = before[3:]
+
+
+def test_deterministic_switch_sets_the_bit_exact_kernels(restored_torch_flags, gqa_model_dir, tiny_dataset):
+    import os
+
+    assert not torch.are_deterministic_algorithms_enabled()
+    _loss_and_gradients(gqa_model_dir, tiny_dataset, deterministic=True)
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    assert torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled()
+    assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+    assert torch.backends.cuda.matmul.fp32_precision == "ieee" == torch.backends.cudnn.conv.fp32_precision
