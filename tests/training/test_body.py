@@ -23,21 +23,11 @@ TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 2, "mi
 
 
 @pytest.fixture(scope="module")
-def gqa_model_dir(tmp_path_factory):
+def gqa_model_dir(tmp_path_factory, tiny_model_builder):
     """A random tiny Qwen3 with grouped K/V and the toy tokenizer, saved as a hub checkpoint is."""
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    from fpa.toy.tokenizer import build_tokenizer
-
     directory = tmp_path_factory.mktemp("qwen3-gqa")
-    tokenizer = build_tokenizer()
-    torch.manual_seed(0)
-    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=4,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=256,
-                         tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id)
-    Qwen3ForCausalLM(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    tiny_model_builder(directory, architecture="qwen3", num_hidden_layers=4, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=16, tie_word_embeddings=False)
     return directory
 
 

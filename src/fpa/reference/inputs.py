@@ -72,7 +72,8 @@ class CachedReference:
             rows = self.cache.batch(indices)
         if self.device.type != "cuda":
             return rows
-        return CachedBatch(*(None if t is None else t.pin_memory() for t in dataclasses.astuple(rows)))
+        return CachedBatch(**{field.name: None if getattr(rows, field.name) is None else
+                              getattr(rows, field.name).pin_memory() for field in dataclasses.fields(rows)})
 
     def rows(self, batch: Batch, split: str) -> CachedBatch:
         """The cache's rows of ``batch``, on the host: prefetched, else read now."""

@@ -18,7 +18,6 @@ import dataclasses
 import json
 import logging
 import math
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from accelerate import Accelerator, DistributedDataParallelKwargs
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.pad_token import pad_token_id
-from fpa.io import atomic_path, read_json, read_jsonl, sha256_path, write_json
+from fpa.io import read_jsonl, sha256_path
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.progress import progress
@@ -36,11 +35,11 @@ from fpa.reference.inputs import make_reference
 from fpa.training import batches as B
 from fpa.training.batch_statistic import batch_mean, with_batch_mean
 from fpa.training.body import attention_mask_for, fused_adamw, make_deterministic, prepare_layers
-from fpa.training.checkpoints import (SAVED_DTYPES, State, latest_checkpoint, save_policy, save_resumable,
-                                      snapshot_path, track_validation, write_pretrained)
+from fpa.training.checkpoints import (resume_state, save_policy, save_resumable, snapshot_path, track_validation,
+                                      write_final_checkpoint)
 from fpa.training.parallel import DataParallel, Policy, make_parallel
 from fpa.training.precision import autocast_dtype
-from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput, truncate_csv
+from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput
 from fpa.training.stats import diagnostics, sequence_stats
 
 log = logging.getLogger("fpa.train")
@@ -273,23 +272,6 @@ def _optimizer_step(run: Session, step: int) -> dict:
     return row
 
 
-def _resume(run: Session, work: Path, fingerprint: dict) -> State:
-    """The state of the latest checkpoint in ``work`` if it is of this very run, else a fresh one."""
-    resume = latest_checkpoint(work)
-    state = State()
-    saved = read_json(resume / "trainer_state.json") if resume is not None else None
-    if saved is not None and saved["fingerprint"] == fingerprint:
-        run.parallel.load_state(run.body, run.optimizer, resume)
-        state = State(**saved["state"])
-        truncate_csv(work / f"metrics.rank{run.rank}.csv", state.step)
-        log.info("resumed from %s at step %d", resume, state.step)
-    elif work.exists() and run.rank == 0:
-        shutil.rmtree(work)  # stale checkpoints of another configuration
-    run.accelerator.wait_for_everyone()
-    work.mkdir(parents=True, exist_ok=True)
-    return state
-
-
 def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
           params: dict, training: dict, seed: int, work_dir: str, out_dir: str | None, code: str | None = None,
           stop_after: int | None = None) -> dict:
@@ -306,7 +288,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
                    "training": dataclasses.asdict(cfg), "seed": seed, "world": run.world,
                    "data": sha256_path(train_path), "code": code}
     fingerprint = json.loads(json.dumps(fingerprint))  # as stored: tuples become lists
-    state = _resume(run, work, fingerprint)
+    state = resume_state(run, work, fingerprint)
     resumed_from = state.step
     clock_zero = started - state.elapsed_s  # a resumed run's clock goes on from its checkpoint's
     metrics_path = work / f"metrics.rank{run.rank}.csv"
@@ -345,26 +327,9 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
                "throughput": throughput(metrics_path, run.accelerator.device)}
     weights = run.parallel.full_state_dict(run.body)  # a gather under FSDP: every rank, best kept or not
     if run.rank == 0:
-        _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary}, weights)
+        write_final_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary}, weights)
     run.accelerator.wait_for_everyone()
     return summary
-
-
-def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Path, out_dir: str, state: dict,
-                      weights: dict | None) -> None:
-    """The final (or best-validation) weights in HF format, with tokenizer, metrics and training state."""
-    best = work / "best"
-    if best.exists():  # the best validation's weights, not the gathered final ones
-        final, weights = AutoModelForCausalLM.from_pretrained(best), None
-    else:
-        final = run.parallel.unwrap(run.body).lm
-    with atomic_path(out_dir, directory=True) as tmp:
-        write_pretrained(final, tmp, weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
-        run.tokenizer.save_pretrained(tmp)
-        if Path(model_dir, "generation_config.json").exists():
-            shutil.copy(Path(model_dir, "generation_config.json"), tmp)
-        shutil.copy(metrics_path, tmp / "training_metrics.csv")
-        write_json(tmp / "training_state.json", state)
 
 
 def _to(batch: B.Batch, device) -> B.Batch:
