@@ -5,8 +5,9 @@ and a right-padded batch of unequal lengths.
 Tolerances: selective checkpointing recomputes the very same CPU kernels, so it is bit-identical;
 the unmasked (causal) attention and the compiled layers take other kernels (SDPA without a mask,
 Inductor's fused code) whose fp32 sums round differently: per-sequence log-probs within 1e-6
-relative, every gradient entry within 1e-5 of the largest gradient entry (measured here: 0 and
-7e-8 relative for the log-probs, 6e-7 and 1.2e-6 for the gradients).
+relative, the loss within 1e-6 of the largest per-sequence weight, every gradient entry within 1e-5
+of the largest gradient entry (measured here: 0 and 7e-8 relative for the log-probs, 6e-7 and
+1.2e-6 for the gradients). ``deterministic`` on CPU changes no kernel: bit-identical.
 """
 
 from __future__ import annotations
@@ -43,24 +44,26 @@ def _loss_and_gradients(model_dir, data, **overrides) -> tuple[torch.Tensor, dic
     loss, _ = run.objective.loss(stats, run.hyper)
     loss.backward()
     grads = {name: param.grad.detach().clone() for name, param in run.body.named_parameters()}
-    return stats.logp.detach(), grads, run
+    weights = torch.exp(stats.logp.detach() / stats.length)  # Off-RL's per-sequence π^(1/|y|)
+    return {"logp": stats.logp.detach(), "loss": loss.detach(), "weight": weights.abs().max()}, grads, run
 
 
 @pytest.fixture(scope="module")
 def todays(gqa_model_dir, tiny_dataset):
-    logp, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset)
+    values, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset)
     batch = B.collate(B.micro_batches(B.global_batch(run.train.groups, 0, batch_problems=2, seed=3), 2)[0],
                       run.train.encoded, run.train.samples, run.tokenizer.pad_token_id)
     assert (batch.attention_mask == 0).any(), "the test batch must be padded"
-    return logp, grads
+    return values, grads
 
 
 def _assert_same(todays, other, rtol, atol):
-    """Per-sequence log-probs within ``rtol``; every gradient within ``atol`` times the largest gradient
-    entry of today's path (the loss is a difference of near-equal terms, so relative to each entry
-    means nothing where an entry is a cancellation's remainder)."""
-    logp, grads = todays
-    torch.testing.assert_close(other[0], logp, rtol=rtol, atol=0)
+    """Per-sequence log-probs within ``rtol``; the loss within ``rtol`` times the largest per-sequence
+    weight π^(1/|y|) (the loss is a mean of ±weights that nearly cancel, so relative to the loss itself
+    means nothing); every gradient entry within ``atol`` times the largest gradient entry of today's path."""
+    values, grads = todays
+    torch.testing.assert_close(other[0]["logp"], values["logp"], rtol=rtol, atol=0)
+    assert abs(float(other[0]["loss"] - values["loss"])) <= rtol * float(values["weight"])
     assert other[1].keys() == grads.keys()
     scale = max(float(g.abs().max()) for g in grads.values())
     for name in grads:
@@ -69,24 +72,24 @@ def _assert_same(todays, other, rtol, atol):
 
 def test_causal_attention_without_the_mask_gives_the_masked_losses_and_gradients(gqa_model_dir, tiny_dataset,
                                                                                  todays):
-    logp, grads, _ = _loss_and_gradients(gqa_model_dir, tiny_dataset, attention="causal")
-    _assert_same(todays, (logp, grads), rtol=1e-6, atol=1e-5)
+    values, grads, _ = _loss_and_gradients(gqa_model_dir, tiny_dataset, attention="causal")
+    _assert_same(todays, (values, grads), rtol=1e-6, atol=1e-5)
 
 
 def test_selective_checkpointing_recomputes_every_kth_layer_bit_identically(gqa_model_dir, tiny_dataset, todays):
-    logp, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset, gradient_checkpointing=True,
+    values, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset, gradient_checkpointing=True,
                                            checkpoint_every_layers=2)
     layers = run.parallel.unwrap(run.body).lm.get_decoder().layers
     assert [layer.gradient_checkpointing for layer in layers] == [True, False, True, False]
-    _assert_same(todays, (logp, grads), rtol=0, atol=0)
+    _assert_same(todays, (values, grads), rtol=0, atol=0)
 
 
 @pytest.mark.slow
 def test_compiled_layers_give_the_eager_losses_and_gradients(gqa_model_dir, tiny_dataset, todays):
-    logp, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset, compile_layers=True)
+    values, grads, run = _loss_and_gradients(gqa_model_dir, tiny_dataset, compile_layers=True)
     layers = run.parallel.unwrap(run.body).lm.get_decoder().layers
     assert all(layer._compiled_call_impl is not None for layer in layers)
-    _assert_same(todays, (logp, grads), rtol=1e-6, atol=1e-5)
+    _assert_same(todays, (values, grads), rtol=1e-6, atol=1e-5)
 
 
 def test_adamw_auto_is_fused_on_cuda_and_torchs_choice_on_cpu(gqa_model_dir, tiny_dataset):
@@ -120,11 +123,12 @@ def restored_torch_flags(monkeypatch):
     torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision = before[3:]
 
 
-def test_deterministic_switch_sets_the_bit_exact_kernels(restored_torch_flags, gqa_model_dir, tiny_dataset):
+def test_deterministic_switch_sets_the_bit_exact_kernels(restored_torch_flags, gqa_model_dir, tiny_dataset, todays):
     import os
 
     assert not torch.are_deterministic_algorithms_enabled()
-    _loss_and_gradients(gqa_model_dir, tiny_dataset, deterministic=True)
+    values, grads, _ = _loss_and_gradients(gqa_model_dir, tiny_dataset, deterministic=True)
+    _assert_same(todays, (values, grads), rtol=0, atol=0)
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
     assert torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled()
     assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
