@@ -9,22 +9,34 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM
+from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
 from fpa.io import write_jsonl
 from fpa.toy.task import make_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
 
-def build_tiny_model(directory, seed: int = 0) -> None:
+TINY_ARCHITECTURES = {"qwen2": (Qwen2Config, Qwen2ForCausalLM), "qwen3": (Qwen3Config, Qwen3ForCausalLM)}
+
+
+def build_tiny_model(directory, seed: int = 0, architecture: str = "qwen2", **widths) -> None:
+    """A random tiny causal LM with the toy tokenizer, saved as a hub checkpoint is; ``widths`` replace the
+    default 2-layer, one-head, tied shape."""
     tokenizer = build_tokenizer()
     torch.manual_seed(seed)
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=1, num_key_value_heads=1, head_dim=64, max_position_embeddings=256,
-                         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id)
-    Qwen2ForCausalLM(config).save_pretrained(directory)
+    config_class, model_class = TINY_ARCHITECTURES[architecture]
+    shape = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=1,
+                 num_key_value_heads=1, head_dim=64, tie_word_embeddings=True) | widths
+    config = config_class(vocab_size=len(tokenizer), max_position_embeddings=256, eos_token_id=tokenizer.eos_token_id,
+                          pad_token_id=tokenizer.pad_token_id, **shape)
+    model_class(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_builder():
+    """``build_tiny_model``, for a test that needs another architecture or shape."""
+    return build_tiny_model
 
 
 def tiny_samples(n_problems: int, k: int = 4, seed: int = 0) -> list[dict]:

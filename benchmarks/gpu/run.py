@@ -7,7 +7,9 @@
 Measurements, in priority order (``measurements()``), each within the time left of ``--budget-s``
 (one that would overrun is skipped with a line; one that fails is recorded and the next runs):
 the paper's overhead table (Qwen3-4B-Base, FPA with the cached reference vs Off-RL) with the memory
-planner beside the measured peak; the loss head's precision at real N, d, V; our DPO / KTO / SFT
+planner beside the measured peak; what users run (``gpu.throughput``: paper.yaml's training under FSDP2
+on MATH's length mix, tokens/s, MFU, FPA / Off-RL, the paper per GPU beside) and the cost of
+``training.deterministic`` with its resume; the loss head's precision at real N, d, V; our DPO / KTO / SFT
 step vs TRL's; FSDP2 (world 1, NCCL) exact resume and gradients with checkpointing on vs off; the
 reference cache on the device vs the CPU; the HF decoder's tokens/s; Qwen2.5-Math-7B's overhead if
 the planner says it fits this GPU. The record (GPU, versions, CPU, commit, every result) is written
@@ -35,12 +37,13 @@ sys.path.insert(0, str(HERE.parent))  # benchmarks/: this package, training.trl_
 import torch  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
-from gpu import kernels, training, trl_vs_ours  # noqa: E402
+from gpu import kernels, throughput, training, trl_vs_ours  # noqa: E402
 from gpu.budget import Measurement, plan_lines, run_all  # noqa: E402
 from gpu.models import ROOT, paper_config, shape, write_model_dir  # noqa: E402
 from gpu.tables import markdown  # noqa: E402
 
 MAIN, LARGE = "qwen3-4b-base", "qwen2.5-math-7b"
+USERS_PROBLEMS = 2  # problems (K samples each) per optimizer step of users_step: two micro-batches, accumulated
 H200_BYTES = 139 * 2**30  # the nvidia-h200 kind's usable memory (device KINDS.md), for --plan-only
 
 
@@ -92,6 +95,15 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
     items = [
         Measurement("overhead", f"overhead table: {main.name}, FPA (cached reference) vs Off-RL, planner beside",
                     95, 12, lambda ctx: training.overhead(main, MAIN, work(ctx, "overhead"), device, rounds(ctx))),
+        Measurement("users_step", f"what users run: {main.name}, paper.yaml's training (FSDP2 world 1), MATH's "
+                    "length mix padded; tokens/s, MFU, peak, FPA / Off-RL; causal and tuned body beside", 200, 60,
+                    scratch("users", lambda path, rounds: throughput.users_step(
+                        main, MAIN, path, device, rounds, USERS_PROBLEMS,
+                        throughput.TINY_VARIANTS if tiny else throughput.VARIANTS))),
+        Measurement("deterministic", f"training.deterministic: Off-RL step cost ({main.name}) and resume "
+                    f"bit-identical ({narrow.name})", 150, 45,
+                    scratch("deterministic", lambda path, rounds: throughput.deterministic_cost(
+                        main, narrow, MAIN, path, device, rounds, USERS_PROBLEMS))),
         Measurement("head", f"loss head at N={main.completion_tokens:,}, V={main.architecture.vocab_size:,}: "
                     "fp32 / TF32 / bf16 vs float64", 25, 3,
                     lambda ctx: kernels.head_precision(main, device, lam, main.training["head_memory_mb"],

@@ -104,6 +104,10 @@ def _other(key: str, r: dict) -> list[str]:
                           for b in sorted(r["batch_sizes"], key=int))
         return [f"Generation, {r['shape']} ({r['dtype']}), {r['prompt_tokens']}-token prompts, {r['new_tokens']} new "
                 f"tokens per row, T = {r['temperature']}: tokens/s {sizes}."]
+    if key in ("users_step", "deterministic"):
+        from gpu.throughput import markdown_lines
+
+        return markdown_lines(key, r)
     if key == "overhead_large" and "skipped" in r:
         return [f"{r['shape']}: {r['skipped']}."]
     return []

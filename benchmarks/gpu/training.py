@@ -136,21 +136,22 @@ def fits_one_gpu(shape: Shape, gpu_bytes: int) -> dict:
 
 
 # ---------------------------------------------------------------- FSDP2: resume and checkpointed gradients
-def _resume_training(shape: Shape, checkpoint_every: int = 1) -> dict:
+def _resume_training(shape: Shape, checkpoint_every: int = 1, **overrides) -> dict:
     return session_training(shape, parallel="fsdp", gradient_checkpointing=True, epochs=1, warmup_steps=1,
-                            checkpoint_every=checkpoint_every, eval_every=1000, snapshot_every=0)
+                            checkpoint_every=checkpoint_every, eval_every=1000, snapshot_every=0, **overrides)
 
 
-def fsdp_resume(shape: Shape, work: Path, device, steps: int, stop: int) -> dict:
-    """Straight training vs trained to ``stop`` in a process that then ends (the kill) and resumed here."""
+def fsdp_resume(shape: Shape, work: Path, device, steps: int, stop: int, overrides: dict | None = None) -> dict:
+    """Straight training vs trained to ``stop`` in a process that then ends (the kill) and resumed here
+    (``overrides``: further training settings, e.g. ``deterministic``)."""
     from safetensors.torch import load_file
 
     from fpa.training.loop import train
 
     files = prepare_training_dir(shape, work, device, problems=steps)
     common = dict(model_dir=files["model"], train_path=files["train"], val_path=files["val"],
-                  reference_dir=files["cache"], objective_name="fpa", params={}, training=_resume_training(shape, stop),
-                  seed=42)
+                  reference_dir=files["cache"], objective_name="fpa", params={},
+                  training=_resume_training(shape, stop, **(overrides or {})), seed=42)
     straight = train(**common, work_dir=str(work / "work-a"), out_dir=str(work / "out-a"))
     killed = {**common, "work_dir": str(work / "work-b"), "out_dir": str(work / "out-b"), "stop_after": stop}
     src = str(Path(sys.modules["fpa"].__file__).resolve().parents[1])

@@ -38,8 +38,20 @@ def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
     assert stdout.startswith("plan (tiny, CPU")
     runs = record["measurements"]
     assert {k: e["status"] for k, e in runs.items()} == {
-        "overhead": "ok", "head": "ok", "trl": "ok", "fsdp_resume": "ok", "checkpointing": "ok", "cache": "ok",
-        "generation": "ok", "overhead_large": "ok"}
+        "overhead": "ok", "users_step": "ok", "deterministic": "ok", "head": "ok", "trl": "ok", "fsdp_resume": "ok",
+        "checkpointing": "ok", "cache": "ok", "generation": "ok", "overhead_large": "ok"}
+    users = runs["users_step"]["result"]
+    assert set(users["variants"]) == {"configured", "causal"}  # tiny: the compiled variant left out
+    for variant in users["variants"].values():
+        assert variant["training"]["parallel"] == "fsdp" and variant["padding_share"] > 0  # MATH's mix, padded
+        assert set(variant["methods"]) == {"fpa", "offrl"} and variant["ratio_time_fpa_over_offrl"]["n"] == 1
+        assert all(m["mfu"]["median"] > 0 and m["tokens_per_s"]["median"] > 0 for m in variant["methods"].values())
+    assert users["variants"]["causal"]["training"]["attention"] == "causal"
+    assert users["planner_train_mfu"] == users["variants"]["configured"]["methods"]["offrl"]["mfu"]["median"]
+    assert users["paper"]["offrl"]["paper_examples_per_s_per_gpu"] == 16.6 / 2  # config/paper_results.yaml
+    deterministic = runs["deterministic"]["result"]
+    assert deterministic["resume"]["bit_identical"] and deterministic["variants"]["deterministic"]["training"][
+        "deterministic"]
     overhead = runs["overhead"]["result"]
     assert set(overhead["methods"]) == {"fpa", "offrl"} and overhead["ratio_time_fpa_over_offrl"]["n"] == 1
     assert runs["fsdp_resume"]["result"]["bit_identical"] and runs["fsdp_resume"]["result"]["resumed_from_step"] == 1
@@ -52,12 +64,13 @@ def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
     assert runs["trl"]["result"]["cases"]["dpo"]["check"] == "same token ids and first-step loss"
     assert "does not fit one GPU" in runs["overhead_large"]["result"]["skipped"]  # the real 7B, on an H200
     assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
+    assert "| configured | offrl |" in markdown(record) and "resume under it" in markdown(record)
 
 
 def test_plan_only_prints_every_measurement_with_its_estimate():
     done = _run("--plan-only")
     assert done.returncode == 0, done.stderr[-2000:]
-    for key in ("overhead", "head", "trl", "fsdp_resume", "checkpointing", "cache", "generation", "overhead_large"):
+    for key in ("overhead", "users_step", "deterministic", "head", "trl", "fsdp_resume", "checkpointing", "cache", "generation", "overhead_large"):
         assert f" {key} " in done.stdout
     assert "plan (full shapes; budget 450 s" in done.stdout
 
@@ -118,3 +131,17 @@ def test_a_later_call_replaces_only_what_failed_and_names_its_commit():
     assert merged["measurements"]["x"] == {"status": "ok", "result": 1}
     assert merged["measurements"]["y"] == {"status": "ok", "result": 2, "commit": "b", "started": "t2"}
     assert first["measurements"]["y"]["status"] == "failed"
+
+
+def test_model_flops_are_the_stated_formula():
+    """6 N_body T + 6 V d C + 6 L H Q sum s^2, worked out by hand for a small architecture."""
+    from fpa.memory.architecture import Architecture
+    from gpu.models import Shape
+    from gpu.throughput import model_flops
+
+    arch = Architecture(vocab_size=10, hidden_size=4, intermediate_size=8, num_hidden_layers=2, num_attention_heads=2,
+                        num_key_value_heads=1, head_dim=2, tie_word_embeddings=True, qk_norm=True)
+    # a layer: q 4x4, k and v 4x2 each, o 4x4, MLP 3 x 4x8 = 16+8+8+16+96 = 144, norms 2x4 + 2x2 = 12
+    body = 2 * (144 + 12) + 4  # + the final norm
+    flops = model_flops(Shape("s", "qwen3", arch, 2, 8, 2, {}), [3, 5], completion_tokens=4)
+    assert flops == 6 * body * 8 + 6 * 10 * 4 * 4 + 6 * 2 * 4 * (9 + 25)

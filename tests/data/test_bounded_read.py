@@ -23,7 +23,7 @@ from fpa.io import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, ReadBounds, iter_json
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bombs import record, write_gzip_bomb  # noqa: E402
+from hostile_input.bombs import record, write_gzip_bomb  # noqa: E402
 
 MiB, GiB = 1 << 20, 1 << 30
 HEAD = b'{"id": "bomb", "question": "'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -68,3 +69,27 @@ def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():
     for online in (e for e in training if e.rule == "train_online"):
         assert online.components["colocated_vllm"] == int(COLOCATED_VLLM_SHARE * gpu)
         assert online.per_gpu > online.components["colocated_vllm"]
+
+
+def _gpu_record(path: Path, mode: str, users_step: dict | None) -> Path:
+    measurements = {"users_step": users_step} if users_step else {}
+    path.write_text(json.dumps({"mode": mode, "gpu": "NVIDIA H200", "commit": "abc1234",
+                                "measurements": measurements}))
+    return path
+
+
+def test_the_planner_takes_training_mfu_from_the_gpu_record_and_names_it(tmp_path):
+    measured = {"status": "ok", "result": {"planner_train_mfu": 0.41}}
+    full = Assumptions.calibrated(_gpu_record(tmp_path / "gpu.json", "full", measured))
+    assert full.train_mfu == 0.41
+    assert "train_mfu_source: measured: gpu.json, users_step on NVIDIA H200 at abc1234" in "\n".join(full.lines())
+    given = Assumptions.calibrated(tmp_path / "gpu.json", train_mfu=0.2)
+    assert (given.train_mfu, given.train_mfu_source) == (0.2, "given (--train-mfu)")
+    # a tiny CPU record, a record without the measurement, no record: the stated default
+    for record in (_gpu_record(tmp_path / "tiny.json", "tiny", measured), _gpu_record(tmp_path / "old.json", "full", None),
+                   tmp_path / "absent.json"):
+        default = Assumptions.calibrated(record)
+        assert (default.train_mfu, default.train_mfu_source) == (Assumptions().train_mfu, Assumptions().train_mfu_source)
+    cost = training_cost(CONFIG, "m", [_run()], ARCH, full)
+    assert cost.gpu_hours == pytest.approx(training_cost(CONFIG, "m", [_run()], ARCH, Assumptions()).gpu_hours
+                                           * 0.35 / 0.41, rel=1e-12)

@@ -23,8 +23,8 @@ def plan_memory_command(args) -> None:
         print(to_json(estimates))
         return
     print(format_plan(estimates, int(gpu_gb * GIB), parallel_variants(config, runs, Path(args.root))))
-    assume = Assumptions(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
-                            if getattr(args, field) is not None})
+    assume = Assumptions.calibrated(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
+                                       if getattr(args, field) is not None})
     print()
     if train_problems(config, assume) is None:
         print(f"Disk and GPU-hours: the problem count of dataset.source {config['dataset']['source']!r} is not "
@@ -45,5 +45,7 @@ def register(commands) -> None:
     parser.add_argument("--json", action="store_true", help="every estimate with its components, as JSON")
     for field in ASSUMPTION_FIELDS:
         parser.add_argument(f"--{field.replace('_', '-')}", type=int if field == "train_problems" else float,
-                            help=f"GPU-hours assumption (default {getattr(Assumptions(), field)})")
+                            help=f"GPU-hours assumption (default {getattr(Assumptions(), field)}"
+                            + ("; measured where benchmarks/results/gpu.json has users_step)" if field == "train_mfu"
+                               else ")"))
     parser.set_defaults(handler=plan_memory_command)

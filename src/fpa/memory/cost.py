@@ -7,7 +7,7 @@ or not); the reference cache z_ref in its storage dtype (``fpa.reference.cache``
 log-normalisers and int32 targets per token and the fp32 head; sampling its completions as text.
 
 GPU-hours, from FLOPs at an assumed utilisation of the GPU's peak (``Assumptions``, printed
-with the plan and overridable): training 6 FLOPs a parameter a token (8 with gradient
+with the plan and overridable; training's from the GPU record's measured MFU where it has one): training 6 FLOPs a parameter a token (8 with gradient
 checkpointing's second forward), the cache's and evaluation's prompt forward 2, generation 2
 a generated token at a lower utilisation (decoding is bound by memory bandwidth). Token counts
 are the mean tokens a sequence (an assumed fraction of ``max_length`` / ``max_new_tokens``).
@@ -15,12 +15,14 @@ are the mean tokens a sequence (an assumed fraction of ``max_length`` / ``max_ne
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Mapping
 
 from fpa.memory.architecture import Architecture
+from fpa.project import PROJECT_ROOT
 from fpa.memory.plan import model_architecture, sequences_per_problem
 
 GB = 1e9
@@ -30,6 +32,23 @@ DATASET_PROBLEMS = {"math12k": 12_000, "step_dpo": 10_795}
 TEXT_BYTES_PER_TOKEN = 4  # a token of English or LaTeX is ~4 characters of UTF-8 JSON
 SAVED_BYTES = {"bf16": 2, "fp32": 4}
 CACHE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+#: the GPU record whose measured training MFU the planner assumes (benchmarks/gpu/run.py's users_step)
+GPU_RECORD = PROJECT_ROOT / "benchmarks" / "results" / "gpu.json"
+
+
+def measured_train_mfu(record: Path = GPU_RECORD) -> tuple[float, str] | None:
+    """The Off-RL MFU of config/paper.yaml's training as measured on a GPU (a full run's ``users_step``) and
+    where it comes from; None where ``record`` holds none."""
+    if not Path(record).is_file():
+        return None
+    data = json.loads(Path(record).read_text())
+    entry = data.get("measurements", {}).get("users_step", {})
+    if data.get("mode") != "full" or entry.get("status") != "ok" or "planner_train_mfu" not in entry["result"]:
+        return None
+    where = f"measured: {Path(record).name}, users_step on {data['gpu']} at {entry.get('commit', data['commit'])}"
+    return entry["result"]["planner_train_mfu"], where
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,17 @@ class Assumptions:
     sequence_fill: float = 0.5  # mean tokens of a training sequence / max_length
     completion_fill: float = 0.5  # mean generated tokens / generation.max_new_tokens
     train_problems: int | None = None  # default: dataset.n_problems, else DATASET_PROBLEMS
+    train_mfu_source: str = "assumed: no GPU record with a measured training MFU"
+
+    @classmethod
+    def calibrated(cls, record: Path = GPU_RECORD, **given) -> "Assumptions":
+        """The defaults with ``train_mfu`` measured in the GPU ``record`` where it has one, then ``given``."""
+        measured = None if "train_mfu" in given else measured_train_mfu(record)
+        if measured is not None:
+            given = {"train_mfu": measured[0], "train_mfu_source": measured[1], **given}
+        elif "train_mfu" in given:
+            given = {"train_mfu_source": "given (--train-mfu)", **given}
+        return cls(**given)
 
     def lines(self) -> list[str]:
         given = {field.name: getattr(self, field.name) for field in fields(self)}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from fpa.objectives.base import check_range, parse_params
+from fpa.training.body import fused_adamw
 
 # the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
 # (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.online.run passes it; fpa.memory.plan plans it)
@@ -89,6 +90,13 @@ class OnlineMethod:
         return parse_params(OnlineParams, raw, where, owner=self.name, defaults=self.defaults)
 
 
+def _training_device() -> str:
+    """Where TRL's trainer puts the policy: the GPU where there is one."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def trl_settings(params: OnlineParams, training: Mapping, *, processes: int) -> dict:
     """``GRPOConfig`` keyword arguments for ``params`` and the run's shared ``training`` settings
     (learning rate, warmup, clipping, AdamW, precision, snapshot and checkpoint steps)."""
@@ -105,7 +113,7 @@ def trl_settings(params: OnlineParams, training: Mapping, *, processes: int) -> 
         "warmup_steps": training["warmup_steps"], "max_grad_norm": training["max_grad_norm"],
         "weight_decay": training["weight_decay"], "adam_beta1": training["adam_betas"][0],
         "adam_beta2": training["adam_betas"][1],
-        "optim": "adamw_torch_fused" if training["adamw"] == "fused" else "adamw_torch",
+        "optim": "adamw_torch_fused" if fused_adamw(training["adamw"], _training_device()) else "adamw_torch",
         "bf16": training["precision"] == "bf16",
         "gradient_checkpointing": training["gradient_checkpointing"],
         "per_device_train_batch_size": params.micro_batch, "gradient_accumulation_steps": accumulation,

@@ -15,14 +15,17 @@ no reference head runs. Objectives that need nothing from the reference still re
 
 from __future__ import annotations
 
+import dataclasses
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Sequence
 
 import torch
 from torch import Tensor
 from transformers import AutoModelForCausalLM
 
 from fpa.objectives.base import Objective
-from fpa.reference.cache import ReferenceCache
+from fpa.reference.cache import CachedBatch, ReferenceCache
 from fpa.training.batches import Batch
 from fpa.training.precision import decoder_hidden
 
@@ -39,26 +42,56 @@ class ReferenceInputs:
 
 
 class CachedReference:
+    """The cache's rows of each batch, read by one background thread: ``prefetch`` asks for the next
+    batch's rows while the current step runs (into pinned memory on CUDA, so that ``inputs`` copies
+    them without blocking); a batch not asked for ahead is read when needed, the same rows either way."""
+
     def __init__(self, cache_dir: str, splits: dict[str, list[dict]], device, *, per_token: bool):
         """``per_token``: the objective needs the reference's per-token distribution (z_ref, W_ref)."""
         self.cache = ReferenceCache(cache_dir)
         self.weight = self.cache.head_weight(torch.float32).to(device) if per_token else None
         self.splits = splits
-        self.device = device
+        self.device = torch.device(device)
+        # one thread: the cache's shard handles are opened lazily and are not shared between threads
+        self.reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference-prefetch")
+        self.pending: dict[tuple[str, tuple[int, ...]], Future] = {}
+
+    def prefetch(self, sample_index: Sequence[int], split: str) -> None:
+        """Start reading the rows of the batch of ``sample_index`` (indices into the split's samples)."""
+        key = (split, tuple(sample_index))
+        if key not in self.pending:
+            self.pending[key] = self.reader.submit(self._read, key)
+
+    def _read(self, key: tuple[str, tuple[int, ...]]) -> CachedBatch:
+        split, sample_index = key
+        samples = self.splits[split]
+        indices = self.cache.indices([samples[i]["id"] for i in sample_index])
+        if self.weight is None:
+            rows = CachedBatch(None, None, None, self.cache.lengths(indices), self.cache.ref_logp(indices))
+        else:
+            rows = self.cache.batch(indices)
+        if self.device.type != "cuda":
+            return rows
+        return CachedBatch(**{field.name: None if getattr(rows, field.name) is None else
+                              getattr(rows, field.name).pin_memory() for field in dataclasses.fields(rows)})
+
+    def rows(self, batch: Batch, split: str) -> CachedBatch:
+        """The cache's rows of ``batch``, on the host: prefetched, else read now."""
+        self.prefetch(batch.sample_index.tolist(), split)
+        return self.pending.pop((split, tuple(batch.sample_index.tolist()))).result()
 
     def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
-        samples = self.splits[split]
-        indices = self.cache.indices([samples[i]["id"] for i in batch.sample_index.tolist()])
+        cached = self.rows(batch, split)
+        copy = dict(device=self.device, non_blocking=True)
         if self.weight is None:
-            if not torch.equal(self.cache.lengths(indices), batch.length.cpu().to(torch.int64)):
+            if not torch.equal(cached.lengths, batch.length.cpu().to(torch.int64)):
                 raise ValueError(f"{self.cache.path}: cached completion lengths differ from the training batch's "
                                  "(tokenizer or max_length changed since the cache was built)")
-            return ReferenceInputs(None, None, None, self.cache.ref_logp(indices).to(self.device))
-        cached = self.cache.batch(indices)
+            return ReferenceInputs(None, None, None, cached.ref_logp.to(**copy))
         if not torch.equal(cached.targets, batch.targets.cpu()):
             raise ValueError(f"{self.cache.path}: cached tokens differ from the training batch's "
                              "(tokenizer or max_length changed since the cache was built)")
-        return ReferenceInputs(cached.hidden.to(self.device), self.weight, cached.ref_lse.to(self.device))
+        return ReferenceInputs(cached.hidden.to(**copy), self.weight, cached.ref_lse.to(**copy))
 
 
 class OnlineReference:
@@ -69,6 +102,9 @@ class OnlineReference:
         self.model.requires_grad_(False)
         self.weight = self.model.get_output_embeddings().weight
         self.device, self.autocast = device, autocast
+
+    def prefetch(self, sample_index: Sequence[int], split: str) -> None:
+        """Nothing to read ahead: the reference body computes its rows inside the step."""
 
     @torch.no_grad()
     def inputs(self, batch: Batch, split: str) -> ReferenceInputs:

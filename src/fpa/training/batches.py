@@ -77,8 +77,13 @@ def micro_batches(groups: list[Group], micro_batch_problems: int) -> list[list[G
     return [groups[i:i + micro_batch_problems] for i in range(0, len(groups), micro_batch_problems)]
 
 
+def sample_indices(groups: list[Group]) -> list[int]:
+    """The samples of ``groups`` in batch order: the rows of their collated batch."""
+    return [i for g in groups for i in g.samples]
+
+
 def collate(groups: list[Group], encoded: list[EncodedSample], samples: list[dict], pad_id: int) -> Batch:
-    indices = [i for g in groups for i in g.samples]
+    indices = sample_indices(groups)
     width = max(len(encoded[i].input_ids) for i in indices)
     input_ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
     attention_mask = torch.zeros((len(indices), width), dtype=torch.long)

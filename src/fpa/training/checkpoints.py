@@ -1,4 +1,5 @@
-"""Resumable checkpoints and snapshots in ``work/``, and the early-stopping state.
+"""Resumable checkpoints and snapshots in ``work/``, resuming from them, the final checkpoint, and the
+early-stopping state.
 
 ``run`` is the training loop's session (its accelerator, parallel strategy, body, optimizer and
 tokenizer). Saving HF-format weights gathers them first (FSDP): every rank calls these functions.
@@ -7,6 +8,7 @@ tokenizer). Saving HF-format weights gathers them first (FSDP): every rank calls
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import shutil
@@ -14,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from transformers import AutoModelForCausalLM
 
 from fpa.io import atomic_path, read_json, write_json
+from fpa.training.metrics import truncate_csv
 from fpa.training.parallel import first_names
+
+log = logging.getLogger("fpa.train")
 
 SNAPSHOT_DIR = "snapshots"
 #: the dtype of HF-format weights on disk (snapshots, the final checkpoint) by ``training.precision``:
@@ -125,3 +131,37 @@ def move_snapshots(work_dir: str | Path, out_dir: Path) -> list[int]:
     for snapshot in sorted((Path(work_dir) / SNAPSHOT_DIR).glob("step-*")):
         os.replace(snapshot, out_dir / snapshot.name)
     return snapshot_steps(out_dir)
+
+
+def resume_state(run, work: Path, fingerprint: dict) -> State:
+    """The state of the latest checkpoint in ``work`` if it is of this very run, else a fresh one."""
+    resume = latest_checkpoint(work)
+    state = State()
+    saved = read_json(resume / "trainer_state.json") if resume is not None else None
+    if saved is not None and saved["fingerprint"] == fingerprint:
+        run.parallel.load_state(run.body, run.optimizer, resume)
+        state = State(**saved["state"])
+        truncate_csv(work / f"metrics.rank{run.rank}.csv", state.step)
+        log.info("resumed from %s at step %d", resume, state.step)
+    elif work.exists() and run.rank == 0:
+        shutil.rmtree(work)  # stale checkpoints of another configuration
+    run.accelerator.wait_for_everyone()
+    work.mkdir(parents=True, exist_ok=True)
+    return state
+
+
+def write_final_checkpoint(run, work: Path, model_dir: str, metrics_path: Path, out_dir: str, state: dict,
+                           weights: dict | None) -> None:
+    """The final (or best-validation) weights in HF format, with tokenizer, metrics and training state."""
+    best = work / "best"
+    if best.exists():  # the best validation's weights, not the gathered final ones
+        final, weights = AutoModelForCausalLM.from_pretrained(best), None
+    else:
+        final = run.parallel.unwrap(run.body).lm
+    with atomic_path(out_dir, directory=True) as tmp:
+        write_pretrained(final, tmp, weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
+        run.tokenizer.save_pretrained(tmp)
+        if Path(model_dir, "generation_config.json").exists():
+            shutil.copy(Path(model_dir, "generation_config.json"), tmp)
+        shutil.copy(metrics_path, tmp / "training_metrics.csv")
+        write_json(tmp / "training_state.json", state)

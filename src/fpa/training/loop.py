@@ -18,7 +18,6 @@ import dataclasses
 import json
 import logging
 import math
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,18 +27,19 @@ from accelerate import Accelerator, DistributedDataParallelKwargs
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.pad_token import pad_token_id
-from fpa.io import atomic_path, read_json, read_jsonl, sha256_path, write_json
+from fpa.io import read_jsonl, sha256_path
 from fpa.memory.training import head_chunk_rows
 from fpa.objectives import get_objective
 from fpa.progress import progress
 from fpa.reference.inputs import make_reference
 from fpa.training import batches as B
 from fpa.training.batch_statistic import batch_mean, with_batch_mean
-from fpa.training.checkpoints import (SAVED_DTYPES, State, latest_checkpoint, save_policy, save_resumable,
-                                      snapshot_path, track_validation, write_pretrained)
+from fpa.training.body import attention_mask_for, fused_adamw, make_deterministic, prepare_layers
+from fpa.training.checkpoints import (resume_state, save_policy, save_resumable, snapshot_path, track_validation,
+                                      write_final_checkpoint)
 from fpa.training.parallel import DataParallel, Policy, make_parallel
 from fpa.training.precision import autocast_dtype
-from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput, truncate_csv
+from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput
 from fpa.training.stats import diagnostics, sequence_stats
 
 log = logging.getLogger("fpa.train")
@@ -57,11 +57,15 @@ class TrainConfig:
     max_grad_norm: float = 10.0
     weight_decay: float = 0.0
     adam_betas: tuple[float, float] = (0.9, 0.999)
-    adamw: str = "default"  # or "fused": torch's single-kernel AdamW update
+    adamw: str = "auto"  # fused on CUDA, torch's choice elsewhere (fpa.training.body)
     max_length: int = 2048
     precision: str = "fp32"
     head_precision: str = "tf32"
     gradient_checkpointing: bool = False
+    checkpoint_every_layers: int = 1
+    compile_layers: bool = False
+    attention: str = "masked"
+    deterministic: bool = False
     chunk_size: int | str = 1024  # or "auto": from head_memory_mb
     head_memory_mb: float = 1024.0
     reference: str = "cached"
@@ -139,6 +143,8 @@ def _load_split(name: str, path: str, objective, tokenizer, max_length: int) -> 
 def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
                   params: dict, cfg: TrainConfig, seed: int) -> tuple[Session, int]:
     """Model, data, reference, optimizer and schedule, prepared by accelerate; returns (session, total steps)."""
+    if cfg.deterministic:
+        make_deterministic()
     torch.manual_seed(seed)
     objective = get_objective(objective_name)
     hyper = objective.parse_params(params, "params")
@@ -153,8 +159,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     if cfg.chunk_size == "auto":
         cfg = dataclasses.replace(cfg, chunk_size=head_chunk_rows(int(cfg.head_memory_mb * 2**20), lm.config.vocab_size))
         log.info("loss head: %d rows per chunk (head_memory_mb %s)", cfg.chunk_size, cfg.head_memory_mb)
-    if cfg.gradient_checkpointing:
-        lm.gradient_checkpointing_enable()
+    prepare_layers(lm, cfg)
     train_split = _load_split("train", train_path, objective, tokenizer, cfg.max_length)
     val_split = _load_split("val", val_path, objective, tokenizer, cfg.max_length)
     if not train_split.samples:
@@ -165,7 +170,8 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
                                autocast=autocast_dtype(cfg.precision))
     policy = Policy(lm, autocast_dtype(cfg.precision))
     body, optimizer = parallel.prepare(policy, lambda weights: torch.optim.AdamW(
-        weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay, fused=cfg.adamw == "fused" or None))
+        weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
+        fused=fused_adamw(cfg.adamw, accelerator.device)))
     total = cfg.epochs * B.steps_per_epoch(len(train_split.groups), cfg.batch_problems)
     # The scheduler stays outside ``prepare``: accelerate would step it once per process.
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
@@ -175,9 +181,14 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     return session, total
 
 
-def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch.nn.Module):
+def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch.nn.Module,
+                   upcoming: list[B.Group] | None = None):
+    """The objective's statistics of ``micro``; the reference rows of ``upcoming`` (the next micro-batch)
+    are read meanwhile."""
     batch = B.collate(micro, split.encoded, split.samples, pad_token_id(run.tokenizer))
     ref = run.reference.inputs(batch, split.name) if run.reference else None
+    if run.reference and upcoming:
+        run.reference.prefetch(B.sample_indices(upcoming), split.name)
     batch = _to(batch, run.accelerator.device)
 
     def statistics(hidden, head_weight):
@@ -185,7 +196,13 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
                               pair_seed=run.seed, chunk_size=run.cfg.chunk_size,
                               head_precision=run.cfg.head_precision)
 
-    return body(batch.input_ids, batch.attention_mask, statistics), int(batch.targets.numel())
+    mask = attention_mask_for(run.cfg.attention, batch.attention_mask)
+    return body(batch.input_ids, mask, statistics), int(batch.targets.numel())
+
+
+def _with_next(micros: list) -> list[tuple]:
+    """Each micro-batch with the one after it (None after the last)."""
+    return list(zip(micros, [*micros[1:], None]))
 
 
 def _validate(run: Session) -> float:
@@ -195,7 +212,8 @@ def _validate(run: Session) -> float:
     body = run.parallel.evaluation_module(run.body)
     micros, own, _ = B.rank_micro_batches(run.val.groups, run.rank, run.world, run.cfg.micro_batch_problems)
     with torch.no_grad():
-        stats = [_forward_stats(run, micro, run.val, body)[0] for micro in micros][:own]  # padding copies dropped
+        stats = [_forward_stats(run, micro, run.val, body, upcoming)[0]
+                 for micro, upcoming in _with_next(micros)][:own]  # padding copies dropped
         mean = _batch_mean(run, stats)  # over the whole validation split
         losses = [run.objective.loss(with_batch_mean(s, mean), run.hyper)[0] for s in stats]
     run.body.train()
@@ -215,8 +233,8 @@ def _optimizer_batch_mean(run: Session, micros: list, own: int) -> torch.Tensor 
     if run.objective.batch_statistic is None:
         return None
     with torch.no_grad():
-        stats = [_forward_stats(run, micro, run.train, run.parallel.evaluation_module(run.body))[0]
-                 for micro in micros]
+        stats = [_forward_stats(run, micro, run.train, run.parallel.evaluation_module(run.body), upcoming)[0]
+                 for micro, upcoming in _with_next(micros)]
     return _batch_mean(run, stats[:own])
 
 
@@ -231,9 +249,9 @@ def _optimizer_step(run: Session, step: int) -> dict:
     weights = [run.world] * own + [0] * (len(micros) - own)
     mean = _optimizer_batch_mean(run, micros, own)
     row, n_tokens, n_examples = {}, 0, 0
-    for index, (micro, weight) in enumerate(zip(micros, weights)):
+    for index, ((micro, upcoming), weight) in enumerate(zip(_with_next(micros), weights)):
         with run.parallel.gradient_sync(run.body, enabled=index == len(micros) - 1):
-            stats, tokens = _forward_stats(run, micro, run.train, run.body)
+            stats, tokens = _forward_stats(run, micro, run.train, run.body, upcoming)
             stats = with_batch_mean(stats, mean)
             loss, aux = run.objective.loss(stats, run.hyper)
             if not torch.isfinite(loss):
@@ -254,23 +272,6 @@ def _optimizer_step(run: Session, step: int) -> dict:
     return row
 
 
-def _resume(run: Session, work: Path, fingerprint: dict) -> State:
-    """The state of the latest checkpoint in ``work`` if it is of this very run, else a fresh one."""
-    resume = latest_checkpoint(work)
-    state = State()
-    saved = read_json(resume / "trainer_state.json") if resume is not None else None
-    if saved is not None and saved["fingerprint"] == fingerprint:
-        run.parallel.load_state(run.body, run.optimizer, resume)
-        state = State(**saved["state"])
-        truncate_csv(work / f"metrics.rank{run.rank}.csv", state.step)
-        log.info("resumed from %s at step %d", resume, state.step)
-    elif work.exists() and run.rank == 0:
-        shutil.rmtree(work)  # stale checkpoints of another configuration
-    run.accelerator.wait_for_everyone()
-    work.mkdir(parents=True, exist_ok=True)
-    return state
-
-
 def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str | None, objective_name: str,
           params: dict, training: dict, seed: int, work_dir: str, out_dir: str | None, code: str | None = None,
           stop_after: int | None = None) -> dict:
@@ -287,7 +288,7 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
                    "training": dataclasses.asdict(cfg), "seed": seed, "world": run.world,
                    "data": sha256_path(train_path), "code": code}
     fingerprint = json.loads(json.dumps(fingerprint))  # as stored: tuples become lists
-    state = _resume(run, work, fingerprint)
+    state = resume_state(run, work, fingerprint)
     resumed_from = state.step
     clock_zero = started - state.elapsed_s  # a resumed run's clock goes on from its checkpoint's
     metrics_path = work / f"metrics.rank{run.rank}.csv"
@@ -326,26 +327,9 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
                "throughput": throughput(metrics_path, run.accelerator.device)}
     weights = run.parallel.full_state_dict(run.body)  # a gather under FSDP: every rank, best kept or not
     if run.rank == 0:
-        _write_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary}, weights)
+        write_final_checkpoint(run, work, model_dir, metrics_path, out_dir, {**fingerprint, "summary": summary}, weights)
     run.accelerator.wait_for_everyone()
     return summary
-
-
-def _write_checkpoint(run: Session, work: Path, model_dir: str, metrics_path: Path, out_dir: str, state: dict,
-                      weights: dict | None) -> None:
-    """The final (or best-validation) weights in HF format, with tokenizer, metrics and training state."""
-    best = work / "best"
-    if best.exists():  # the best validation's weights, not the gathered final ones
-        final, weights = AutoModelForCausalLM.from_pretrained(best), None
-    else:
-        final = run.parallel.unwrap(run.body).lm
-    with atomic_path(out_dir, directory=True) as tmp:
-        write_pretrained(final, tmp, weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
-        run.tokenizer.save_pretrained(tmp)
-        if Path(model_dir, "generation_config.json").exists():
-            shutil.copy(Path(model_dir, "generation_config.json"), tmp)
-        shutil.copy(metrics_path, tmp / "training_metrics.csv")
-        write_json(tmp / "training_state.json", state)
 
 
 def _to(batch: B.Batch, device) -> B.Batch:

@@ -1,0 +1,319 @@
+"""What a user's training step costs on one GPU: config/paper.yaml's ``training:`` as it is (FSDP2 at
+world 1, bf16 compute over fp32 masters, gradient checkpointing, the head's chunk from its memory
+budget), on a length mix like MATH's, padded as the trainer pads; tokens/s, MFU, peak memory and
+FPA / Off-RL per round; the body's faster settings beside it; the cost of ``training.deterministic``.
+
+    python benchmarks/gpu/throughput.py --write-lengths   # math_lengths.json from the MATH mirror (CPU)
+
+Lengths: ``math_lengths.json`` holds the UTF-8 byte lengths of every MATH training record's prompt
+(config/paper.yaml's template around the problem) and of its reference solution, from
+``$FPA_DATA_MIRROR/math/train.jsonl.gz`` (the file's sha256 beside them). The benchmark's tokenizer
+is the toy byte-level one (one token a byte), so a sample of those lengths is that many tokens. A
+human solution stands in for a model's completion: the lengths' spread and padding are MATH's, their
+scale is bytes, not Qwen tokens. Each problem's K samples take its prompt and K solutions' lengths
+drawn at random, each sample cut to ``max_length``.
+
+MFU = model FLOPs / (seconds x the GPU's peak), model FLOPs of a step counted from the real
+(unpadded) tokens: 6 N_body T + 6 V d C + 6 L (heads x head_dim) sum_i s_i^2, where N_body is the
+decoder's matmul and norm weights, T the step's tokens, C its completion tokens (the loss head runs
+on those only), s_i each sequence's length (causal attention: half of PaLM's 12 L H Q T^2 term).
+Checkpointing's recomputation, the padding and FPA's extra reference head product are not model
+FLOPs: they show as lower MFU. The peak is the planner's (``fpa.memory.cost.Assumptions``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+if __name__ == "__main__":  # run as a script: benchmarks/ on the path, as run.py puts it
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpu.budget import free_device_memory  # noqa: E402
+from gpu.clock import paired_rounds, ratio_spread, spread  # noqa: E402
+from gpu.models import Shape, _text, paper_config  # noqa: E402
+from gpu.tables import paper_overhead  # noqa: E402
+
+from fpa.io import atomic_path, sha256_path, write_jsonl  # noqa: E402
+from fpa.training.body import CUBLAS_WORKSPACE  # noqa: E402
+
+LENGTHS = Path(__file__).resolve().parent / "math_lengths.json"
+#: "We conduct all training on a single node with two NVIDIA H200 GPUs" (the paper's training details)
+PAPER_GPUS = 2
+#: the body's faster settings, each beside config/paper.yaml's training as it is
+VARIANTS = {"configured": {}, "causal": {"attention": "causal"},
+            "tuned": {"attention": "causal", "compile_layers": True, "checkpoint_every_layers": 2}}
+#: the tiny CPU run leaves out the compiled variant: Inductor's CPU compile takes minutes on two cores
+#: (tests/training/test_body.py checks the compiled layers against the eager ones)
+TINY_VARIANTS = {name: overrides for name, overrides in VARIANTS.items() if not overrides.get("compile_layers")}
+
+
+def write_math_lengths(mirror: Path, out: Path = LENGTHS) -> dict:
+    """Prompt and solution byte lengths of every MATH training record of ``mirror``, into ``out``."""
+    from fpa.data.prompts import render_prompt
+
+    source = mirror / "math" / "train.jsonl.gz"
+    template = paper_config()["models"]["qwen3-4b-base"]["prompt_template"]
+    with gzip.open(source, "rt", encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle]
+    lengths = {"source": "math/train.jsonl.gz", "sha256": sha256_path(source), "unit": "UTF-8 bytes",
+               "prompt": [len(render_prompt(template, r["problem"]).encode()) for r in records],
+               "completion": [len(r["solution"].encode()) for r in records]}
+    with atomic_path(out) as tmp:  # one line: 15,000 numbers
+        tmp.write_text(json.dumps(lengths, separators=(",", ":")) + "\n")
+    return lengths
+
+
+def math_samples(shape: Shape, problems: int, scale: float, seed: int = 0) -> list[dict]:
+    """``problems`` groups of ``shape.sequences`` samples with MATH's lengths (times ``scale``, cut to
+    ``shape.max_length``), half of each group correct."""
+    lengths = json.loads(LENGTHS.read_text())
+    rng = random.Random(seed)
+    size = lambda n, cap: max(1, min(cap, round(n * scale)))  # noqa: E731
+    samples = []
+    for p in range(problems):
+        prompt = _text(rng, size(rng.choice(lengths["prompt"]), shape.max_length // 2))
+        for k in range(shape.sequences):
+            completion = _text(rng, size(rng.choice(lengths["completion"]), shape.max_length - len(prompt) - 1))
+            samples.append({"id": f"p{p}-{k}", "problem_id": f"p{p}", "prompt": prompt, "completion": completion,
+                            "reward": 1.0 if k % 2 == 0 else -1.0, "correct": k % 2 == 0})
+    return samples
+
+
+def model_flops(shape: Shape, lengths: list[int], completion_tokens: int) -> float:
+    """The model FLOPs of one training step over sequences of ``lengths`` (the module's formula)."""
+    arch = shape.architecture
+    body = arch.num_hidden_layers * arch.layer_params + arch.hidden_size
+    attention = 6 * arch.num_hidden_layers * arch.q_width * sum(s * s for s in lengths)
+    return 6 * body * sum(lengths) + 6 * arch.embedding_params * completion_tokens + attention
+
+
+def _step_shapes(run, steps: int) -> list[dict]:
+    """Real tokens, squared lengths, completion and padded tokens of the first ``steps`` optimizer steps."""
+    from fpa.training import batches as B
+
+    out = []
+    for step in range(steps):
+        groups = B.global_batch(run.train.groups, step, batch_problems=run.cfg.batch_problems, seed=run.seed)
+        micros = B.micro_batches(groups, run.cfg.micro_batch_problems)
+        lengths = [len(run.train.encoded[i].input_ids) for i in B.sample_indices(groups)]
+        padded = sum(len(B.sample_indices(m)) * max(len(run.train.encoded[i].input_ids) for i in
+                                                    B.sample_indices(m)) for m in micros)
+        out.append({"lengths": lengths, "completion": sum(run.train.encoded[i].completion_len
+                                                          for i in B.sample_indices(groups)), "padded": padded})
+    return out
+
+
+def _paired_steps(fpa_run, files: dict, model: str, rounds: int, device) -> dict:
+    """FPA and Off-RL on the same session and the same batch each round: step k of each is global step k."""
+    from fpa.objectives import get_objective
+    from fpa.reference.inputs import make_reference
+
+    offrl = get_objective("offrl")
+    cfg = fpa_run.cfg
+    params = paper_config()["models"][model].get("params", {})
+    offrl_run = dataclasses.replace(
+        fpa_run, objective=offrl, hyper=offrl.parse_params(params.get("offrl", {}), "params"),
+        reference=make_reference(offrl, cfg.reference, reference_dir=files["cache"], model_dir=files["model"],
+                                 train_samples=fpa_run.train.samples, val_samples=fpa_run.val.samples,
+                                 device=fpa_run.accelerator.device, diagnostics=cfg.diagnostics))
+    return paired_rounds({name: _stepper(run) for name, run in (("fpa", fpa_run), ("offrl", offrl_run))},
+                         rounds, device)
+
+
+def _stepper(run):
+    from fpa.training import loop
+
+    counter = {"step": 0}
+
+    def one():
+        row = loop._optimizer_step(run, counter["step"])
+        counter["step"] += 1
+        return row["loss"]
+    return one
+
+
+def _method_figures(shape: Shape, entries: list[dict], steps: list[dict], peak_tflops: float) -> dict:
+    """Per method: examples/s, tokens/s and MFU per round (round k ran step k + 1; step 0 was the warm-up)."""
+    per_round = list(zip(entries, steps[1:]))
+    peaks = [e["peak_bytes"] for e in entries if e["peak_bytes"] is not None]
+    return {"examples_per_s": spread([len(s["lengths"]) / e["s"] for e, s in per_round]),
+            "tokens_per_s": spread([sum(s["lengths"]) / e["s"] for e, s in per_round]),
+            "mfu": spread([model_flops(shape, s["lengths"], s["completion"]) / (e["s"] * peak_tflops * 1e12)
+                           for e, s in per_round]),
+            "step_s": [e["s"] for e in entries], "peak_gib": max(peaks) / 2**30 if peaks else None}
+
+
+def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overrides: dict) -> dict:
+    """One variant: config/paper.yaml's training with ``overrides``, FPA and Off-RL paired per round."""
+    from fpa.memory.cost import Assumptions
+    from fpa.training import loop
+
+    training = {**shape.training, "parallel": "fsdp", "batch_problems": files["problems_per_step"],
+                "micro_batch_problems": 1, **overrides}
+    free_device_memory()
+    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
+                                paper_config()["models"][model].get("params", {}).get("fpa", {}),
+                                loop.TrainConfig.from_dict(training), seed=42)
+    run.body.train()
+    timed = _paired_steps(run, files, model, rounds, device)
+    steps = _step_shapes(run, rounds + 1)
+    peak = Assumptions().peak_tflops
+    result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
+                                                              "checkpoint_every_layers", "compile_layers",
+                                                              "attention", "adamw", "chunk_size", "deterministic")},
+              "peak_tflops": peak, "methods": {}, "first_loss": timed["warm_results"],
+              "ratio_time_fpa_over_offrl": ratio_spread(timed["rounds"], "fpa", "offrl"),
+              "padding_share": 1 - sum(sum(s["lengths"]) for s in steps) / sum(s["padded"] for s in steps),
+              "mean_tokens_per_example": sum(sum(s["lengths"]) for s in steps[1:]) / sum(len(s["lengths"])
+                                                                                         for s in steps[1:])}
+    for name, entries in timed["rounds"].items():
+        result["methods"][name] = _method_figures(shape, entries, steps, peak)
+    del run
+    return result
+
+
+def prepare(shape: Shape, work: Path, device, problems_per_step: int, steps: int, scale: float) -> dict:
+    """Model dir, MATH-length data for ``steps`` steps of ``problems_per_step`` problems, and its cache."""
+    from fpa.reference.cache import write_reference_cache
+    from fpa.toy.tokenizer import build_tokenizer
+    from gpu.models import write_model_dir
+
+    model_dir = write_model_dir(shape, work / "model", device)
+    samples = math_samples(shape, problems_per_step * steps, scale)
+    write_jsonl(work / "train.jsonl", samples)
+    write_jsonl(work / "val.jsonl", samples[: shape.sequences])
+    write_reference_cache(model_dir, samples, build_tokenizer(), work / "cache", max_length=shape.max_length,
+                          device=str(device))
+    return {"model": str(model_dir), "train": str(work / "train.jsonl"), "val": str(work / "val.jsonl"),
+            "cache": str(work / "cache"), "problems_per_step": problems_per_step}
+
+
+def users_step(shape: Shape, model: str, work: Path, device, rounds: int, problems_per_step: int,
+               variants: dict = VARIANTS) -> dict:
+    """Every variant on the same data (a failing variant is recorded, the next runs); the paper beside."""
+    paper_max = paper_config()["training"]["max_length"]
+    files = prepare(shape, work, device, problems_per_step, rounds + 1, shape.max_length / paper_max)
+    result = {"shape": shape.name, "world": 1, "rounds": rounds, "problems_per_step": problems_per_step,
+              "examples_per_step": problems_per_step * shape.sequences, "lengths": _lengths_note(), "variants": {}}
+    for name, overrides in variants.items():
+        try:
+            result["variants"][name] = user_path(shape, model, files, device, rounds, overrides)
+        except Exception as error:  # noqa: BLE001 -- one variant's failure (a compile error) keeps the others
+            result["variants"][name] = {"error": f"{type(error).__name__}: {error}"[:2000]}
+    configured = result["variants"]["configured"]
+    if "methods" in configured:
+        result["paper"] = paper_beside(configured)
+        result["planner_train_mfu"] = configured["methods"]["offrl"]["mfu"]["median"]
+    return result
+
+
+def paper_beside(variant: dict) -> dict:
+    """The paper's examples/s per GPU (its 2 H200) beside ours, and the tokens/s it implies at our mean length."""
+    paper = paper_overhead()
+    out = {}
+    for name, figures in variant["methods"].items():
+        per_gpu = paper[name][0] / PAPER_GPUS
+        out[name] = {"paper_examples_per_s_per_gpu": per_gpu, "ours_examples_per_s": figures["examples_per_s"]["median"],
+                     "paper_tokens_per_s_per_gpu_at_our_mean_length": per_gpu * variant["mean_tokens_per_example"],
+                     "ours_tokens_per_s": figures["tokens_per_s"]["median"],
+                     "paper_peak_gb": paper[name][1], "ours_peak_gib": figures["peak_gib"]}
+    return out
+
+
+def _lengths_note() -> dict:
+    lengths = json.loads(LENGTHS.read_text())
+    return {k: lengths[k] for k in ("source", "sha256", "unit")} | {
+        "mean_prompt": sum(lengths["prompt"]) / len(lengths["prompt"]),
+        "mean_completion": sum(lengths["completion"]) / len(lengths["completion"])}
+
+
+def deterministic_cost(shape: Shape, narrow: Shape, model: str, work: Path, device, rounds: int,
+                       problems_per_step: int) -> dict:
+    """``training.deterministic`` in a fresh process (cuBLAS reads its workspace setting once, and the switch
+    is process-wide): the configured path's Off-RL step time without and then with it at ``shape``, each
+    its own session on the same data, the ratio taken per round index (sequential, not interleaved: the
+    switch cannot be turned off within the process), and a checkpoint-kill-resume at ``narrow`` under
+    it, bit-identical or not (``training.fsdp_resume``). Both sides run with cuBLAS's fixed workspace."""
+    src = str(Path(sys.modules["fpa"].__file__).resolve().parents[1])
+    env = {**os.environ, "CUBLAS_WORKSPACE_CONFIG": CUBLAS_WORKSPACE,
+           "PYTHONPATH": os.pathsep.join([src, str(Path(__file__).resolve().parents[1]),
+                                          os.environ.get("PYTHONPATH", "")])}
+    code = ("import json, sys; from gpu import throughput; "
+            "print(json.dumps(throughput._deterministic_child(*json.loads(sys.argv[1]))))")
+    args = [dataclasses.asdict(shape), dataclasses.asdict(narrow), model, str(work), str(device), rounds,
+            problems_per_step]
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise RuntimeError(f"the deterministic run failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _shape(fields: dict) -> Shape:
+    from fpa.memory.architecture import Architecture
+
+    return Shape(**{**fields, "architecture": Architecture(**fields["architecture"])})
+
+
+def _deterministic_child(shape: dict, narrow: dict, model: str, work: str, device: str, rounds: int,
+                         problems_per_step: int) -> dict:
+    from gpu import training
+
+    variants = {"configured": {}, "deterministic": {"deterministic": True}}  # in this order: the switch stays on
+    timed = users_step(_shape(shape), model, Path(work) / "timed", torch.device(device), rounds, problems_per_step,
+                       variants)
+    resume = training.fsdp_resume(_shape(narrow), Path(work) / "resume", torch.device(device), steps=2, stop=1,
+                                  overrides={"deterministic": True})
+    steps = {name: v["methods"]["offrl"]["step_s"] for name, v in timed["variants"].items() if "methods" in v}
+    ratio = (spread([d / c for c, d in zip(steps["configured"], steps["deterministic"])])
+             if len(steps) == 2 else None)
+    return {"resume": resume, "variants": timed["variants"], "offrl_step_ratio_deterministic_over_configured": ratio}
+
+
+if __name__ == "__main__":
+    mirror = Path(os.environ.get("FPA_DATA_MIRROR", "/work/shared/data"))
+    if sys.argv[1:] != ["--write-lengths"]:
+        raise SystemExit(__doc__.split("\n\n")[1])
+    written = write_math_lengths(mirror)
+    print(f"{LENGTHS}: {len(written['prompt'])} records of {written['source']} ({written['sha256'][:12]})")
+
+
+def markdown_lines(key: str, result: dict) -> list[str]:
+    """The record's ``users_step`` and ``deterministic`` entries as Markdown."""
+    if key == "deterministic":
+        ratio, resume = result["offrl_step_ratio_deterministic_over_configured"], result["resume"]
+        cost = "not measured" if ratio is None else f"{ratio['median']:.3f} [{ratio['min']:.3f}–{ratio['max']:.3f}]"
+        return [f"training.deterministic: Off-RL step time deterministic / configured {cost} (per round index); "
+                f"resume under it, {resume['shape']}: {'bit-identical' if resume['bit_identical'] else 'DIFFERENT'} "
+                f"over {resume['tensors']} tensors."]
+    lengths = result["lengths"]
+    lines = [f"What users run, {result['shape']}, world {result['world']}: {result['examples_per_step']} examples a "
+             f"step, lengths from {lengths['source']} ({lengths['unit']}, one toy token each; mean prompt "
+             f"{lengths['mean_prompt']:.0f}, solution {lengths['mean_completion']:.0f}); {result['rounds']} paired "
+             "rounds; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
+             "| variant | method | tokens/s per GPU | examples/s | MFU | peak GiB | FPA / Off-RL | padding |",
+             "|---|---|---:|---:|---:|---:|---|---:|"]
+    for name, variant in result["variants"].items():
+        if "error" in variant:
+            lines.append(f"| {name} | failed: {variant['error'][:120]} | | | | | | |")
+            continue
+        ratio = variant["ratio_time_fpa_over_offrl"]
+        for method, f in variant["methods"].items():
+            peak = "–" if f["peak_gib"] is None else f"{f['peak_gib']:.1f}"
+            lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
+                         f"| {100 * f['mfu']['median']:.1f} % | {peak} | {ratio['median']:.3f} "
+                         f"[{ratio['min']:.3f}–{ratio['max']:.3f}] | {100 * variant['padding_share']:.0f} % |")
+    for method, p in result.get("paper", {}).items():
+        lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
+                     f"{PAPER_GPUS} H200), {p['paper_tokens_per_s_per_gpu_at_our_mean_length']:,.0f} tokens/s at our "
+                     f"mean length; ours {p['ours_examples_per_s']:.2f} examples/s, {p['ours_tokens_per_s']:,.0f} "
+                     "tokens/s.")
+    return lines
