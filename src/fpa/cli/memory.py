@@ -46,6 +46,6 @@ def register(commands) -> None:
     for field in ASSUMPTION_FIELDS:
         parser.add_argument(f"--{field.replace('_', '-')}", type=int if field == "train_problems" else float,
                             help=f"GPU-hours assumption (default {getattr(Assumptions(), field)}"
-                            + ("; measured where benchmarks/results/gpu.json has users_step)" if field == "train_mfu"
+                            + ("; measured where benchmarks/gpu/results/gpu.json has users_step)" if field == "train_mfu"
                                else ")"))
     parser.set_defaults(handler=plan_memory_command)

@@ -35,7 +35,7 @@ CACHE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
 #: the GPU record whose measured training MFU the planner assumes (benchmarks/gpu/run.py's users_step)
-GPU_RECORD = PROJECT_ROOT / "benchmarks" / "results" / "gpu.json"
+GPU_RECORD = PROJECT_ROOT / "benchmarks" / "gpu" / "results" / "gpu.json"
 
 
 def measured_train_mfu(record: Path = GPU_RECORD) -> tuple[float, str] | None:
