@@ -28,7 +28,7 @@ Call tree::
     token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=)
     └── _TokenStatsFunction.apply
         ├── forward: for each chunk of c rows
-        │   ├── _logits_into(h_θ)                        [c, V] fp32 buffer
+        │   ├── _logits_into(h_θ)                        [c, V] fp32 buffer   (z_θ rounded as z_ref for FPA)
         │   ├── _logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
         │   │   ├── lse_ref = _logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
         │   │   ├── hat = (1+λ)h_θ − λh_ref → _logsumexp → hat_logp   (if lam)
@@ -99,6 +99,21 @@ def _matmul_dtype(weight: Tensor, head_precision: str) -> torch.dtype:
     return torch.float64 if weight.dtype == torch.float64 else torch.float32
 
 
+def _policy_dtype(hidden: Tensor, ref_hidden: Tensor | None, lam: float | None) -> torch.dtype:
+    """The dtype the policy's hidden states are rounded to before the head: the reference's for FPA
+    with a reference stored in a narrower dtype (the bf16 cache), else their own.
+
+    π̂'s h_θ − h_ref is then taken between equally rounded hidden states, so at step 0 (θ = ref) it is
+    exactly 0 and π̂ = π_θ, not π_θ moved by λ times the rounding of z_ref; and log π_θ takes the same
+    rounded states, so FPA pays no product beyond Off-RL's but the reference's. Under bf16 products
+    the rounding is the one the product makes anyway; under fp32 and TF32 FPA's log π_θ sees z_θ in
+    bf16 (Off-RL's, without a reference, does not).
+    """
+    if ref_hidden is None or lam is None or ref_hidden.dtype.itemsize >= hidden.dtype.itemsize:
+        return hidden.dtype
+    return ref_hidden.dtype
+
+
 def _pick(x: Tensor, targets: Tensor) -> Tensor:
     return x.gather(1, targets[:, None]).squeeze(1)
 
@@ -117,11 +132,8 @@ class _TokenStatsFunction(torch.autograd.Function):
         acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
         names = ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")
         out = {name: torch.zeros(n, dtype=acc, device=dev) for name in names}
-        # with a reference stored rounded (a bf16 cache), π̂'s h_θ − h_ref is taken between the policy's
-        # hidden states rounded alike and the reference's: at step 0 (θ = ref) it is then exactly 0, and
-        # π̂ = π_θ, not π_θ moved by λ times the rounding of z_ref
-        rounded = has_ref and lam is not None and ref_hidden.dtype.itemsize < hidden.dtype.itemsize
-        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl or rounded))
+        policy_dtype = _policy_dtype(hidden, ref_hidden, lam)
+        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
         logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
                                         for used in need)
         matmul = _matmul_dtype(weight, precision)
@@ -129,20 +141,16 @@ class _TokenStatsFunction(torch.autograd.Function):
         ref_weight_mm = ref_weight.to(matmul) if has_ref else None
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            logits = _logits_into(logits_buf, hidden[rows], weight_mm)
+            logits = _logits_into(logits_buf, hidden[rows].to(policy_dtype), weight_mm)
             target_logit = _pick(logits, y)
             if has_ref:
                 ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight_mm)
                 ref_lse = _logsumexp(ref, out=scratch) if ref_lse_in is None else ref_lse_in[rows].to(acc)
                 out["ref_lse"][rows] = ref_lse
                 out["ref_logp"][rows] = _pick(ref, y) - ref_lse
-                if rounded:  # h_θ + λ·(h_θ' − h_ref), h_θ' from the policy's rounded hidden states
-                    hat = _logits_into(scratch, hidden[rows].to(ref_hidden.dtype), weight_mm)
-                    hat = hat.sub_(ref).mul_(lam).add_(logits)
-                elif lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
+                if lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
                     hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
                            else ref.lerp_(logits, 1.0 + lam))
-                if lam is not None:
                     out["hat_logp"][rows] = _pick(hat, y) - _logsumexp(hat)
                 if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref); lse terms added after the loop
                     diff = torch.sub(ref, logits, out=scratch[: len(y)])
@@ -151,7 +159,7 @@ class _TokenStatsFunction(torch.autograd.Function):
             out["logp"][rows] = target_logit - out["lse"][rows]
         out["kl"] += out["lse"] - out["ref_lse"]
         ctx.save_for_backward(hidden, weight, targets, ref_hidden, ref_weight, out["lse"], out["ref_lse"])
-        ctx.chunk, ctx.precision = chunk, precision
+        ctx.chunk, ctx.precision, ctx.policy_dtype = chunk, precision, policy_dtype
         ctx.set_materialize_grads(False)
         ref_logp = out["ref_logp"] if has_ref else None
         hat_logp = out["hat_logp"] if lam is not None else None
@@ -182,7 +190,8 @@ class _TokenStatsFunction(torch.autograd.Function):
                         if i == 0 or g_kl is not None else None for i in range(2))
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            p = _logits_into(p_buf, hidden[rows], weight_mm).sub_(lse[rows, None]).exp_()
+            policy_rows = hidden[rows].to(ctx.policy_dtype)
+            p = _logits_into(p_buf, policy_rows, weight_mm).sub_(lse[rows, None]).exp_()
             grad = p.mul_(coef_p[rows, None])  # g_logp·(−p) + g_kl·p
             if g_kl is not None:  # − g_kl·q
                 q = _logits_into(q_buf, ref_hidden[rows], ref_weight_mm).sub_(ref_lse[rows, None]).exp_()
@@ -192,9 +201,9 @@ class _TokenStatsFunction(torch.autograd.Function):
             if need_h:
                 grad_hidden[rows] = grad @ weight_mm
             if need_w and grad_weight.dtype == matmul:
-                grad_weight.addmm_(grad.t(), hidden[rows].to(matmul))
+                grad_weight.addmm_(grad.t(), policy_rows.to(matmul))
             elif need_w:  # half-precision matmul (as autograd would), fp32 accumulation across chunks
-                grad_weight += grad.t() @ hidden[rows].to(matmul)
+                grad_weight += grad.t() @ policy_rows.to(matmul)
         grad_weight = grad_weight.to(weight.dtype) if need_w else None
         return grad_hidden, grad_weight, None, None, None, None, None, None, None, None
 
@@ -240,8 +249,8 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
 
     ``head_precision`` (``fpa.training.precision.HEAD_PRECISIONS``): the products' precision;
     softmax and sums stay fp32. With a reference stored in half precision (the cache) and ``lam``,
-    π̂'s h_θ is computed from the policy's hidden states rounded alike: one more [chunk, d]×[d, V]
-    product per chunk in forward.
+    the policy's hidden states are rounded alike before the head (``_policy_dtype``): FPA pays one
+    [N, d]×[d, V] product beyond Off-RL's, the reference's, in forward, and none in backward.
 
     Peak extra memory: [chunk_size, V] fp32 buffers: in forward 1 without a reference,
     2 with ``ref_logsumexp`` and no KL, else 3; in backward 1 (2 if the KL gradient
@@ -273,7 +282,9 @@ def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, r
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
     acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
     matmul = _matmul_dtype(weight, head_precision)
-    logits = (hidden.to(matmul) @ weight.to(matmul).t()).to(acc)
+    rounded = hidden.detach().to(_policy_dtype(hidden, ref_hidden, lam)).to(hidden.dtype)
+    policy = hidden + (rounded - hidden.detach())  # = rounded, exactly; the gradient passes straight through
+    logits = (policy.to(matmul) @ weight.to(matmul).t()).to(acc)
     logprobs = logits.log_softmax(-1)
     stats = {"logp": _pick(logprobs, targets)}
     if ref_hidden is not None:
@@ -281,11 +292,8 @@ def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, r
         lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
         ref_logprobs = ref_logits - lse[:, None]
         stats["ref_logp"] = _pick(ref_logprobs, targets)
-        if lam is not None:  # h_θ + λ·(h_θ − h_ref), h_θ − h_ref between equally rounded hidden states
-            rounded = hidden.detach().to(ref_hidden.dtype) if ref_hidden.dtype.itemsize < hidden.dtype.itemsize \
-                else hidden.detach()
-            policy_logits = (rounded.to(matmul) @ weight.detach().to(matmul).t()).to(acc)
-            hat = (logits.detach() + lam * (policy_logits - ref_logits)).log_softmax(-1)
+        if lam is not None:
+            hat = ((1 + lam) * logits.detach() - lam * ref_logits).log_softmax(-1)
             stats["hat_logp"] = _pick(hat, targets)
         if want_kl:
             stats["fwd_kl"] = (ref_logprobs.exp() * (ref_logprobs - logprobs)).sum(-1)
