@@ -221,3 +221,14 @@ def test_policy_rounded_like_a_bf16_reference_matches_naive_and_is_exact_at_step
                                       head_precision=head_precision)
     assert torch.equal(step_zero.logp, off_rl_rounded.logp)
     assert torch.equal(off_rl.logp, off_rl_rounded.logp) == (head_precision == "bf16")
+
+
+@pytest.mark.parametrize("config", ["logp", "fpa"])
+def test_fused_chunks_match_the_eager_passes_and_naive_float64(config):
+    """``fused``: the chunk's passes compiled into one expression; Off-RL's and FPA's calls (the cached
+    logsumexp given) equal the eager in-place passes and the naive head, a shorter last chunk included."""
+    inputs = make_inputs()
+    extra = {"ref_logsumexp": (inputs["ref_hidden"] @ inputs["ref_weight"].T).logsumexp(-1)} if config == "fpa" else {}
+    fused = run(token_statistics, inputs, chunk_size=10, fused=True, **extra, **CONFIGS[config])
+    assert_same(fused, run(token_statistics, inputs, chunk_size=10, **extra, **CONFIGS[config]), atol=1e-12, rtol=1e-12)
+    assert_same(fused, run(token_statistics_naive, inputs, **extra, **CONFIGS[config]), atol=1e-10, rtol=1e-10)

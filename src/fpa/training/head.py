@@ -25,11 +25,12 @@ the KL gradient is used).
 
 Call tree::
 
-    token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=)
+    token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=, fused=)
     └── _TokenStatsFunction.apply
         ├── forward: for each chunk of c rows
         │   ├── _logits_into(h_θ)                        [c, V] fp32 buffer   (z_θ rounded as z_ref for FPA)
         │   ├── _logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
+        │   └── _chunk_in_place, or compiled _chunk_fused (if fused, no KL, ref_logsumexp given):
         │   │   ├── lse_ref = _logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
         │   │   ├── hat = (1+λ)h_θ − λh_ref → _logsumexp → hat_logp   (if lam)
         │   │   └── kl = Σ q·(h_ref − h_θ) − lse_ref + lse_θ          (if want_kl)
@@ -48,13 +49,14 @@ Only ``logp`` and ``fwd_kl`` carry gradients (to ``hidden`` and ``weight``);
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from fpa.training.precision import HEAD_PRECISIONS, head_matmuls
+from fpa.training.precision import HEAD_PRECISION_CHOICES, head_matmuls, resolve_head_precision
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,21 @@ class TokenStats:
     fwd_kl: Tensor | None = None
 
 
+def _product(a: Tensor, b: Tensor, acc: torch.dtype, out: Tensor | None = None) -> Tensor:
+    """a·b, products in a's and b's dtype, sums and result in ``acc``: bf16 inputs give fp32 logits, not
+    logits rounded to bf16 (autocast's lm_head rounds them: up to 2^-9 of a logit, the largest error of a
+    bf16 head). CUDA's ``out_dtype``; the CPU, which lacks it, takes the bf16 values upcast, whose
+    products are exact in fp32: the same sums up to their order."""
+    if a.dtype == acc:
+        return torch.mm(a, b, out=out)
+    if a.is_cuda and acc == torch.float32:
+        return torch.mm(a, b, out_dtype=acc) if out is None else torch.mm(a, b, out_dtype=acc, out=out)
+    return torch.mm(a.to(acc), b.to(acc), out=out)
+
+
 def _logits_into(out: Tensor, rows: Tensor, weight: Tensor) -> Tensor:
-    """out[:c] = float32(rows·Wᵀ), the matmul in W's dtype (as ``lm_head`` would)."""
-    rows = rows.to(weight.dtype)
-    out = out[: rows.shape[0]]
-    if weight.dtype == out.dtype:
-        return torch.mm(rows, weight.t(), out=out)
-    return out.copy_(torch.mm(rows, weight.t()))
+    """out[:c] = rows·Wᵀ, the products in W's dtype (as ``lm_head`` would), the sums in out's."""
+    return _product(rows.to(weight.dtype), weight.t(), out.dtype, out=out[: rows.shape[0]])
 
 
 def _logsumexp(x: Tensor, out: Tensor | None = None) -> Tensor:
@@ -118,15 +128,59 @@ def _pick(x: Tensor, targets: Tensor) -> Tensor:
     return x.gather(1, targets[:, None]).squeeze(1)
 
 
+def _chunk_in_place(logits: Tensor, ref: Tensor | None, y: Tensor, ref_lse: Tensor | None, lam: float | None,
+                    want_kl: bool, scratch: Tensor | None) -> dict[str, Tensor]:
+    """One chunk's statistics by eager passes over [c, V], in place over ``logits`` and ``ref`` (``scratch``
+    when h_ref is still needed): lse, logp and, with ``ref``, ref_lse, ref_logp, hat_logp, kl (the
+    KL's lse terms are added after the loop)."""
+    values = {"logp": _pick(logits, y)}
+    if ref is not None:
+        ref_lse = _logsumexp(ref, out=scratch) if ref_lse is None else ref_lse
+        values["ref_lse"], values["ref_logp"] = ref_lse, _pick(ref, y) - ref_lse
+        if lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
+            hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
+                   else ref.lerp_(logits, 1.0 + lam))
+            values["hat_logp"] = _pick(hat, y) - _logsumexp(hat)
+        if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref)
+            diff = torch.sub(ref, logits, out=scratch[: len(y)])
+            values["kl"] = ref.sub_(ref_lse[:, None]).exp_().mul_(diff).sum(-1)
+    values["lse"] = _logsumexp(logits)
+    values["logp"] = values["logp"] - values["lse"]
+    return values
+
+
+def _chunk_fused(logits: Tensor, ref: Tensor | None, y: Tensor, ref_lse: Tensor | None,
+                 lam: float | None) -> dict[str, Tensor]:
+    """The same statistics as pure expressions (no KL; ``ref_lse`` given with ``ref``), for ``torch.compile``:
+    Inductor fuses the pick, the max and the exp-sum of each logsumexp and π̂'s lerp into one kernel per
+    row block reading h_θ and h_ref once each, with no [c, V] temporary (hat is never stored)."""
+    lse = torch.logsumexp(logits, -1)
+    values = {"lse": lse, "logp": _pick(logits, y) - lse}
+    if ref is not None:
+        values["ref_lse"], values["ref_logp"] = ref_lse, _pick(ref, y) - ref_lse
+        if lam is not None:
+            hat = torch.lerp(ref, logits, 1.0 + lam)
+            values["hat_logp"] = _pick(hat, y) - torch.logsumexp(hat, -1)
+    return values
+
+
+@functools.cache
+def _compiled_chunk():
+    """``_chunk_fused`` compiled once per process; dynamic in the chunk's rows (the last chunk is shorter)."""
+    return torch.compile(_chunk_fused, dynamic=True)
+
+
 class _TokenStatsFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision):
+    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision,
+                fused):
         with head_matmuls(precision):
             return _TokenStatsFunction._forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in,
-                                                lam, want_kl, chunk, precision)
+                                                lam, want_kl, chunk, precision, fused)
 
     @staticmethod
-    def _forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision):
+    def _forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision,
+                 fused):
         n, vocab, dev = hidden.shape[0], weight.shape[0], hidden.device
         has_ref = ref_hidden is not None
         acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
@@ -139,24 +193,16 @@ class _TokenStatsFunction(torch.autograd.Function):
         matmul = _matmul_dtype(weight, precision)
         weight_mm = weight.detach().to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if has_ref else None
+        fuse = fused and not want_kl and (not has_ref or ref_lse_in is not None)
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
             logits = _logits_into(logits_buf, hidden[rows].to(policy_dtype), weight_mm)
-            target_logit = _pick(logits, y)
-            if has_ref:
-                ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight_mm)
-                ref_lse = _logsumexp(ref, out=scratch) if ref_lse_in is None else ref_lse_in[rows].to(acc)
-                out["ref_lse"][rows] = ref_lse
-                out["ref_logp"][rows] = _pick(ref, y) - ref_lse
-                if lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
-                    hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
-                           else ref.lerp_(logits, 1.0 + lam))
-                    out["hat_logp"][rows] = _pick(hat, y) - _logsumexp(hat)
-                if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref); lse terms added after the loop
-                    diff = torch.sub(ref, logits, out=scratch[: len(y)])
-                    out["kl"][rows] = ref.sub_(ref_lse[:, None]).exp_().mul_(diff).sum(-1)
-            out["lse"][rows] = _logsumexp(logits)
-            out["logp"][rows] = target_logit - out["lse"][rows]
+            ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight_mm) if has_ref else None
+            ref_lse = None if ref_lse_in is None else ref_lse_in[rows].to(acc)
+            chunk_values = (_compiled_chunk()(logits, ref, y, ref_lse, lam) if fuse
+                            else _chunk_in_place(logits, ref, y, ref_lse, lam, want_kl, scratch))
+            for name, value in chunk_values.items():
+                out[name][rows] = value
         out["kl"] += out["lse"] - out["ref_lse"]
         ctx.save_for_backward(hidden, weight, targets, ref_hidden, ref_weight, out["lse"], out["ref_lse"])
         ctx.chunk, ctx.precision, ctx.policy_dtype = chunk, precision, policy_dtype
@@ -177,7 +223,7 @@ class _TokenStatsFunction(torch.autograd.Function):
         hidden, weight, targets, ref_hidden, ref_weight, lse, ref_lse = ctx.saved_tensors
         need_h, need_w = ctx.needs_input_grad[:2]
         if g_logp is None and g_kl is None or not (need_h or need_w):
-            return (None,) * 10
+            return (None,) * 11
         matmul = _matmul_dtype(weight, ctx.precision)
         weight_mm = weight.to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if ref_weight is not None else None
@@ -199,19 +245,19 @@ class _TokenStatsFunction(torch.autograd.Function):
             grad.scatter_add_(1, y[:, None], g_logp[rows, None])  # + g_logp·onehot
             grad = grad.to(matmul)
             if need_h:
-                grad_hidden[rows] = grad @ weight_mm
+                grad_hidden[rows] = _product(grad, weight_mm, lse.dtype)
             if need_w and grad_weight.dtype == matmul:
                 grad_weight.addmm_(grad.t(), policy_rows.to(matmul))
-            elif need_w:  # half-precision matmul (as autograd would), fp32 accumulation across chunks
-                grad_weight += grad.t() @ policy_rows.to(matmul)
+            elif need_w:  # half-precision products, fp32 sums within and across chunks
+                grad_weight += _product(grad.t(), policy_rows.to(matmul), grad_weight.dtype)
         grad_weight = grad_weight.to(weight.dtype) if need_w else None
-        return grad_hidden, grad_weight, None, None, None, None, None, None, None, None
+        return grad_hidden, grad_weight, *(None,) * 9
 
 
 def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size,
            head_precision="fp32") -> None:
-    if head_precision not in HEAD_PRECISIONS:
-        raise ValueError(f"head_precision: expected one of {list(HEAD_PRECISIONS)}, got {head_precision!r}")
+    if head_precision not in HEAD_PRECISION_CHOICES:
+        raise ValueError(f"head_precision: expected one of {list(HEAD_PRECISION_CHOICES)}, got {head_precision!r}")
     if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
         raise ValueError(
             f"hidden [N, d] and weight [V, d] expected, got {tuple(hidden.shape)} and {tuple(weight.shape)}"
@@ -244,11 +290,12 @@ def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, 
 def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
                      ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
                      chunk_size: int = 1024, ref_logsumexp: Tensor | None = None,
-                     head_precision: str = "fp32") -> TokenStats:
+                     head_precision: str = "fp32", fused: bool = False) -> TokenStats:
     """Chunked per-token log-probabilities (see the module docstring for the call tree).
 
-    ``head_precision`` (``fpa.training.precision.HEAD_PRECISIONS``): the products' precision;
-    softmax and sums stay fp32. With a reference stored in half precision (the cache) and ``lam``,
+    ``head_precision`` (``fpa.training.precision.HEAD_PRECISION_CHOICES``): the products' precision,
+    ``auto`` resolved on ``hidden``'s device (``resolve_head_precision``); softmax and sums stay fp32.
+    With a reference stored in half precision (the cache) and ``lam``,
     the policy's hidden states are rounded alike before the head (``_policy_dtype``): FPA pays one
     [N, d]×[d, V] product beyond Off-RL's, the reference's, in forward, and none in backward.
 
@@ -258,6 +305,9 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     ``ref_logsumexp`` [N] (optional, e.g. from ``ReferenceCache``) is the reference
     log-normaliser logsumexp(h_ref); given, it saves one exp pass over [N, V].
     The reference is treated as a constant (no gradient to it).
+    ``fused``: each chunk's passes (pick, logsumexp, π̂'s lerp) as one ``torch.compile``d expression
+    (``_chunk_fused``) for Off-RL's and FPA's calls (no KL, ``ref_logsumexp`` given with a reference);
+    the others, and the default, take the eager in-place passes. The backward is the same.
     """
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
     if ref_hidden is not None:
@@ -265,8 +315,10 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     if ref_logsumexp is not None:
         ref_logsumexp = ref_logsumexp.detach()
     lam = None if lam is None else float(lam)
+    head_precision = resolve_head_precision(head_precision, hidden.device)
     logp, ref_logp, hat_logp, kl = _TokenStatsFunction.apply(
-        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size, head_precision
+        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size, head_precision,
+        bool(fused),
     )
     return TokenStats(logp, ref_logp, hat_logp, kl)
 
@@ -274,21 +326,22 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
 def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
                            ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
                            chunk_size: int = 1024, ref_logsumexp: Tensor | None = None,
-                           head_precision: str = "fp32") -> TokenStats:
+                           head_precision: str = "fp32", fused: bool = False) -> TokenStats:
     """Plain-autograd reference for ``token_statistics``; materialises [N, V] tensors.
 
-    ``chunk_size`` is accepted for signature compatibility and ignored.
+    ``chunk_size`` and ``fused`` are accepted for signature compatibility and ignored.
     """
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
+    head_precision = resolve_head_precision(head_precision, hidden.device)
     acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
     matmul = _matmul_dtype(weight, head_precision)
     rounded = hidden.detach().to(_policy_dtype(hidden, ref_hidden, lam)).to(hidden.dtype)
     policy = hidden + (rounded - hidden.detach())  # = rounded, exactly; the gradient passes straight through
-    logits = (policy.to(matmul) @ weight.to(matmul).t()).to(acc)
+    logits = _product(policy.to(matmul), weight.to(matmul).t(), acc)
     logprobs = logits.log_softmax(-1)
     stats = {"logp": _pick(logprobs, targets)}
     if ref_hidden is not None:
-        ref_logits = (ref_hidden.detach().to(matmul) @ ref_weight.detach().to(matmul).t()).to(acc)
+        ref_logits = _product(ref_hidden.detach().to(matmul), ref_weight.detach().to(matmul).t(), acc)
         lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
         ref_logprobs = ref_logits - lse[:, None]
         stats["ref_logp"] = _pick(ref_logprobs, targets)

@@ -60,7 +60,7 @@ class TrainConfig:
     adamw: str = "default"  # or "fused": torch's single-kernel AdamW update
     max_length: int = 2048
     precision: str = "fp32"
-    head_precision: str = "tf32"
+    head_precision: str = "auto"
     gradient_checkpointing: bool = False
     chunk_size: int | str = 1024  # or "auto": from head_memory_mb
     head_memory_mb: float = 1024.0
