@@ -28,16 +28,16 @@ Call tree::
     token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=, fused=)
     └── _TokenStatsFunction.apply
         ├── forward: for each chunk of c rows
-        │   ├── _logits_into(h_θ)                        [c, V] fp32 buffer   (z_θ rounded as z_ref for FPA)
-        │   ├── _logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
-        │   └── _chunk_in_place, or compiled _chunk_fused (if fused, no KL, ref_logsumexp given):
-        │   │   ├── lse_ref = _logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
-        │   │   ├── hat = (1+λ)h_θ − λh_ref → _logsumexp → hat_logp   (if lam)
+        │   ├── logits_into(h_θ)                        [c, V] fp32 buffer   (z_θ rounded as z_ref for FPA)
+        │   ├── logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
+        │   └── chunk_in_place, or compiled chunk_fused (if fused, no KL, ref_logsumexp given):
+        │   │   ├── lse_ref = logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
+        │   │   ├── hat = (1+λ)h_θ − λh_ref → logsumexp → hat_logp   (if lam)
         │   │   └── kl = Σ q·(h_ref − h_θ) − lse_ref + lse_θ          (if want_kl)
-        │   └── lse_θ = _logsumexp(h_θ) → logp
+        │   └── lse_θ = logsumexp(h_θ) → logp
         │   saves hidden, weight, targets, ref tensors, lse_θ, lse_ref [N]  (nothing [N, V])
         └── backward: for each chunk of c rows
-            ├── p = exp(_logits_into(h_θ) − lse_θ)
+            ├── p = exp(logits_into(h_θ) − lse_θ)
             ├── G = g_logp·(onehot − p) + g_kl·(p − q)   (h_ref, q recomputed only if g_kl)
             ├── grad_hidden[rows] = G·W
             └── grad_W += Gᵀ·hidden[rows]                (fp32 accumulator)
@@ -49,13 +49,21 @@ Only ``logp`` and ``fwd_kl`` carry gradients (to ``hidden`` and ``weight``);
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from fpa.training.head_chunk import (
+    chunk_in_place,
+    compiled_chunk,
+    logits_into,
+    matmul_dtype,
+    pick,
+    policy_dtype,
+    product,
+)
 from fpa.training.precision import HEAD_PRECISION_CHOICES, head_matmuls, resolve_head_precision
 
 
@@ -76,100 +84,6 @@ class TokenStats:
     fwd_kl: Tensor | None = None
 
 
-def _product(a: Tensor, b: Tensor, acc: torch.dtype, out: Tensor | None = None) -> Tensor:
-    """a·b, products in a's and b's dtype, sums and result in ``acc``: bf16 inputs give fp32 logits, not
-    logits rounded to bf16 (autocast's lm_head rounds them: up to 2^-9 of a logit, the largest error of a
-    bf16 head). CUDA's ``out_dtype``; the CPU, which lacks it, takes the bf16 values upcast, whose
-    products are exact in fp32: the same sums up to their order."""
-    if a.dtype == acc:
-        return torch.mm(a, b, out=out)
-    if a.is_cuda and acc == torch.float32:
-        return torch.mm(a, b, out_dtype=acc) if out is None else torch.mm(a, b, out_dtype=acc, out=out)
-    return torch.mm(a.to(acc), b.to(acc), out=out)
-
-
-def _logits_into(out: Tensor, rows: Tensor, weight: Tensor) -> Tensor:
-    """out[:c] = rows·Wᵀ, the products in W's dtype (as ``lm_head`` would), the sums in out's."""
-    return _product(rows.to(weight.dtype), weight.t(), out.dtype, out=out[: rows.shape[0]])
-
-
-def _logsumexp(x: Tensor, out: Tensor | None = None) -> Tensor:
-    """Row-wise logsumexp of ``x`` [c, V]; ``out`` (default: ``x`` itself) is overwritten."""
-    top = x.amax(dim=-1, keepdim=True)
-    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
-    out = x.sub_(top) if out is None else torch.sub(x, top, out=out[: x.shape[0]])
-    return out.exp_().sum(dim=-1).log_().add_(top.squeeze(-1))
-
-
-def _matmul_dtype(weight: Tensor, head_precision: str) -> torch.dtype:
-    """The dtype of the head's products: bf16 for ``bf16``, else fp32 (a weight FSDP gathered in bf16
-    too), fp64 for an fp64 weight (the checks)."""
-    if head_precision == "bf16":
-        return torch.bfloat16
-    return torch.float64 if weight.dtype == torch.float64 else torch.float32
-
-
-def _policy_dtype(hidden: Tensor, ref_hidden: Tensor | None, lam: float | None) -> torch.dtype:
-    """The dtype the policy's hidden states are rounded to before the head: the reference's for FPA
-    with a reference stored in a narrower dtype (the bf16 cache), else their own.
-
-    π̂'s h_θ − h_ref is then taken between equally rounded hidden states, so at step 0 (θ = ref) it is
-    exactly 0 and π̂ = π_θ, not π_θ moved by λ times the rounding of z_ref; and log π_θ takes the same
-    rounded states, so FPA pays no product beyond Off-RL's but the reference's. Under bf16 products
-    the rounding is the one the product makes anyway; under fp32 and TF32 FPA's log π_θ sees z_θ in
-    bf16 (Off-RL's, without a reference, does not).
-    """
-    if ref_hidden is None or lam is None or ref_hidden.dtype.itemsize >= hidden.dtype.itemsize:
-        return hidden.dtype
-    return ref_hidden.dtype
-
-
-def _pick(x: Tensor, targets: Tensor) -> Tensor:
-    return x.gather(1, targets[:, None]).squeeze(1)
-
-
-def _chunk_in_place(logits: Tensor, ref: Tensor | None, y: Tensor, ref_lse: Tensor | None, lam: float | None,
-                    want_kl: bool, scratch: Tensor | None) -> dict[str, Tensor]:
-    """One chunk's statistics by eager passes over [c, V], in place over ``logits`` and ``ref`` (``scratch``
-    when h_ref is still needed): lse, logp and, with ``ref``, ref_lse, ref_logp, hat_logp, kl (the
-    KL's lse terms are added after the loop)."""
-    values = {"logp": _pick(logits, y)}
-    if ref is not None:
-        ref_lse = _logsumexp(ref, out=scratch) if ref_lse is None else ref_lse
-        values["ref_lse"], values["ref_logp"] = ref_lse, _pick(ref, y) - ref_lse
-        if lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
-            hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
-                   else ref.lerp_(logits, 1.0 + lam))
-            values["hat_logp"] = _pick(hat, y) - _logsumexp(hat)
-        if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref)
-            diff = torch.sub(ref, logits, out=scratch[: len(y)])
-            values["kl"] = ref.sub_(ref_lse[:, None]).exp_().mul_(diff).sum(-1)
-    values["lse"] = _logsumexp(logits)
-    values["logp"] = values["logp"] - values["lse"]
-    return values
-
-
-def _chunk_fused(logits: Tensor, ref: Tensor | None, y: Tensor, ref_lse: Tensor | None,
-                 lam: float | None) -> dict[str, Tensor]:
-    """The same statistics as pure expressions (no KL; ``ref_lse`` given with ``ref``), for ``torch.compile``:
-    Inductor fuses the pick, the max and the exp-sum of each logsumexp and π̂'s lerp into one kernel per
-    row block reading h_θ and h_ref once each, with no [c, V] temporary (hat is never stored)."""
-    lse = torch.logsumexp(logits, -1)
-    values = {"lse": lse, "logp": _pick(logits, y) - lse}
-    if ref is not None:
-        values["ref_lse"], values["ref_logp"] = ref_lse, _pick(ref, y) - ref_lse
-        if lam is not None:
-            hat = torch.lerp(ref, logits, 1.0 + lam)
-            values["hat_logp"] = _pick(hat, y) - torch.logsumexp(hat, -1)
-    return values
-
-
-@functools.cache
-def _compiled_chunk():
-    """``_chunk_fused`` compiled once per process; dynamic in the chunk's rows (the last chunk is shorter)."""
-    return torch.compile(_chunk_fused, dynamic=True)
-
-
 class _TokenStatsFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision,
@@ -186,26 +100,26 @@ class _TokenStatsFunction(torch.autograd.Function):
         acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
         names = ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")
         out = {name: torch.zeros(n, dtype=acc, device=dev) for name in names}
-        policy_dtype = _policy_dtype(hidden, ref_hidden, lam)
+        rounding = policy_dtype(hidden, ref_hidden, lam)
         need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
         logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
                                         for used in need)
-        matmul = _matmul_dtype(weight, precision)
+        matmul = matmul_dtype(weight, precision)
         weight_mm = weight.detach().to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if has_ref else None
         fuse = fused and not want_kl and (not has_ref or ref_lse_in is not None)
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            logits = _logits_into(logits_buf, hidden[rows].to(policy_dtype), weight_mm)
-            ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight_mm) if has_ref else None
+            logits = logits_into(logits_buf, hidden[rows].to(rounding), weight_mm)
+            ref = logits_into(ref_buf, ref_hidden[rows], ref_weight_mm) if has_ref else None
             ref_lse = None if ref_lse_in is None else ref_lse_in[rows].to(acc)
-            chunk_values = (_compiled_chunk()(logits, ref, y, ref_lse, lam) if fuse
-                            else _chunk_in_place(logits, ref, y, ref_lse, lam, want_kl, scratch))
+            chunk_values = (compiled_chunk()(logits, ref, y, ref_lse, lam) if fuse
+                            else chunk_in_place(logits, ref, y, ref_lse, lam, want_kl, scratch))
             for name, value in chunk_values.items():
                 out[name][rows] = value
         out["kl"] += out["lse"] - out["ref_lse"]
         ctx.save_for_backward(hidden, weight, targets, ref_hidden, ref_weight, out["lse"], out["ref_lse"])
-        ctx.chunk, ctx.precision, ctx.policy_dtype = chunk, precision, policy_dtype
+        ctx.chunk, ctx.precision, ctx.rounding = chunk, precision, rounding
         ctx.set_materialize_grads(False)
         ref_logp = out["ref_logp"] if has_ref else None
         hat_logp = out["hat_logp"] if lam is not None else None
@@ -224,7 +138,7 @@ class _TokenStatsFunction(torch.autograd.Function):
         need_h, need_w = ctx.needs_input_grad[:2]
         if g_logp is None and g_kl is None or not (need_h or need_w):
             return (None,) * 11
-        matmul = _matmul_dtype(weight, ctx.precision)
+        matmul = matmul_dtype(weight, ctx.precision)
         weight_mm = weight.to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if ref_weight is not None else None
         n, vocab, chunk = hidden.shape[0], weight.shape[0], ctx.chunk
@@ -236,20 +150,20 @@ class _TokenStatsFunction(torch.autograd.Function):
                         if i == 0 or g_kl is not None else None for i in range(2))
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            policy_rows = hidden[rows].to(ctx.policy_dtype)
-            p = _logits_into(p_buf, policy_rows, weight_mm).sub_(lse[rows, None]).exp_()
+            policy_rows = hidden[rows].to(ctx.rounding)
+            p = logits_into(p_buf, policy_rows, weight_mm).sub_(lse[rows, None]).exp_()
             grad = p.mul_(coef_p[rows, None])  # g_logp·(−p) + g_kl·p
             if g_kl is not None:  # − g_kl·q
-                q = _logits_into(q_buf, ref_hidden[rows], ref_weight_mm).sub_(ref_lse[rows, None]).exp_()
+                q = logits_into(q_buf, ref_hidden[rows], ref_weight_mm).sub_(ref_lse[rows, None]).exp_()
                 grad.addcmul_(q, g_kl[rows, None].to(q.dtype), value=-1.0)
             grad.scatter_add_(1, y[:, None], g_logp[rows, None])  # + g_logp·onehot
             grad = grad.to(matmul)
             if need_h:
-                grad_hidden[rows] = _product(grad, weight_mm, lse.dtype)
+                grad_hidden[rows] = product(grad, weight_mm, lse.dtype)
             if need_w and grad_weight.dtype == matmul:
                 grad_weight.addmm_(grad.t(), policy_rows.to(matmul))
             elif need_w:  # half-precision products, fp32 sums within and across chunks
-                grad_weight += _product(grad.t(), policy_rows.to(matmul), grad_weight.dtype)
+                grad_weight += product(grad.t(), policy_rows.to(matmul), grad_weight.dtype)
         grad_weight = grad_weight.to(weight.dtype) if need_w else None
         return grad_hidden, grad_weight, *(None,) * 9
 
@@ -296,7 +210,7 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     ``head_precision`` (``fpa.training.precision.HEAD_PRECISION_CHOICES``): the products' precision,
     ``auto`` resolved on ``hidden``'s device (``resolve_head_precision``); softmax and sums stay fp32.
     With a reference stored in half precision (the cache) and ``lam``,
-    the policy's hidden states are rounded alike before the head (``_policy_dtype``): FPA pays one
+    the policy's hidden states are rounded alike before the head (``fpa.training.head_chunk.policy_dtype``): FPA pays one
     [N, d]×[d, V] product beyond Off-RL's, the reference's, in forward, and none in backward.
 
     Peak extra memory: [chunk_size, V] fp32 buffers: in forward 1 without a reference,
@@ -306,7 +220,7 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     log-normaliser logsumexp(h_ref); given, it saves one exp pass over [N, V].
     The reference is treated as a constant (no gradient to it).
     ``fused``: each chunk's passes (pick, logsumexp, π̂'s lerp) as one ``torch.compile``d expression
-    (``_chunk_fused``) for Off-RL's and FPA's calls (no KL, ``ref_logsumexp`` given with a reference);
+    (``fpa.training.head_chunk.chunk_fused``) for Off-RL's and FPA's calls (no KL, ``ref_logsumexp`` given with a reference);
     the others, and the default, take the eager in-place passes. The backward is the same.
     """
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
@@ -334,20 +248,20 @@ def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, r
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
     head_precision = resolve_head_precision(head_precision, hidden.device)
     acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
-    matmul = _matmul_dtype(weight, head_precision)
-    rounded = hidden.detach().to(_policy_dtype(hidden, ref_hidden, lam)).to(hidden.dtype)
+    matmul = matmul_dtype(weight, head_precision)
+    rounded = hidden.detach().to(policy_dtype(hidden, ref_hidden, lam)).to(hidden.dtype)
     policy = hidden + (rounded - hidden.detach())  # = rounded, exactly; the gradient passes straight through
-    logits = _product(policy.to(matmul), weight.to(matmul).t(), acc)
+    logits = product(policy.to(matmul), weight.to(matmul).t(), acc)
     logprobs = logits.log_softmax(-1)
-    stats = {"logp": _pick(logprobs, targets)}
+    stats = {"logp": pick(logprobs, targets)}
     if ref_hidden is not None:
-        ref_logits = _product(ref_hidden.detach().to(matmul), ref_weight.detach().to(matmul).t(), acc)
+        ref_logits = product(ref_hidden.detach().to(matmul), ref_weight.detach().to(matmul).t(), acc)
         lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
         ref_logprobs = ref_logits - lse[:, None]
-        stats["ref_logp"] = _pick(ref_logprobs, targets)
+        stats["ref_logp"] = pick(ref_logprobs, targets)
         if lam is not None:
             hat = ((1 + lam) * logits.detach() - lam * ref_logits).log_softmax(-1)
-            stats["hat_logp"] = _pick(hat, targets)
+            stats["hat_logp"] = pick(hat, targets)
         if want_kl:
             stats["fwd_kl"] = (ref_logprobs.exp() * (ref_logprobs - logprobs)).sum(-1)
     return TokenStats(**stats)
