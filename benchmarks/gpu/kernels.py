@@ -1,9 +1,11 @@
 """The loss head's precision and speed, the reference cache on the device, and generation throughput.
 
 - Head: ``fpa.training.head.token_statistics`` at one micro-batch's completion tokens N, the
-  model's d and V, forward + backward with the trainer's chunk size, in fp32, TF32 (fp32 tensors,
-  TF32 matmuls) and bf16 (hidden and head cast to bf16); each against a float64 run of the same
-  function: per-token log π_θ and log π̂_λ, and FPA's per-sequence weight π̂_λ(y|x)^(1/|y|).
+  model's d and V, forward + backward with the trainer's chunk size, called as the trainer calls
+  it (fp32 policy states and head, the reference's states in the cache's bf16 and its head as
+  ``ReferenceCache.head_weight`` loads it) with each ``head_precision``: fp32, TF32 and bf16
+  products; each against a float64 run of the same function: per-token log π_θ and log π̂_λ, and
+  FPA's per-sequence weight π̂_λ(y|x)^(1/|y|).
 - Cache: ``fpa.reference.cache.write_reference_cache`` of the same samples on the device and on
   the CPU, every stored quantity compared.
 - Generation: ``fpa.generation.decode.SlotDecoder`` (what ``HFBackend`` runs) on a bf16 model built
@@ -12,7 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import time
 from pathlib import Path
@@ -23,17 +24,6 @@ import yaml
 from gpu.clock import spread, synchronize, timed_step
 from gpu.models import ROOT, Shape, build_model, problem_samples
 
-PRECISIONS = ("fp32", "tf32", "bf16")
-
-
-@contextlib.contextmanager
-def _tf32(enabled: bool):
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = enabled
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def _head_inputs(shape: Shape, device, seed: int = 0) -> dict:
@@ -46,8 +36,7 @@ def _head_inputs(shape: Shape, device, seed: int = 0) -> dict:
 
     weight = randn(v, d, scale=0.02)  # HF's initializer_range: logits of std ~ 1
     hidden = randn(n, d)
-    # the cache stores z_ref in bf16: the float64 reference gets the same stored values
-    ref_hidden = (hidden + randn(n, d, scale=0.3)).to(torch.bfloat16).double()
+    ref_hidden = hidden + randn(n, d, scale=0.3)  # rounded to bf16 in head_precision, as the cache stores it
     return {"hidden": hidden, "weight": weight, "ref_hidden": ref_hidden,
             "ref_weight": weight + randn(v, d, scale=0.005),
             "targets": torch.randint(0, v, (n,), generator=g, device=device), "grad": randn(n)}
@@ -65,31 +54,30 @@ def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps
     """Time (forward + backward) and error against float64, per precision."""
     from fpa.memory.training import head_chunk_rows
     from fpa.training.head import token_statistics
+    from fpa.training.precision import HEAD_PRECISIONS
 
     x = _head_inputs(shape, device)
     chunk = head_chunk_rows(int(head_memory_mb * 2**20), shape.architecture.vocab_size)
+    ref_hidden = x["ref_hidden"].to(torch.bfloat16)  # as cached: float64 and every precision round z_θ alike
     with torch.no_grad():
-        exact = token_statistics(x["hidden"], x["weight"], x["targets"], ref_hidden=x["ref_hidden"],
+        exact = token_statistics(x["hidden"], x["weight"], x["targets"], ref_hidden=ref_hidden,
                                  ref_weight=x["ref_weight"], lam=lam, chunk_size=chunk)
     exact_weights = _fpa_weights(exact.hat_logp, shape.sequences)
     result = {"N": shape.completion_tokens, "d": shape.architecture.hidden_size, "V": shape.architecture.vocab_size,
               "chunk_size": chunk, "lam": lam, "precisions": {}}
-    for precision in PRECISIONS:
-        dtype = torch.bfloat16 if precision == "bf16" else torch.float32
-        hidden = x["hidden"].to(dtype).requires_grad_()
-        weight = x["weight"].to(dtype).requires_grad_()
-        ref_hidden, ref_weight = x["ref_hidden"].to(torch.bfloat16), x["ref_weight"].float()  # as cached
+    hidden, weight = (x[name].float().requires_grad_() for name in ("hidden", "weight"))  # decoder_hidden's fp32
+    ref_weight = x["ref_weight"].float()  # as ReferenceCache.head_weight loads it
+    for precision in HEAD_PRECISIONS:
 
         def step():
             stats = token_statistics(hidden, weight, x["targets"], ref_hidden=ref_hidden, ref_weight=ref_weight,
-                                     lam=lam, chunk_size=chunk)
+                                     lam=lam, chunk_size=chunk, head_precision=precision)
             (stats.logp * x["grad"].float()).sum().backward()
             hidden.grad = weight.grad = None
             return stats
 
-        with _tf32(precision == "tf32"):
-            stats = step()  # warm-up, and the values compared
-            seconds = [timed_step(step, device)["s"] for _ in range(reps)]
+        stats = step()  # warm-up, and the values compared
+        seconds = [timed_step(step, device)["s"] for _ in range(reps)]
         weights = _fpa_weights(stats.hat_logp, shape.sequences)
         result["precisions"][precision] = {
             "s": spread(seconds),

@@ -195,3 +195,40 @@ def test_head_precision_sets_the_products_and_matches_naive(head_precision):
     if head_precision == "bf16":
         exact = run(token_statistics, inputs, chunk_size=8, **CONFIGS["fpa_kl"])
         assert not torch.equal(chunked[0].logp, exact[0].logp)
+
+
+@pytest.mark.parametrize("head_precision", ["fp32", "tf32", "bf16"])
+def test_policy_rounded_like_a_bf16_reference_matches_naive_and_is_exact_at_step_zero(head_precision):
+    """FPA with an fp32 policy and a bf16-cached reference: log π_θ and π̂ both take z_θ rounded to bf16
+    (one product for both), gradients straight through the rounding, as the naive head computes it;
+    at θ = ref π̂ = π_θ bit for bit, and Off-RL's call (no reference) keeps z_θ unrounded."""
+    inputs = make_inputs(torch.float32)
+    inputs["ref_hidden"] = (inputs["hidden"].detach() + 0.1).to(torch.bfloat16)
+    inputs["ref_weight"] = (inputs["weight"].detach() + 0.01).narrow(1, 0, D)
+    chunked = run(token_statistics, inputs, chunk_size=8, head_precision=head_precision, **CONFIGS["fpa"])
+    naive = run(token_statistics_naive, inputs, head_precision=head_precision, **CONFIGS["fpa"])
+    tol = {"atol": 2e-2, "rtol": 1.6e-2} if head_precision == "bf16" else {"atol": 1e-5, "rtol": 1e-5}
+    assert_same(chunked, naive, **tol)
+    step_zero = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"],
+                                 ref_hidden=inputs["hidden"].detach().to(torch.bfloat16),
+                                 ref_weight=inputs["weight"].detach(), lam=20.0, chunk_size=8,
+                                 head_precision=head_precision)
+    assert torch.equal(step_zero.hat_logp, step_zero.logp.detach())
+    rounded = inputs["hidden"].detach().to(torch.bfloat16).float()
+    off_rl = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"], chunk_size=8,
+                              head_precision=head_precision)
+    off_rl_rounded = token_statistics(rounded, inputs["weight"], inputs["targets"], chunk_size=8,
+                                      head_precision=head_precision)
+    assert torch.equal(step_zero.logp, off_rl_rounded.logp)
+    assert torch.equal(off_rl.logp, off_rl_rounded.logp) == (head_precision == "bf16")
+
+
+@pytest.mark.parametrize("config", ["logp", "fpa"])
+def test_fused_chunks_match_the_eager_passes_and_naive_float64(config):
+    """``fused``: the chunk's passes compiled into one expression; Off-RL's and FPA's calls (the cached
+    logsumexp given) equal the eager in-place passes and the naive head, a shorter last chunk included."""
+    inputs = make_inputs()
+    extra = {"ref_logsumexp": (inputs["ref_hidden"] @ inputs["ref_weight"].T).logsumexp(-1)} if config == "fpa" else {}
+    fused = run(token_statistics, inputs, chunk_size=10, fused=True, **extra, **CONFIGS[config])
+    assert_same(fused, run(token_statistics, inputs, chunk_size=10, **extra, **CONFIGS[config]), atol=1e-12, rtol=1e-12)
+    assert_same(fused, run(token_statistics_naive, inputs, **extra, **CONFIGS[config]), atol=1e-10, rtol=1e-10)

@@ -25,18 +25,19 @@ the KL gradient is used).
 
 Call tree::
 
-    token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=)
+    token_statistics(hidden, weight, targets, ref_hidden=, ref_weight=, lam=, want_kl=, ref_logsumexp=, fused=)
     └── _TokenStatsFunction.apply
         ├── forward: for each chunk of c rows
-        │   ├── _logits_into(h_θ)                        [c, V] fp32 buffer
-        │   ├── _logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
-        │   │   ├── lse_ref = _logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
-        │   │   ├── hat = (1+λ)h_θ − λh_ref → _logsumexp → hat_logp   (if lam)
+        │   ├── logits_into(h_θ)                        [c, V] fp32 buffer   (z_θ rounded as z_ref for FPA)
+        │   ├── logits_into(h_ref)                      [c, V] fp32 buffer   (if ref)
+        │   └── chunk_in_place, or compiled chunk_fused (if fused, no KL, ref_logsumexp given):
+        │   │   ├── lse_ref = logsumexp(h_ref)  (skipped if ref_logsumexp) → ref_logp
+        │   │   ├── hat = (1+λ)h_θ − λh_ref → logsumexp → hat_logp   (if lam)
         │   │   └── kl = Σ q·(h_ref − h_θ) − lse_ref + lse_θ          (if want_kl)
-        │   └── lse_θ = _logsumexp(h_θ) → logp
+        │   └── lse_θ = logsumexp(h_θ) → logp
         │   saves hidden, weight, targets, ref tensors, lse_θ, lse_ref [N]  (nothing [N, V])
         └── backward: for each chunk of c rows
-            ├── p = exp(_logits_into(h_θ) − lse_θ)
+            ├── p = exp(logits_into(h_θ) − lse_θ)
             ├── G = g_logp·(onehot − p) + g_kl·(p − q)   (h_ref, q recomputed only if g_kl)
             ├── grad_hidden[rows] = G·W
             └── grad_W += Gᵀ·hidden[rows]                (fp32 accumulator)
@@ -54,7 +55,16 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from fpa.training.precision import HEAD_PRECISIONS, head_matmuls
+from fpa.training.head_chunk import (
+    chunk_in_place,
+    compiled_chunk,
+    logits_into,
+    matmul_dtype,
+    pick,
+    policy_dtype,
+    product,
+)
+from fpa.training.precision import HEAD_PRECISION_CHOICES, head_matmuls, resolve_head_precision
 
 
 @dataclass(frozen=True)
@@ -74,84 +84,42 @@ class TokenStats:
     fwd_kl: Tensor | None = None
 
 
-def _logits_into(out: Tensor, rows: Tensor, weight: Tensor) -> Tensor:
-    """out[:c] = float32(rows·Wᵀ), the matmul in W's dtype (as ``lm_head`` would)."""
-    rows = rows.to(weight.dtype)
-    out = out[: rows.shape[0]]
-    if weight.dtype == out.dtype:
-        return torch.mm(rows, weight.t(), out=out)
-    return out.copy_(torch.mm(rows, weight.t()))
-
-
-def _logsumexp(x: Tensor, out: Tensor | None = None) -> Tensor:
-    """Row-wise logsumexp of ``x`` [c, V]; ``out`` (default: ``x`` itself) is overwritten."""
-    top = x.amax(dim=-1, keepdim=True)
-    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
-    out = x.sub_(top) if out is None else torch.sub(x, top, out=out[: x.shape[0]])
-    return out.exp_().sum(dim=-1).log_().add_(top.squeeze(-1))
-
-
-def _matmul_dtype(weight: Tensor, head_precision: str) -> torch.dtype:
-    """The dtype of the head's products: bf16 for ``bf16``, else fp32 (a weight FSDP gathered in bf16
-    too), fp64 for an fp64 weight (the checks)."""
-    if head_precision == "bf16":
-        return torch.bfloat16
-    return torch.float64 if weight.dtype == torch.float64 else torch.float32
-
-
-def _pick(x: Tensor, targets: Tensor) -> Tensor:
-    return x.gather(1, targets[:, None]).squeeze(1)
-
-
 class _TokenStatsFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision):
+    def forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision,
+                fused):
         with head_matmuls(precision):
             return _TokenStatsFunction._forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in,
-                                                lam, want_kl, chunk, precision)
+                                                lam, want_kl, chunk, precision, fused)
 
     @staticmethod
-    def _forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision):
+    def _forward(ctx, hidden, weight, targets, ref_hidden, ref_weight, ref_lse_in, lam, want_kl, chunk, precision,
+                 fused):
         n, vocab, dev = hidden.shape[0], weight.shape[0], hidden.device
         has_ref = ref_hidden is not None
         acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
         names = ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")
         out = {name: torch.zeros(n, dtype=acc, device=dev) for name in names}
-        # with a reference stored rounded (a bf16 cache), π̂'s h_θ − h_ref is taken between the policy's
-        # hidden states rounded alike and the reference's: at step 0 (θ = ref) it is then exactly 0, and
-        # π̂ = π_θ, not π_θ moved by λ times the rounding of z_ref
-        rounded = has_ref and lam is not None and ref_hidden.dtype.itemsize < hidden.dtype.itemsize
-        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl or rounded))
+        rounding = policy_dtype(hidden, ref_hidden, lam)
+        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
         logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
                                         for used in need)
-        matmul = _matmul_dtype(weight, precision)
+        matmul = matmul_dtype(weight, precision)
         weight_mm = weight.detach().to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if has_ref else None
+        fuse = fused and not want_kl and (not has_ref or ref_lse_in is not None)
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            logits = _logits_into(logits_buf, hidden[rows], weight_mm)
-            target_logit = _pick(logits, y)
-            if has_ref:
-                ref = _logits_into(ref_buf, ref_hidden[rows], ref_weight_mm)
-                ref_lse = _logsumexp(ref, out=scratch) if ref_lse_in is None else ref_lse_in[rows].to(acc)
-                out["ref_lse"][rows] = ref_lse
-                out["ref_logp"][rows] = _pick(ref, y) - ref_lse
-                if rounded:  # h_θ + λ·(h_θ' − h_ref), h_θ' from the policy's rounded hidden states
-                    hat = _logits_into(scratch, hidden[rows].to(ref_hidden.dtype), weight_mm)
-                    hat = hat.sub_(ref).mul_(lam).add_(logits)
-                elif lam is not None:  # (1+λ)h_θ − λh_ref = lerp(h_ref, h_θ, 1+λ): one pass, in place over h_ref
-                    hat = (torch.lerp(ref, logits, 1.0 + lam, out=scratch[: len(y)]) if want_kl  # KL needs h_ref
-                           else ref.lerp_(logits, 1.0 + lam))
-                if lam is not None:
-                    out["hat_logp"][rows] = _pick(hat, y) - _logsumexp(hat)
-                if want_kl:  # Σ q·(h_ref − h_θ) with q = exp(h_ref − lse_ref); lse terms added after the loop
-                    diff = torch.sub(ref, logits, out=scratch[: len(y)])
-                    out["kl"][rows] = ref.sub_(ref_lse[:, None]).exp_().mul_(diff).sum(-1)
-            out["lse"][rows] = _logsumexp(logits)
-            out["logp"][rows] = target_logit - out["lse"][rows]
+            logits = logits_into(logits_buf, hidden[rows].to(rounding), weight_mm)
+            ref = logits_into(ref_buf, ref_hidden[rows], ref_weight_mm) if has_ref else None
+            ref_lse = None if ref_lse_in is None else ref_lse_in[rows].to(acc)
+            chunk_values = (compiled_chunk()(logits, ref, y, ref_lse, lam) if fuse
+                            else chunk_in_place(logits, ref, y, ref_lse, lam, want_kl, scratch))
+            for name, value in chunk_values.items():
+                out[name][rows] = value
         out["kl"] += out["lse"] - out["ref_lse"]
         ctx.save_for_backward(hidden, weight, targets, ref_hidden, ref_weight, out["lse"], out["ref_lse"])
-        ctx.chunk, ctx.precision = chunk, precision
+        ctx.chunk, ctx.precision, ctx.rounding = chunk, precision, rounding
         ctx.set_materialize_grads(False)
         ref_logp = out["ref_logp"] if has_ref else None
         hat_logp = out["hat_logp"] if lam is not None else None
@@ -169,8 +137,8 @@ class _TokenStatsFunction(torch.autograd.Function):
         hidden, weight, targets, ref_hidden, ref_weight, lse, ref_lse = ctx.saved_tensors
         need_h, need_w = ctx.needs_input_grad[:2]
         if g_logp is None and g_kl is None or not (need_h or need_w):
-            return (None,) * 10
-        matmul = _matmul_dtype(weight, ctx.precision)
+            return (None,) * 11
+        matmul = matmul_dtype(weight, ctx.precision)
         weight_mm = weight.to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if ref_weight is not None else None
         n, vocab, chunk = hidden.shape[0], weight.shape[0], ctx.chunk
@@ -182,27 +150,28 @@ class _TokenStatsFunction(torch.autograd.Function):
                         if i == 0 or g_kl is not None else None for i in range(2))
         for start in range(0, n, chunk):
             rows, y = slice(start, start + chunk), targets[start : start + chunk]
-            p = _logits_into(p_buf, hidden[rows], weight_mm).sub_(lse[rows, None]).exp_()
+            policy_rows = hidden[rows].to(ctx.rounding)
+            p = logits_into(p_buf, policy_rows, weight_mm).sub_(lse[rows, None]).exp_()
             grad = p.mul_(coef_p[rows, None])  # g_logp·(−p) + g_kl·p
             if g_kl is not None:  # − g_kl·q
-                q = _logits_into(q_buf, ref_hidden[rows], ref_weight_mm).sub_(ref_lse[rows, None]).exp_()
+                q = logits_into(q_buf, ref_hidden[rows], ref_weight_mm).sub_(ref_lse[rows, None]).exp_()
                 grad.addcmul_(q, g_kl[rows, None].to(q.dtype), value=-1.0)
             grad.scatter_add_(1, y[:, None], g_logp[rows, None])  # + g_logp·onehot
             grad = grad.to(matmul)
             if need_h:
-                grad_hidden[rows] = grad @ weight_mm
+                grad_hidden[rows] = product(grad, weight_mm, lse.dtype)
             if need_w and grad_weight.dtype == matmul:
-                grad_weight.addmm_(grad.t(), hidden[rows].to(matmul))
-            elif need_w:  # half-precision matmul (as autograd would), fp32 accumulation across chunks
-                grad_weight += grad.t() @ hidden[rows].to(matmul)
+                grad_weight.addmm_(grad.t(), policy_rows.to(matmul))
+            elif need_w:  # half-precision products, fp32 sums within and across chunks
+                grad_weight += product(grad.t(), policy_rows.to(matmul), grad_weight.dtype)
         grad_weight = grad_weight.to(weight.dtype) if need_w else None
-        return grad_hidden, grad_weight, None, None, None, None, None, None, None, None
+        return grad_hidden, grad_weight, *(None,) * 9
 
 
 def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size,
            head_precision="fp32") -> None:
-    if head_precision not in HEAD_PRECISIONS:
-        raise ValueError(f"head_precision: expected one of {list(HEAD_PRECISIONS)}, got {head_precision!r}")
+    if head_precision not in HEAD_PRECISION_CHOICES:
+        raise ValueError(f"head_precision: expected one of {list(HEAD_PRECISION_CHOICES)}, got {head_precision!r}")
     if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
         raise ValueError(
             f"hidden [N, d] and weight [V, d] expected, got {tuple(hidden.shape)} and {tuple(weight.shape)}"
@@ -235,13 +204,14 @@ def _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, 
 def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
                      ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
                      chunk_size: int = 1024, ref_logsumexp: Tensor | None = None,
-                     head_precision: str = "fp32") -> TokenStats:
+                     head_precision: str = "fp32", fused: bool = False) -> TokenStats:
     """Chunked per-token log-probabilities (see the module docstring for the call tree).
 
-    ``head_precision`` (``fpa.training.precision.HEAD_PRECISIONS``): the products' precision;
-    softmax and sums stay fp32. With a reference stored in half precision (the cache) and ``lam``,
-    π̂'s h_θ is computed from the policy's hidden states rounded alike: one more [chunk, d]×[d, V]
-    product per chunk in forward.
+    ``head_precision`` (``fpa.training.precision.HEAD_PRECISION_CHOICES``): the products' precision,
+    ``auto`` resolved on ``hidden``'s device (``resolve_head_precision``); softmax and sums stay fp32.
+    With a reference stored in half precision (the cache) and ``lam``,
+    the policy's hidden states are rounded alike before the head (``fpa.training.head_chunk.policy_dtype``): FPA pays one
+    [N, d]×[d, V] product beyond Off-RL's, the reference's, in forward, and none in backward.
 
     Peak extra memory: [chunk_size, V] fp32 buffers: in forward 1 without a reference,
     2 with ``ref_logsumexp`` and no KL, else 3; in backward 1 (2 if the KL gradient
@@ -249,6 +219,9 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     ``ref_logsumexp`` [N] (optional, e.g. from ``ReferenceCache``) is the reference
     log-normaliser logsumexp(h_ref); given, it saves one exp pass over [N, V].
     The reference is treated as a constant (no gradient to it).
+    ``fused``: each chunk's passes (pick, logsumexp, π̂'s lerp) as one ``torch.compile``d expression
+    (``fpa.training.head_chunk.chunk_fused``) for Off-RL's and FPA's calls (no KL, ``ref_logsumexp`` given with a reference);
+    the others, and the default, take the eager in-place passes. The backward is the same.
     """
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
     if ref_hidden is not None:
@@ -256,8 +229,10 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     if ref_logsumexp is not None:
         ref_logsumexp = ref_logsumexp.detach()
     lam = None if lam is None else float(lam)
+    head_precision = resolve_head_precision(head_precision, hidden.device)
     logp, ref_logp, hat_logp, kl = _TokenStatsFunction.apply(
-        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size, head_precision
+        hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, bool(want_kl), chunk_size, head_precision,
+        bool(fused),
     )
     return TokenStats(logp, ref_logp, hat_logp, kl)
 
@@ -265,28 +240,28 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
 def token_statistics_naive(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hidden: Tensor | None = None,
                            ref_weight: Tensor | None = None, lam: float | None = None, want_kl: bool = False,
                            chunk_size: int = 1024, ref_logsumexp: Tensor | None = None,
-                           head_precision: str = "fp32") -> TokenStats:
+                           head_precision: str = "fp32", fused: bool = False) -> TokenStats:
     """Plain-autograd reference for ``token_statistics``; materialises [N, V] tensors.
 
-    ``chunk_size`` is accepted for signature compatibility and ignored.
+    ``chunk_size`` and ``fused`` are accepted for signature compatibility and ignored.
     """
     _check(hidden, weight, targets, ref_hidden, ref_weight, ref_logsumexp, lam, want_kl, chunk_size, head_precision)
+    head_precision = resolve_head_precision(head_precision, hidden.device)
     acc = torch.float64 if weight.dtype == torch.float64 else torch.float32
-    matmul = _matmul_dtype(weight, head_precision)
-    logits = (hidden.to(matmul) @ weight.to(matmul).t()).to(acc)
+    matmul = matmul_dtype(weight, head_precision)
+    rounded = hidden.detach().to(policy_dtype(hidden, ref_hidden, lam)).to(hidden.dtype)
+    policy = hidden + (rounded - hidden.detach())  # = rounded, exactly; the gradient passes straight through
+    logits = product(policy.to(matmul), weight.to(matmul).t(), acc)
     logprobs = logits.log_softmax(-1)
-    stats = {"logp": _pick(logprobs, targets)}
+    stats = {"logp": pick(logprobs, targets)}
     if ref_hidden is not None:
-        ref_logits = (ref_hidden.detach().to(matmul) @ ref_weight.detach().to(matmul).t()).to(acc)
+        ref_logits = product(ref_hidden.detach().to(matmul), ref_weight.detach().to(matmul).t(), acc)
         lse = ref_logits.logsumexp(-1) if ref_logsumexp is None else ref_logsumexp.detach().to(acc)
         ref_logprobs = ref_logits - lse[:, None]
-        stats["ref_logp"] = _pick(ref_logprobs, targets)
-        if lam is not None:  # h_θ + λ·(h_θ − h_ref), h_θ − h_ref between equally rounded hidden states
-            rounded = hidden.detach().to(ref_hidden.dtype) if ref_hidden.dtype.itemsize < hidden.dtype.itemsize \
-                else hidden.detach()
-            policy_logits = (rounded.to(matmul) @ weight.detach().to(matmul).t()).to(acc)
-            hat = (logits.detach() + lam * (policy_logits - ref_logits)).log_softmax(-1)
-            stats["hat_logp"] = _pick(hat, targets)
+        stats["ref_logp"] = pick(ref_logprobs, targets)
+        if lam is not None:
+            hat = ((1 + lam) * logits.detach() - lam * ref_logits).log_softmax(-1)
+            stats["hat_logp"] = pick(hat, targets)
         if want_kl:
             stats["fwd_kl"] = (ref_logprobs.exp() * (ref_logprobs - logprobs)).sum(-1)
     return TokenStats(**stats)

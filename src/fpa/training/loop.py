@@ -60,7 +60,7 @@ class TrainConfig:
     adamw: str = "auto"  # fused on CUDA, torch's choice elsewhere (fpa.training.body)
     max_length: int = 2048
     precision: str = "fp32"
-    head_precision: str = "tf32"
+    head_precision: str = "auto"
     gradient_checkpointing: bool = False
     checkpoint_every_layers: int = 1
     compile_layers: bool = False

@@ -10,7 +10,12 @@ summation over differently padded batches), and FPA's λ·(h_θ − h_ref) start
 at λ times the gap between a bf16 and an fp32 forward.
 
 ``training.head_precision``: the loss head's [N, d]×[d, V] products (``fpa.training.head``);
-its softmax and sums are fp32 in every case.
+its softmax and sums are fp32 in every case. ``auto`` (the default) takes bf16 products on CUDA
+and exact fp32 ones elsewhere (what CPU runs, the toy's records among them, always computed):
+bf16's root-mean-square error against float64 in FPA's and Off-RL's weights and in log π_θ stays
+within twice the error that storing z in bf16 (the reference cache's default) already puts there (``benchmarks/head_precision.py``,
+``benchmarks/results/head_precision_cpu.json``), at the bf16 tensor cores' rate, twice TF32's
+on Ampere and Hopper.
 """
 
 from __future__ import annotations
@@ -24,6 +29,18 @@ AUTOCAST = {"bf16": torch.bfloat16, "fp32": None}
 #: fp32: exact products; tf32: fp32 products with TF32 tensor cores (10-bit mantissa inputs, fp32
 #: sums) on CUDA, exact elsewhere; bf16: bf16 products as autocast's lm_head (verl, OpenRLHF, TRL)
 HEAD_PRECISIONS = ("fp32", "tf32", "bf16")
+#: what ``training.head_precision`` accepts: a precision, or ``auto`` (``resolve_head_precision``)
+HEAD_PRECISION_CHOICES = ("auto", *HEAD_PRECISIONS)
+
+
+def resolve_head_precision(head_precision: str, device: torch.device) -> str:
+    """``auto``: bf16 products on CUDA, fp32 elsewhere (TF32 is CUDA's alone); a precision: itself."""
+    if head_precision not in HEAD_PRECISION_CHOICES:
+        raise ValueError(f"training.head_precision: expected one of {list(HEAD_PRECISION_CHOICES)}, "
+                         f"got {head_precision!r}")
+    if head_precision != "auto":
+        return head_precision
+    return "bf16" if torch.device(device).type == "cuda" else "fp32"
 
 
 def autocast_dtype(precision: str) -> torch.dtype | None:
