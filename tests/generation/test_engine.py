@@ -171,7 +171,8 @@ def test_a_paper_curve_job_gives_vllm_its_prompts_length(counted_vllm, mirror, s
     config = load_config_file(ROOT / "config" / "paper.yaml")
     curve = json.loads(Plan.from_config(config, ROOT).curve_config(SimpleNamespace(model="qwen3-4b-base")))
     problems = [json.loads(line)["problem"] for line in (mirror / "math500" / "test.jsonl").open()]
-    write_jsonl(tmp_path / "math500.jsonl", [{"id": str(i), "problem": p, "answer": ""} for i, p in enumerate(problems)])
+    write_jsonl(tmp_path / "math500.jsonl",
+                [{"id": str(i), "problem": p, "answer": ""} for i, p in enumerate(problems)])
     model = str(snapshots / snapshot_name(1))
 
     def engine_len(config_slice: dict) -> int:

@@ -174,7 +174,8 @@ if __name__ == "__main__":
         built.append(model_dir)
         return VLLMBackend(model_dir, **options)
     engine = Engine(build)
-    out = [[[c.to_json() for c in row] for row in engine.on(model, **spec["engine"]).generate(spec["prompts"], **spec["greedy"])]
+    out = [[[c.to_json() for c in row]
+            for row in engine.on(model, **spec["engine"]).generate(spec["prompts"], **spec["greedy"])]
            for model in spec["snapshots"]]
     open(sys.argv[2], "w").write(json.dumps({"built": built, "completions": out}))
 """
@@ -201,7 +202,8 @@ def test_one_engine_reloads_each_snapshot_of_a_curve(vllm_python, model_dir, tmp
     proc = subprocess.run([vllm_python, "-c", CURVE_DRIVER, str(spec), str(out)], env=env, capture_output=True,
                           text=True, timeout=600)
     if proc.returncode != 0:
-        pytest.fail(f"vLLM curve driver exited {proc.returncode}; its output ends:\n{(proc.stdout + proc.stderr)[-4000:]}")
+        pytest.fail(f"vLLM curve driver exited {proc.returncode}; its output ends:\n"
+                    f"{(proc.stdout + proc.stderr)[-4000:]}")
     result = json.loads(out.read_text())
     assert result["built"] == [str(model_dir)]
     completions = [[[Completion.from_json(c) for c in row] for row in each] for each in result["completions"]]
