@@ -133,7 +133,9 @@ def make_backend(generation: dict, model_dir: str, gpus: int = 1, max_model_len:
     if generation["backend"] != "vllm":
         import torch
 
-        placement = dict(device="cuda", dtype="bfloat16") if torch.cuda.is_available() else {}
+        cuda = torch.cuda.is_available()
+        placement = dict(device="cuda" if cuda else "cpu", dtype="bfloat16" if cuda else "float32")
+        logging.getLogger(__name__).info("HF backend on %(device)s in %(dtype)s", placement)
         return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"], **placement)
     engine = dict(tensor_parallel_size=generation["tensor_parallel_size"], max_model_len=max_model_len)
     if gpus <= engine["tensor_parallel_size"]:
