@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE.parent))  # benchmarks/: this package, training.trl_
 import torch  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
-from gpu import kernels, throughput, training, trl_vs_ours  # noqa: E402
+from gpu import dag, kernels, throughput, training, trl_vs_ours  # noqa: E402
 from gpu.budget import Measurement, plan_lines, run_all  # noqa: E402
 from gpu.models import ROOT, paper_config, shape, write_model_dir  # noqa: E402
 from gpu.tables import markdown  # noqa: E402
@@ -123,6 +123,10 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                                                    prompt=min(256, main.max_length // 4),
                                                    new_tokens=8 if tiny else 128,
                                                    temperature=config["generation"]["temperature"])),
+        Measurement("dag", "the rehearsal's DAG under Snakemake (config/paper-rehearsal.yaml, one model, HF backend): "
+                    "each job's device, dtype, wall time and peak memory", 240, 300,
+                    scratch("dag", lambda path, _: dag.run_dag(path, data_mirror(), rehearsal_wheels(),
+                                                               cuda=device.type == "cuda", tiny=tiny))),
     ]
     fit = training.fits_one_gpu(shape(LARGE, tiny=False), gpu_bytes)  # the real 7B decides, in tiny mode too
     if fit["fits"]:
@@ -135,6 +139,17 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                                      f"does not fit one GPU: the planner's peak {fit['planner_peak_gib']:.1f} GiB "
                                      f"> {fit['gpu_gib']:.1f} GiB")}))
     return items
+
+
+def data_mirror() -> Path:
+    """The data mirror the DAG reads (its tiny/): $FPA_DATA_MIRROR, else shared/data beside the checkout."""
+    return Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
+
+
+def rehearsal_wheels() -> Path:
+    """Where the rehearsal's tokenizer wheels are: the carried .whl/ on the device, else the tests' cache."""
+    carried = ROOT / ".whl"
+    return carried if list(carried.glob("dashscope-*.whl")) else Path.home() / ".cache" / "fpa-rehearsal"
 
 
 def environment(device, commit: str | None) -> dict:

@@ -133,7 +133,22 @@ def markdown(record: dict) -> str:
             lines += _trl(r)
         elif key == "head":
             lines += _head(r)
+        elif key == "dag":
+            lines += _dag(r)
         else:
             lines += _other(key, r)
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _dag(r: dict) -> list[str]:
+    """The rehearsal DAG's jobs, one row each (``gpu.dag``)."""
+    lines = [f"The rehearsal's DAG ({r['config']}), {len(r['jobs'])} outputs in {r['dag_wall_s']:.0f} s:", "",
+             "| job | output | device | dtype | wall s | GPU peak GiB | host peak MB |",
+             "|---|---|---|---|---:|---:|---:|"]
+    for job in r["jobs"]:
+        gpu = "" if job["gpu_peak_bytes"] is None else f"{job['gpu_peak_bytes'] / 2**30:.2f}"
+        host = "" if job["host_peak_mb"] is None else f"{job['host_peak_mb']:,.0f}"
+        lines.append(f"| {job['rule']} | {job['output']} | {job['device']} | {job['dtype']} | {job['wall_s']:.1f} | "
+                     f"{gpu} | {host} |")
+    return lines

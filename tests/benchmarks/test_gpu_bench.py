@@ -39,7 +39,8 @@ def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
     runs = record["measurements"]
     assert {k: e["status"] for k, e in runs.items()} == {
         "overhead": "ok", "users_step": "ok", "deterministic": "ok", "head": "ok", "trl": "ok", "fsdp_resume": "ok",
-        "checkpointing": "ok", "cache": "ok", "generation": "ok", "overhead_large": "ok"}
+        "checkpointing": "ok", "cache": "ok", "generation": "ok", "dag": "ok",
+        "overhead_large": "ok"}
     users = runs["users_step"]["result"]
     assert set(users["variants"]) == {"configured", "causal"}  # tiny: the compiled variant left out
     for variant in users["variants"].values():
@@ -62,6 +63,11 @@ def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
     head = runs["head"]["result"]["precisions"]
     assert head["fp32"]["max_abs_diff_logp"] < 1e-4 < head["bf16"]["max_abs_diff_logp"]
     assert runs["trl"]["result"]["cases"]["dpo"]["check"] == "same token ids and first-step loss"
+    dag = runs["dag"]["result"]  # the rehearsal's jobs, each with where and how it ran
+    assert {job["rule"] for job in dag["jobs"]} == {"sample_offline", "cache_reference", "train", "evaluate"}
+    assert dag["devices"] == ["cpu"] and all(job["wall_s"] > 0 and job["host_peak_mb"] > 0 for job in dag["jobs"])
+    assert {job["rule"]: job["dtype"] for job in dag["jobs"]} == {
+        "sample_offline": "float32", "cache_reference": "bfloat16", "train": "bf16", "evaluate": "float32"}
     assert "does not fit one GPU" in runs["overhead_large"]["result"]["skipped"]  # the real 7B, on an H200
     assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
     assert "| configured | offrl |" in markdown(record) and "resume under it" in markdown(record)
@@ -70,7 +76,8 @@ def test_tiny_run_measures_everything_and_shows_what_it_must(tiny_record):
 def test_plan_only_prints_every_measurement_with_its_estimate():
     done = _run("--plan-only")
     assert done.returncode == 0, done.stderr[-2000:]
-    for key in ("overhead", "users_step", "deterministic", "head", "trl", "fsdp_resume", "checkpointing", "cache", "generation", "overhead_large"):
+    for key in ("overhead", "users_step", "deterministic", "head", "trl", "fsdp_resume", "checkpointing", "cache",
+                "generation", "dag", "overhead_large"):
         assert f" {key} " in done.stdout
     assert "plan (full shapes; budget 450 s" in done.stdout
 

@@ -47,6 +47,32 @@ def test_two_replicas_sample_what_one_backend_samples(micro_model_dir):
         backend.close()
 
 
+def test_replicas_load_another_checkpoint_into_their_engines(micro_model_dir, tmp_path):
+    """``load_weights`` reaches every replica: replicas built on one checkpoint, given another of the
+    same shapes, sample what a backend built on that other checkpoint samples."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from fpa.generation.backend import get_backend
+
+    other = AutoModelForCausalLM.from_pretrained(micro_model_dir)
+    torch.manual_seed(0)
+    for parameter in other.parameters():
+        parameter.data.add_(0.05 * torch.randn_like(parameter))
+    other.save_pretrained(tmp_path / "other")
+    AutoTokenizer.from_pretrained(micro_model_dir).save_pretrained(tmp_path / "other")
+    prompts = ["1+2=", "3+4=", "5+6="]
+    sampling = dict(n=2, temperature=1.0, max_new_tokens=6, seed=11)
+    expected = get_backend("hf", tmp_path / "other", batch_size=3, threads=1).generate(prompts, **sampling)
+    backend = DataParallelBackend("hf", micro_model_dir, [None, None], batch_size=3, threads=1)
+    try:
+        first = backend.generate(prompts, **sampling)
+        backend.load_weights(tmp_path / "other")
+        assert backend.generate(prompts, **sampling) == expected != first
+    finally:
+        backend.close()
+
+
 def test_a_replica_that_cannot_start_fails_the_call(tmp_path):
     backend = DataParallelBackend("hf", tmp_path / "no-model", [None])
     try:
@@ -63,5 +89,5 @@ def test_vllm_on_more_gpus_than_one_engine_runs_an_engine_per_group(monkeypatch)
     started = []
     monkeypatch.setattr(parallel, "DataParallelBackend", lambda *args, **options: started.append((args, options)))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3,4,5")
-    make_backend({"backend": "vllm", "tensor_parallel_size": 2}, "model", gpus=4)
-    assert started == [(("vllm", "model", ["2,3", "4,5"]), {"tensor_parallel_size": 2})]
+    make_backend({"backend": "vllm", "tensor_parallel_size": 2}, "model", gpus=4, max_model_len=3000)
+    assert started == [(("vllm", "model", ["2,3", "4,5"]), {"tensor_parallel_size": 2, "max_model_len": 3000})]

@@ -161,3 +161,52 @@ def test_temperature_zero_is_hf_greedy(vllm_out, hf_greedy, model_dir):
     # stop words: the same cut and finish reason as HFBackend's
     stopped = HFBackend(model_dir, batch_size=4).generate(PROMPTS, **GREEDY, stop=STOP_WORDS)
     assert vllm_out["greedy_stop_words"] == stopped
+
+
+CURVE_DRIVER = """
+import json, sys
+from fpa.generation.backend import Engine
+from fpa.generation.vllm import VLLMBackend
+if __name__ == "__main__":
+    spec = json.loads(open(sys.argv[1]).read())
+    built = []
+    def build(model_dir, **options):
+        built.append(model_dir)
+        return VLLMBackend(model_dir, **options)
+    engine = Engine(build)
+    out = [[[c.to_json() for c in row]
+            for row in engine.on(model, **spec["engine"]).generate(spec["prompts"], **spec["greedy"])]
+           for model in spec["snapshots"]]
+    open(sys.argv[2], "w").write(json.dumps({"built": built, "completions": out}))
+"""
+
+
+def test_one_engine_reloads_each_snapshot_of_a_curve(vllm_python, model_dir, tmp_path):
+    """A curve of three snapshots on one real vLLM engine (``Engine``: built once, then vLLM's
+    ``update_config`` + ``reload_weights`` in its worker): each snapshot's greedy completions are
+    HFBackend's on that snapshot, so the weights were swapped, not kept."""
+    snapshots = [str(model_dir)]
+    for seed in (1, 2):
+        other = tmp_path / f"snapshot-{seed}"
+        torch.manual_seed(seed)
+        model = Qwen2ForCausalLM.from_pretrained(model_dir)
+        for parameter in model.parameters():
+            parameter.data.normal_(0.0, 0.1)
+        model.save_pretrained(other)
+        build_tokenizer().save_pretrained(other)
+        snapshots.append(str(other))
+    spec, out = tmp_path / "spec.json", tmp_path / "out.json"
+    spec.write_text(json.dumps({"snapshots": snapshots, "engine": ENGINE, "prompts": PROMPTS, "greedy": GREEDY}))
+    env = {**os.environ, "PYTHONPATH": str(SRC), "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+           "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
+    proc = subprocess.run([vllm_python, "-c", CURVE_DRIVER, str(spec), str(out)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    if proc.returncode != 0:
+        pytest.fail(f"vLLM curve driver exited {proc.returncode}; its output ends:\n"
+                    f"{(proc.stdout + proc.stderr)[-4000:]}")
+    result = json.loads(out.read_text())
+    assert result["built"] == [str(model_dir)]
+    completions = [[[Completion.from_json(c) for c in row] for row in each] for each in result["completions"]]
+    expected = [HFBackend(snapshot, batch_size=4).generate(PROMPTS, **GREEDY) for snapshot in snapshots]
+    assert completions == expected
+    assert len({json.dumps([[c.text for c in row] for row in each]) for each in expected}) == 3

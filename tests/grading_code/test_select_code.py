@@ -39,9 +39,13 @@ class ScriptedBackend:
     """The programs of ``STEPS`` for the candidate in ``model_dir``; the prompt is the problem."""
 
     def __init__(self, model_dir: str, problem_ids: dict[str, str]):
+        self.problem_ids = problem_ids
+        self.load_weights(model_dir)
+
+    def load_weights(self, model_dir: str) -> None:
+        """The next candidate in the job's one engine (``fpa.generation.backend.Engine``)."""
         name = Path(model_dir).name
         self.samples = STEPS[FINAL_STEP if name == "checkpoint" else int(name.split("-")[1])]
-        self.problem_ids = problem_ids
 
     def generate(self, prompts, *, n, **_):
         assert n == len(self.samples)
@@ -78,7 +82,7 @@ def test_validation_records_carry_the_problems_tests(run_dir):
 def test_select_checkpoint_grades_code_in_the_sandbox(run_dir, monkeypatch):
     problem_ids = {record["problem"]: record["id"] for record in read_jsonl(run_dir / "bench.jsonl")}
     monkeypatch.setattr(fpa.evaluation.sampling, "make_backend",
-                        lambda generation, model_dir, gpus=1: ScriptedBackend(model_dir, problem_ids))
+                        lambda generation, model_dir, gpus=1, **engine: ScriptedBackend(model_dir, problem_ids))
     config = {"generation": {"backend": "hf", "stop": [], "temperature": 0.7, "max_new_tokens": 64, "batch_size": 1},
               "prompt_template": "{problem}", "chat_template": False,
               "benchmarks": {"val": {"source": "validation", "n": 2, "grader": "code_tests"}}}

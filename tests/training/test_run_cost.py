@@ -44,7 +44,7 @@ def test_paper_plan_has_every_job_family_and_warns_over_the_disk_budget():
     config = load_config_file(ROOT / "config" / "paper.yaml")
     runs = expand_runs(config, where="paper.yaml")
     costs = plan_costs(config, runs, ROOT)
-    assert {c.family for c in costs} == {"sample_offline", "cache_reference", "train", "evaluate"}
+    assert {c.family for c in costs} == {"sample_offline", "cache_reference", "train", "evaluate", "curve"}
     assert all(c.disk_bytes > 0 and c.gpu_hours > 0 for c in costs)
     total = sum(c.disk_bytes for c in costs) / GB
     assert disk_warning(config, runs, ROOT) is None  # no budget set

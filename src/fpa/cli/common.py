@@ -9,6 +9,7 @@ from typing import Iterator
 
 from fpa.evaluation import sampling
 from fpa.evaluation.sampling import BenchmarkSample
+from fpa.generation.backend import Engine
 
 
 def add_common(parser: argparse.ArgumentParser, *, config: bool = True, threads: bool = False,
@@ -45,12 +46,14 @@ def add_benchmark_sampling(parser: argparse.ArgumentParser) -> None:
     add_work(parser)
 
 
-def sample_benchmarks(args, rule: str) -> Iterator[BenchmarkSample]:
+def sample_benchmarks(args, rule: str, engine: Engine | None = None) -> Iterator[BenchmarkSample]:
     """``fpa.evaluation.sampling.sample_benchmarks`` of a sampling command's options (``--config-json``,
-    ``--benchmark``, ``--model``, ...), after the command's logging and threads are set up."""
+    ``--benchmark``, ``--model``, ...), after the command's logging and threads are set up; ``engine``:
+    the job's generation engine when it samples several checkpoints (default: a new one)."""
     setup(args)
     return sampling.sample_benchmarks(args.config_json, args.benchmark, rule, model=args.model, gpus=args.gpus,
-                                      seed=args.seed, code=args.code, work=args.work, shard_rows=args.shard_rows)
+                                      seed=args.seed, code=args.code, work=args.work, shard_rows=args.shard_rows,
+                                      engine=engine)
 
 
 def parse_json(text: str) -> dict:

@@ -3,9 +3,11 @@
 ``--snapshots`` is a run's snapshot directory (``step-*/``), or one model directory (the
 base model), which is the curve's step 0.
 
-Each snapshot is loaded at most once and sampled on every curve benchmark; its finished
-shards stay in ``--work/<step>/<benchmark>``, keyed by the snapshot's hash, so a re-run
-after a snapshot or a benchmark is added generates only the new (snapshot, benchmark) pairs.
+The job starts one generation engine, at the first snapshot it samples, and loads each later
+snapshot's weights into it (``fpa.evaluation.sampling.job_engine``). Each snapshot is loaded at
+most once and sampled on every curve benchmark; its finished shards stay in
+``--work/<step>/<benchmark>``, keyed by the snapshot's hash, so a re-run after a snapshot or a
+benchmark is added generates only the new (snapshot, benchmark) pairs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from fpa.cli.common import add_common, add_work, sample_benchmarks
 from fpa.evaluation.evaluate import score_completions
+from fpa.evaluation.sampling import job_engine
 from fpa.grading import get_grader
 from fpa.io import write_csv
 from fpa.provenance.record import Job
@@ -34,10 +37,11 @@ def curve_rows(args, models: list[tuple[int, str]]) -> list[dict]:
     """One row per (step, benchmark) of the (step, model directory) ``models``, in their order."""
     rows = []
     benchmarks = [(name, path, None) for name, path in args.benchmark]
+    engine = job_engine(args.config_json, args.gpus)
     for step, model in models:
         per_snapshot = argparse.Namespace(**{**vars(args), "model": model, "benchmark": benchmarks,
                                              "work": str(Path(args.work) / snapshot_name(step))})
-        for sample in sample_benchmarks(per_snapshot, "curve"):
+        for sample in sample_benchmarks(per_snapshot, "curve", engine):
             bench = sample.job.config["benchmark"]
             result = score_completions(sample.records, sample.completions, n=bench["n"],
                                        grader=get_grader(bench["grader"]))

@@ -8,6 +8,7 @@ import json
 
 from fpa.cli.common import add_common, add_work, setup
 from fpa.evaluation.sampling import generation_key, make_prompts
+from fpa.generation.model_len import job_max_model_len
 from fpa.generation.parallel import make_backend
 from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
 from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
@@ -25,8 +26,10 @@ def sample(args) -> None:
     job = Job("sample_offline", args.config_json, {"model": args.model, "problems": args.problems}, args.code)
     problems = read_jsonl(args.problems)
     prompts = make_prompts(args.config_json, [p["problem"] for p in problems], args.model)
+    backend = make_backend(generation, args.model, args.gpus,
+                           max_model_len=job_max_model_len(generation, args.model, prompts))
     completions = generate_sharded(
-        make_backend(generation, args.model, args.gpus), prompts, n=dataset["k"], temperature=dataset["temperature"],
+        backend, prompts, n=dataset["k"], temperature=dataset["temperature"],
         max_new_tokens=generation["max_new_tokens"], seed=dataset["seed"], work_dir=args.work,
         key_parts=generation_key(job), shard_rows=args.shard_rows,
         stop_words=stop_words(args.config_json["prompt_template"], generation["stop"]),

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from fpa.cli.common import add_common, add_work, sample_benchmarks
+from fpa.evaluation.sampling import job_engine
 from fpa.io import write_csv
 from fpa.provenance.record import Job
 from fpa.training.checkpoints import snapshot_name, snapshot_steps
@@ -45,11 +46,12 @@ def future_policy_rows(args) -> list[dict]:
     tokenizer = AutoTokenizer.from_pretrained(args.reference)
     reference, anchor = load(args.reference), load(anchor_dir)
     rows = []
+    engine = job_engine(args.config_json, args.gpus)  # one for every target snapshot
     for step, target_dir in targets.items():
         per_target = argparse.Namespace(**{**vars(args), "model": target_dir,
                                            "benchmark": [(*args.benchmark, None)],
                                            "work": str(Path(args.work) / snapshot_name(step))})
-        sample = next(sample_benchmarks(per_target, "future_policy"))
+        sample = next(sample_benchmarks(per_target, "future_policy", engine))
         # a completion cut at the generation limit has no EOS after it, as in training (fpa.data.tokenize)
         encoded = [encode_sample(tokenizer, prompt, completion.text, settings["max_length"],
                                  ends_answer=completion.finish_reason != "length")

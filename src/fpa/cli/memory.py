@@ -34,7 +34,7 @@ def plan_memory_command(args) -> None:
 
 
 ASSUMPTION_FIELDS = ("peak_tflops", "train_mfu", "forward_mfu", "generation_mfu", "sequence_fill", "completion_fill",
-                     "train_problems")
+                     "train_problems", "engine_start_s")
 
 
 def register(commands) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Iterator, NamedTuple, Sequence
 
 from fpa.data.prompts import CHAT_DATE, build_prompts
-from fpa.generation.backend import BACKENDS, LazyBackend
+from fpa.generation.backend import BACKENDS, Engine
+from fpa.generation.model_len import job_max_model_len
 from fpa.generation.parallel import make_backend
 from fpa.generation.shards import generate_sharded
 from fpa.generation.stops import Completion, stop_words
@@ -25,12 +26,19 @@ class BenchmarkSample(NamedTuple):
     completions: list[list[Completion]]
 
 
+def job_engine(config: dict, gpus: int) -> Engine:
+    """The one generation engine of a sampling job of config slice ``config``, for each checkpoint it
+    samples (``fpa curve``: every snapshot of a run)."""
+    return Engine(lambda model, **options: make_backend(config["generation"], model, gpus, **options))
+
+
 def sample_benchmarks(config: dict, requested: Sequence[tuple[str, str, str | None]], rule: str, *, model: str,
                       gpus: int, seed: int, code: str | None, work: str | None,
-                      shard_rows: int) -> Iterator[BenchmarkSample]:
+                      shard_rows: int, engine: Engine | None = None) -> Iterator[BenchmarkSample]:
     """``n`` completions per record of each requested (name, records file, output) benchmark of the
     config slice ``config``, one benchmark after the other, from one load of ``model`` (commands
-    ``evaluate``, ``generate``, ``curve``, ``future-policy``).
+    ``evaluate``, ``generate``, ``curve``, ``future-policy``) into ``engine`` (default: a new one;
+    ``fpa curve`` passes its job's, which is built once and then reloads each snapshot's weights).
 
     Each benchmark's shards go to ``work/<name>`` and are kept after its output is written: a
     re-run of the job (Snakemake re-runs it when any of its benchmarks changes) regenerates only
@@ -44,21 +52,24 @@ def sample_benchmarks(config: dict, requested: Sequence[tuple[str, str, str | No
     if unknown:
         raise SystemExit(f"--benchmark {unknown[0]}: not in --config-json benchmarks ({', '.join(benchmarks)})")
     generation = shared["generation"]
-    backend = LazyBackend(lambda: make_backend(generation, model, gpus))
+    records = {path: read_jsonl(path) for _, path, _ in requested}
+    prompts = {path: make_prompts(shared, [record["problem"] for record in rows], model)
+               for path, rows in records.items()}
+    max_model_len = job_max_model_len(generation, model, [p for some in prompts.values() for p in some])
+    backend = (engine or job_engine(config, gpus)).on(
+        model, **({} if max_model_len is None else {"max_model_len": max_model_len}))
     checkpoint = describe_inputs({"checkpoint": model})  # hashed once for all benchmarks
     for name, path, out in requested:
         bench = benchmarks[name]
         job = Job(rule, {**shared, "benchmark": bench, "seed": seed}, {"benchmark": path}, code, described=checkpoint)
-        records = read_jsonl(path)
-        prompts = make_prompts(shared, [record["problem"] for record in records], model)
         completions = generate_sharded(
-            backend, prompts, n=bench["n"], temperature=generation["temperature"],
+            backend, prompts[path], n=bench["n"], temperature=generation["temperature"],
             max_new_tokens=generation["max_new_tokens"], seed=seed,
             work_dir=None if work is None else Path(work) / name,
             key_parts=generation_key(job), shard_rows=shard_rows,
             stop_words=stop_words(shared["prompt_template"], generation["stop"]),
         )
-        yield BenchmarkSample(name, out, job, records, prompts, completions)
+        yield BenchmarkSample(name, out, job, records[path], prompts[path], completions)
 
 
 def generation_key(job) -> dict:

@@ -60,6 +60,11 @@ class GenerationBackend(Protocol):
         """
         ...
 
+    def load_weights(self, model_dir: str | os.PathLike) -> None:
+        """Replace the weights by those of checkpoint ``model_dir`` (same architecture and tokenizer,
+        e.g. a run's next snapshot), keeping the engine: its device placement, caches and workers."""
+        ...
+
 
 def check_sampling_args(n: int, temperature: float, max_new_tokens: int) -> None:
     """The range checks every backend applies before sampling."""
@@ -80,15 +85,42 @@ def get_backend(name: str, model_dir: str | os.PathLike, **options) -> Generatio
     return backend_cls(model_dir, **options)
 
 
-class LazyBackend:
-    """A backend built on its first ``generate`` call, so that a job whose shards are all
-    finished never loads the model (an engine start is minutes for a large model)."""
+class Engine:
+    """A job's one generation engine, for every checkpoint the job samples: built on the first
+    checkpoint's first ``generate``, then each later checkpoint's weights are loaded into it
+    (the backend's ``load_weights``), so a curve of 22 snapshots starts one engine, not 22 (a
+    vLLM start is a minute or more). ``build(model_dir, **options)`` makes the backend; the
+    ``options`` (e.g. vLLM's ``max_model_len``) are fixed at the build."""
 
-    def __init__(self, build: Callable[[], GenerationBackend]):
+    def __init__(self, build: Callable[..., GenerationBackend]):
         self._build = build
         self._backend: GenerationBackend | None = None
+        self._options: dict = {}
+        self._model_dir: str | None = None
+
+    def on(self, model_dir: str | os.PathLike, **options) -> LazyBackend:
+        """The engine on checkpoint ``model_dir``, loaded at its first ``generate``."""
+        return LazyBackend(self, str(model_dir), options)
+
+    def serve(self, model_dir: str, options: dict) -> GenerationBackend:
+        """The backend with ``model_dir``'s weights: built, reloaded or as it is."""
+        if self._backend is None:
+            self._backend, self._options = self._build(model_dir, **options), options
+        elif options != self._options:
+            raise ValueError(f"{model_dir}: the job's engine was built with {self._options}, this checkpoint "
+                             f"needs {options}")
+        elif model_dir != self._model_dir:
+            self._backend.load_weights(model_dir)
+        self._model_dir = model_dir
+        return self._backend
+
+
+class LazyBackend:
+    """A job's ``Engine`` on one checkpoint, loaded on its first ``generate`` call, so that a job
+    whose shards are all finished never loads the model (an engine start is minutes for a large model)."""
+
+    def __init__(self, engine: Engine, model_dir: str, options: dict):
+        self._engine, self._model_dir, self._options = engine, model_dir, options
 
     def generate(self, prompts: Sequence[str], **sampling) -> list[list[Completion]]:
-        if self._backend is None:
-            self._backend = self._build()
-        return self._backend.generate(prompts, **sampling)
+        return self._engine.serve(self._model_dir, self._options).generate(prompts, **sampling)

@@ -38,6 +38,7 @@ from fpa.generation.backend import check_sampling_args
 from fpa.generation.decode import SlotDecoder
 from fpa.generation.samplers import check_noise
 from fpa.generation.stops import Completion, finish, stop_token_ids
+from fpa.generation.weights import load_checkpoint_weights
 
 
 def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
@@ -78,6 +79,10 @@ class HFBackend:
         eos = self.model.generation_config.eos_token_id
         eos = [*(eos if isinstance(eos, list) else [eos]), self.tokenizer.eos_token_id]
         self.eos_ids = {token for token in eos if token is not None}  # a sample stops at any of them
+
+    def load_weights(self, model_dir: str | os.PathLike) -> None:
+        """Another checkpoint of the same model (a curve's next snapshot) into this model object."""
+        load_checkpoint_weights(self.model, model_dir)
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,

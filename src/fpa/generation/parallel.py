@@ -72,14 +72,24 @@ class DataParallelBackend:
         shares = split_prompts(prompts, len(self.workers), offsets)
         sampling = dict(n=n, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, stop=list(stop))
         for connection, (share, share_offsets) in zip(self.connections, shares):
-            connection.send((share, {**sampling, "offsets": share_offsets}))
-        completions = []
-        for connection in self.connections:  # every replica works while we wait on the first
+            connection.send(("generate", (share,), {**sampling, "offsets": share_offsets}))
+        return [completion for answer in self._answers() for completion in answer]
+
+    def load_weights(self, model_dir: str | os.PathLike) -> None:
+        """Every replica loads checkpoint ``model_dir`` into its running engine."""
+        for connection in self.connections:
+            connection.send(("load_weights", (str(model_dir),), {}))
+        self._answers()
+
+    def _answers(self) -> list:
+        """Each replica's answer, in replica order; every replica works while we wait on the first."""
+        answers = []
+        for connection in self.connections:
             status, value = connection.recv()
             if status == "error":
                 raise RuntimeError(f"data-parallel replica failed: {value}")
-            completions.extend(value)
-        return completions
+            answers.append(value)
+        return answers
 
     def close(self) -> None:
         for connection in self.connections:
@@ -94,7 +104,8 @@ class DataParallelBackend:
 
 
 def _serve(connection, visible: str | None, name: str, model_dir: str, options: dict) -> None:
-    """A replica: its devices, one backend, then ``generate`` on each request until None."""
+    """A replica: its devices, one backend, then each request, ``(method, args, kwargs)`` of its
+    ``generate`` or ``load_weights``, until None."""
     if visible is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = visible
     try:
@@ -105,22 +116,30 @@ def _serve(connection, visible: str | None, name: str, model_dir: str, options: 
         if backend is None:
             connection.send(("error", failure))
             continue
-        prompts, sampling = request
+        method, args, kwargs = request
         try:
-            connection.send(("ok", backend.generate(prompts, **sampling)))
+            connection.send(("ok", getattr(backend, method)(*args, **kwargs)))
         except Exception as error:
             connection.send(("error", f"{type(error).__name__}: {error}"))
 
 
-def make_backend(generation: dict, model_dir: str, gpus: int = 1):
+def make_backend(generation: dict, model_dir: str, gpus: int = 1, max_model_len: int | None = None):
     """The configured generation backend on ``model_dir``, with its own options; vLLM on a job of
-    more GPUs than one engine's ``tensor_parallel_size`` runs an engine per group of them."""
+    more GPUs than one engine's ``tensor_parallel_size`` runs an engine per group of them.
+    ``max_model_len``: vLLM's context length (``fpa.generation.model_len``). ``HFBackend`` runs on
+    the job's GPU where it has one, in bfloat16 there (as vLLM's dtype "auto" runs a float32
+    checkpoint), else on the CPU in float32."""
     logging.getLogger(__name__).info("loading %s with the %s backend", model_dir, generation["backend"])
     if generation["backend"] != "vllm":
-        return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"])
-    tensor_parallel = generation["tensor_parallel_size"]
-    if gpus <= tensor_parallel:
-        return get_backend("vllm", model_dir, tensor_parallel_size=tensor_parallel)
-    devices = replica_devices(gpus, tensor_parallel, os.environ.get("CUDA_VISIBLE_DEVICES"))
+        import torch
+
+        cuda = torch.cuda.is_available()
+        placement = dict(device="cuda" if cuda else "cpu", dtype="bfloat16" if cuda else "float32")
+        logging.getLogger(__name__).info("HF backend on %(device)s in %(dtype)s", placement)
+        return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"], **placement)
+    engine = dict(tensor_parallel_size=generation["tensor_parallel_size"], max_model_len=max_model_len)
+    if gpus <= engine["tensor_parallel_size"]:
+        return get_backend("vllm", model_dir, **engine)
+    devices = replica_devices(gpus, engine["tensor_parallel_size"], os.environ.get("CUDA_VISIBLE_DEVICES"))
     logging.getLogger(__name__).info("%d vLLM engines (data parallel) on GPUs %s", len(devices), devices)
-    return DataParallelBackend("vllm", model_dir, devices, tensor_parallel_size=tensor_parallel)
+    return DataParallelBackend("vllm", model_dir, devices, **engine)

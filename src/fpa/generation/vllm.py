@@ -98,6 +98,15 @@ class VLLMBackend:
         self.tokenizer = self.llm.get_tokenizer()
         self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
+    def load_weights(self, model_dir: str | os.PathLike) -> None:
+        """Another checkpoint of the same model into the running engine, with vLLM's own reload: each
+        worker points its model config at ``model_dir`` (``Worker.update_config``) and reads the
+        checkpoint with the engine's loader and tensor-parallel sharding (``Worker.reload_weights``).
+        The prefix cache is cleared: its blocks hold keys and values of the old weights."""
+        self.llm.collective_rpc("update_config", args=({"model_config": {"model": str(model_dir)}},))
+        self.llm.collective_rpc("reload_weights")
+        self.llm.reset_prefix_cache()
+
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
         stop: Sequence[str] = (), offsets: Mapping[str, int] | None = None,

@@ -8,9 +8,10 @@ log-normalisers and int32 targets per token and the fp32 head; sampling its comp
 
 GPU-hours, from FLOPs at an assumed utilisation of the GPU's peak (``Assumptions``, printed
 with the plan and overridable; training's from the GPU record's measured MFU where it has one): training 6 FLOPs a parameter a token (8 with gradient
-checkpointing's second forward), the cache's and evaluation's prompt forward 2, generation 2
-a generated token at a lower utilisation (decoding is bound by memory bandwidth). Token counts
-are the mean tokens a sequence (an assumed fraction of ``max_length`` / ``max_new_tokens``).
+checkpointing's second forward), the cache's and evaluation's prompt forward 2. Generation
+(sampling, evaluation, model selection and every snapshot of each planned curve) as its backend
+runs it, engine start-ups included (``fpa.memory.generation_cost``). Token counts are the mean
+tokens a sequence (an assumed fraction of ``max_length`` / ``max_new_tokens``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.memory.architecture import Architecture
-from fpa.project import PROJECT_ROOT
+from fpa.memory.generation_cost import GPU_RECORD, DecodeRate, engines_per_job, generation_hours, hf_decode_rate
 from fpa.memory.plan import model_architecture, sequences_per_problem
 
 GB = 1e9
@@ -33,9 +34,6 @@ TEXT_BYTES_PER_TOKEN = 4  # a token of English or LaTeX is ~4 characters of UTF-
 SAVED_BYTES = {"bf16": 2, "fp32": 4}
 CACHE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
-
-#: the GPU record whose measured training MFU the planner assumes (benchmarks/gpu/run.py's users_step)
-GPU_RECORD = PROJECT_ROOT / "benchmarks" / "gpu" / "results" / "gpu.json"
 
 
 def measured_train_mfu(record: Path = GPU_RECORD) -> tuple[float, str] | None:
@@ -62,6 +60,7 @@ class Assumptions:
     sequence_fill: float = 0.5  # mean tokens of a training sequence / max_length
     completion_fill: float = 0.5  # mean generated tokens / generation.max_new_tokens
     train_problems: int | None = None  # default: dataset.n_problems, else DATASET_PROBLEMS
+    engine_start_s: float = 60.0  # a vLLM engine's start (load, profile, CUDA graphs): a minute or more
     train_mfu_source: str = "assumed: no GPU record with a measured training MFU"
 
     @classmethod
@@ -127,15 +126,16 @@ def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, a
 
 
 def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, assume: Assumptions,
-                             cache_dtype: str = "bfloat16") -> list[Cost]:
+                             rate: DecodeRate | None = None, cache_dtype: str = "bfloat16") -> list[Cost]:
     """The offline dataset's sampling and the reference cache over it (one job each per model)."""
     sequences = dataset_problems(config, assume) * sequences_per_problem(config)
     completion = config["generation"]["max_new_tokens"] * assume.completion_fill
     out = []
     if config["dataset"]["source"] != "step_dpo":
         out.append(Cost("sample_offline", model, 1, sequences * completion * TEXT_BYTES_PER_TOKEN,
-                        _gpu_hours(sequences * completion, 2 * arch.params, assume.generation_mfu, assume),
-                        "completions as JSONL text"))
+                        generation_hours(config["generation"], arch.params, sequences * completion,
+                                         engines_per_job(config, "sample_offline"), assume, rate),
+                        rated("completions as JSONL text", rate)))
     # the forward reads whole sequences; the cache keeps the rows that predict completion tokens
     tokens = sequences * config["training"]["max_length"] * assume.sequence_fill
     per_token = arch.hidden_size * CACHE_BYTES[cache_dtype] + 4 + 4  # z_ref, ref_lse fp32, targets int32
@@ -156,9 +156,10 @@ def benchmark_problems(config: Mapping, catalog: Mapping, name: str, assume: Ass
 
 
 def evaluation_cost(config: Mapping, model: str, runs: list, arch: Architecture, catalog: Mapping,
-                    assume: Assumptions) -> Cost:
-    """Each run and seed sampled on the tables' benchmarks once, and on the selection benchmark at every
-    snapshot and the final checkpoint (``model_selection``)."""
+                    assume: Assumptions, rate: DecodeRate | None = None) -> Cost:
+    """Each run and seed sampled on the tables' benchmarks once (an ``evaluate`` job), and on the
+    selection benchmark at every snapshot and the final checkpoint (a ``select_checkpoint`` job,
+    ``model_selection``), each job with its own engine."""
     completion = config["generation"]["max_new_tokens"] * assume.completion_fill
     samples = {name: benchmark_problems(config, catalog, name, assume) * bench["n"]
                for name, bench in config["benchmarks"].items()}
@@ -166,14 +167,41 @@ def evaluation_cost(config: Mapping, model: str, runs: list, arch: Architecture,
     tested = sum(count for name, count in samples.items() if name != selection)
     generated = 0.0
     for run in runs:
-        t = run.training
-        steps = t["epochs"] * math.ceil(train_problems(config, assume) / t["batch_problems"])
-        checkpoints = (steps // t["snapshot_every"] if t["snapshot_every"] else 0) + 1
+        checkpoints = run_snapshots(config, run, assume) + 1
         per_seed = tested + (checkpoints * samples[selection] if selection else 0)
         generated += len(run.seeds) * per_seed * completion
-    jobs = sum(len(run.seeds) for run in runs)
-    return Cost("evaluate", model, jobs, generated * TEXT_BYTES_PER_TOKEN,
-                _gpu_hours(generated, 2 * arch.params, assume.generation_mfu, assume), "completions as JSONL text")
+    jobs = sum(len(run.seeds) for run in runs) * (2 if selection else 1)
+    hours = generation_hours(config["generation"], arch.params, generated,
+                             jobs * engines_per_job(config, "evaluate"), assume, rate)
+    return Cost("evaluate", model, jobs, generated * TEXT_BYTES_PER_TOKEN, hours,
+                rated("completions as JSONL text", rate))
+
+
+def curve_cost(config: Mapping, model: str, runs: Mapping, arch: Architecture, catalog: Mapping,
+               assume: Assumptions, rate: DecodeRate | None = None) -> Cost | None:
+    """The planned accuracy curves of ``model``: every snapshot of the run (the base model: one point)
+    sampled on the curve benchmarks, in one job with one engine per curve; None without curves."""
+    from fpa.planning.figures import planned_curves
+
+    methods = [path.split("/")[3] for path in planned_curves(config, runs) if path.split("/")[2] == model]
+    if not methods:
+        return None
+    samples = sum(benchmark_problems(config, catalog, name, assume) * config["benchmarks"][name]["n"]
+                  for name in config.get("curve_benchmarks", ()))
+    points = sum(1 if method == "base" else run_snapshots(config, runs[(model, method)], assume)
+                 for method in methods)
+    generated = points * samples * config["generation"]["max_new_tokens"] * assume.completion_fill
+    hours = generation_hours(config["generation"], arch.params, generated,
+                             len(methods) * engines_per_job(config, "evaluate"), assume, rate)
+    return Cost("curve", model, len(methods), generated * TEXT_BYTES_PER_TOKEN, hours,
+                rated(f"{points} snapshots on {', '.join(config['curve_benchmarks'])}, one engine per curve job", rate))
+
+
+def run_snapshots(config: Mapping, run, assume: Assumptions) -> int:
+    """Snapshots one seed of ``run`` keeps (its curve's points)."""
+    t = run.training
+    steps = t["epochs"] * math.ceil(train_problems(config, assume) / t["batch_problems"])
+    return steps // t["snapshot_every"] if t["snapshot_every"] else 0
 
 
 def format_costs(costs: list[Cost], assume: Assumptions, budget_gb: float | None) -> str:
@@ -198,17 +226,32 @@ def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions =
                          f"pass --train-problems")
     path = catalog_path(config)
     catalog = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    architectures = {model: model_architecture(model, entry, root) for model, entry in config["models"].items()}
+    rate = decode_rate(config, architectures)
     costs = []
-    for model, entry in config["models"].items():
-        arch = model_architecture(model, entry, root)
+    for model, arch in architectures.items():
         trained = [run for (name, _), run in runs.items()
                    if name == model and not run.online and run.trained_as == run.name]
         if arch is None or not trained:
             continue
-        costs += sampling_and_cache_costs(config, model, arch, assume)
+        costs += sampling_and_cache_costs(config, model, arch, assume, rate)
         costs.append(training_cost(config, model, trained, arch, assume))
-        costs.append(evaluation_cost(config, model, trained, arch, catalog, assume))
+        costs.append(evaluation_cost(config, model, trained, arch, catalog, assume, rate))
+        costs += [cost for cost in [curve_cost(config, model, runs, arch, catalog, assume, rate)] if cost]
     return costs
+
+
+def rated(note: str, rate: DecodeRate | None) -> str:
+    """A generation family's note, with the HF decoder's measured rate its GPU-hours rest on."""
+    return note if rate is None else f"{note}; {rate.note()}"
+
+
+def decode_rate(config: Mapping, architectures: Mapping[str, Architecture | None]) -> DecodeRate | None:
+    """The HF decoder's measured rate where the config generates with HF, else None."""
+    if config["generation"]["backend"] != "hf":
+        return None
+    params = {model: arch.params for model, arch in architectures.items() if arch is not None}
+    return hf_decode_rate(config["generation"]["batch_size"], params)
 
 
 def disk_warning(config: Mapping, runs: Mapping, root: Path) -> str | None:

@@ -85,13 +85,18 @@ def describe_inputs(inputs: Mapping[str, str | os.PathLike]) -> dict:
 def usage_since(clock_start: float) -> dict:
     """What a job has cost so far: wall seconds since ``clock_start`` (``time.perf_counter``), CPU
     seconds of the process and its finished children (torchrun ranks, grader pools), and GPU
-    seconds as the paper counts GPU hours: wall time × the GPUs the job holds."""
+    seconds as the paper counts GPU hours: wall time × the GPUs the job holds; a job that computed
+    on a GPU adds its name and the largest peak of ``torch.cuda.max_memory_allocated`` over them."""
     wall = time.perf_counter() - clock_start
     cpu = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     torch = sys.modules.get("torch")  # a job that never imported torch holds no GPU
     gpus = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
-    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "gpus": gpus, "gpu_s": round(wall * gpus, 3)}
+    usage = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "gpus": gpus, "gpu_s": round(wall * gpus, 3)}
+    if gpus and torch.cuda.is_initialized():  # the job computed on its GPUs: where, and their peak
+        usage["device"] = torch.cuda.get_device_name(0)
+        usage["gpu_peak_bytes"] = max(torch.cuda.max_memory_allocated(i) for i in range(gpus))
+    return usage
 
 
 #: How a command states its whole cost as the last line of its log (``fpa.cli``): the cost table

@@ -14,7 +14,7 @@ its softmax and sums are fp32 in every case. ``auto`` (the default) takes bf16 p
 and exact fp32 ones elsewhere (what CPU runs, the toy's records among them, always computed):
 bf16's root-mean-square error against float64 in FPA's and Off-RL's weights and in log π_θ stays
 within twice the error that storing z in bf16 (the reference cache's default) already puts there (``benchmarks/head_precision.py``,
-``benchmarks/results/head_precision_cpu.json``), at the bf16 tensor cores' rate, twice TF32's
+``benchmarks/numerics/results/head_precision_cpu.json``), at the bf16 tensor cores' rate, twice TF32's
 on Ampere and Hopper.
 """
 
