@@ -15,6 +15,9 @@ from fpa.io import write_jsonl
 from fpa.toy.task import make_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
+# fast_tier: the CPU budget of each test not marked slow; pytester: the tests of that guard
+pytest_plugins = ["fast_tier", "pytester"]
+
 
 def build_tiny_model(directory, seed: int = 0) -> None:
     tokenizer = build_tokenizer()
