@@ -28,8 +28,8 @@ def cpu_seconds() -> float:
 
 
 def pytest_addoption(parser):
-    parser.addini("fast_tier_cpu_seconds", "CPU seconds a test not marked slow may spend (setup + call)",
-                  default="30")
+    parser.addini("fast_tier_cpu_seconds", "CPU seconds a test not marked slow may spend (setup + call); "
+                                           "unset: no budget")
 
 
 def pytest_configure(config):
@@ -38,11 +38,12 @@ def pytest_configure(config):
 
 
 def budget(item) -> float | None:
-    """The CPU seconds ``item`` may spend; None for a slow test (no budget)."""
+    """The CPU seconds ``item`` may spend; None for a slow test, or where no budget is set."""
     if item.get_closest_marker("slow"):
         return None
     marker = item.get_closest_marker("cpu_budget")
-    return float(marker.args[0]) if marker else float(item.config.getini("fast_tier_cpu_seconds"))
+    default = item.config.getini("fast_tier_cpu_seconds")
+    return float(marker.args[0]) if marker else float(default) if default else None
 
 
 @pytest.hookimpl(tryfirst=True)
