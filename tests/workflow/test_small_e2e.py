@@ -20,7 +20,7 @@ import pytest
 from workflow_helpers import copy_project, job_counts, one_run_config, snakemake
 
 
-@pytest.mark.cpu_budget(240)
+@pytest.mark.cpu_budget(600)  # the toy base model's SFT is most of it
 def test_one_run_goes_from_the_base_model_to_a_table_whose_cells_explain(tmp_path):
     project = copy_project(tmp_path)
     workdir = tmp_path / "work"
