@@ -4,9 +4,10 @@
 Each such test is charged the CPU seconds of this process and its finished subprocesses from
 the start of its setup to the end of its call (fixtures it builds first included), and fails
 when it spends more than ``fast_tier_cpu_seconds`` (pyproject.toml) or its own
-``@pytest.mark.cpu_budget(seconds)``. CPU time, not wall time: it does not grow when other
-work shares the machine, so the guard holds on a loaded developer machine and in CI alike,
-and a slow test cannot slip into the fast tier unnoticed, whichever tier runs it.
+``@pytest.mark.cpu_budget(seconds)``. CPU time, not wall time: it grows far less when other
+work shares the machine (torch's waiting threads spin, so not nothing). As the full suite
+runs these tests too, a slow test cannot slip into the fast tier unnoticed, whichever tier
+runs it. Under pytest-xdist each worker guards its own tests (the summary is not shown).
 """
 
 from __future__ import annotations
