@@ -1,11 +1,15 @@
 """Portable CPU numerics (fpa.numerics): the toy base model's SFT gives the same weights whichever
-instruction set MKL may use. ``MKL_ENABLE_INSTRUCTIONS=AVX2`` stands in for an older x86 CPU."""
+instruction set MKL may use. ``MKL_ENABLE_INSTRUCTIONS=AVX2`` stands in for an older x86 CPU.
+
+Slow: two SFT runs in fresh processes, past the fast tier's CPU budget (docs/testing.md)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+
+import pytest
 
 from fpa.numerics import PORTABLE_ENV
 
@@ -28,6 +32,7 @@ def _weights_hash(tmp_path, name, env) -> str:
     return done.stdout.split()[-1]
 
 
+@pytest.mark.slow
 def test_portable_numerics_do_not_depend_on_the_instruction_set(tmp_path):
     native = _weights_hash(tmp_path, "native", PORTABLE_ENV)
     older_cpu = _weights_hash(tmp_path, "avx2", {**PORTABLE_ENV, "MKL_ENABLE_INSTRUCTIONS": "AVX2"})

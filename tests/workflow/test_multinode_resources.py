@@ -19,6 +19,7 @@ import yaml
 
 from workflow_helpers import planned_resources
 
+from fpa.config import load_config_file
 from fpa.errors import ConfigError
 from fpa.planning import validate_config
 from fpa.resources import job_request, job_world
@@ -56,23 +57,9 @@ def test_a_multi_node_job_asks_one_task_per_node_and_its_gpus_per_node(train, ad
     assert job_world(train) == world
 
 
-@pytest.mark.skipif(importlib.util.find_spec("snakemake_executor_plugin_slurm") is None,
-                    reason="snakemake-executor-plugin-slurm is not installed (the test extra pins it)")
-def test_the_plugin_turns_the_request_into_one_task_per_node_with_gpus_per_node():
-    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
-    from snakemake_executor_plugin_slurm.utils import set_gres_string
-
-    train = validate_config(_ci_config(nodes=2, gpu=4, cpus_per_task=16), where="cfg.yaml")["resources"]["train"]
-    job = SimpleNamespace(resources=SimpleNamespace(**job_request(train), get=job_request(train).get),
-                          threads=16)
-    params = dict(run_uuid="run", slurm_logfile="log", comment_str="rule_train", account="-A acc",
-                  partition="-p gpu", workdir=None)
-    flags = (get_submit_command(job, params) + set_gres_string(job)).split()
-    assert {"--nodes=2", "--ntasks=2", "--cpus-per-task=16", "--gres=gpu:4"} <= set(flags), flags
-    assert not [flag for flag in flags if flag.startswith(("--gpus", "--ntasks-per-gpu"))], flags
-
-
 SLURM_PLUGINS = ("snakemake_executor_plugin_slurm", "snakemake_executor_plugin_slurm_jobstep")
+needs_slurm_plugins = pytest.mark.skipif(any(importlib.util.find_spec(name) is None for name in SLURM_PLUGINS),
+                                         reason="the SLURM executor plugins are not installed (the test extra pins them)")
 
 
 class _PluginJob:
@@ -86,24 +73,48 @@ class _PluginJob:
         return False
 
 
-@pytest.mark.skipif(any(importlib.util.find_spec(name) is None for name in SLURM_PLUGINS),
-                    reason="the SLURM executor plugins are not installed (the test extra pins them)")
+def _sbatch_flags(job: _PluginJob) -> set[str]:
+    """The sbatch flags the executor plugin (2.8.0) builds for ``job``."""
+    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    params = dict(run_uuid="run", slurm_logfile="log", comment_str="rule_train", account="-A acc",
+                  partition="-p gpu", workdir=None)
+    return set((get_submit_command(job, params) + set_gres_string(job)).split())
+
+
+@needs_slurm_plugins
+def test_the_plugin_turns_the_request_into_one_task_per_node_with_gpus_per_node():
+    train = validate_config(_ci_config(nodes=2, gpu=4, cpus_per_task=16), where="cfg.yaml")["resources"]["train"]
+    flags = _sbatch_flags(_PluginJob(job_request(train), threads=16))
+    assert {"--nodes=2", "--ntasks=2", "--cpus-per-task=16", "--gres=gpu:4"} <= flags, flags
+    assert not [flag for flag in flags if flag.startswith(("--gpus", "--ntasks-per-gpu"))], flags
+
+
+@needs_slurm_plugins
+def test_the_papers_one_node_two_gpu_training_job_is_one_task_with_both_gpus():
+    """Defect (issue 32's first GPU-hour): a 1-node job with gpu: 2 became --gpus=2
+    --ntasks-per-gpu=1 (two tasks of one GPU) under config/paper.yaml's own request."""
+    paper = validate_config(load_config_file(ROOT / "config" / "paper.yaml"), where="config/paper.yaml")
+    train = paper["resources"]["train"]
+    flags = _sbatch_flags(_PluginJob({"tasks": 1, **job_request(train)}, threads=train["cpus_per_task"]))
+    assert {"--nodes=1", f"--gpus={train['gpu']}"} <= flags, flags
+    assert not [flag for flag in flags if flag.startswith(("--ntasks-per-gpu", "--gpus-per-task"))], flags
+
+
+@needs_slurm_plugins
 def test_a_one_node_two_gpu_training_job_is_one_task_whose_step_sees_both_gpus(monkeypatch):
     """sbatch as the executor plugin (2.8.0) builds it, then the job step as the jobstep plugin
     (0.6.1) starts it inside the allocation: one task with both GPUs, under a site whose
     default-resources set ``tasks: 1`` (which made the plugin ask ``--ntasks-per-gpu=1``: two
     tasks of one GPU each, the step seeing one of them)."""
     import snakemake_executor_plugin_slurm_jobstep as jobstep
-    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
-    from snakemake_executor_plugin_slurm.utils import set_gres_string
 
     train = validate_config(_ci_config(gpu=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
     request = {"tasks": 1, **job_request(train)}  # a site default under the config's request
     job = _PluginJob(request, threads=8)
-    params = dict(run_uuid="run", slurm_logfile="log", comment_str="rule_train", account="-A acc",
-                  partition="-p gpu", workdir=None)
-    flags = (get_submit_command(job, params) + set_gres_string(job)).split()
-    assert {"--nodes=1", "--gpus=2", "--cpus-per-task=8"} <= set(flags), flags
+    flags = _sbatch_flags(job)
+    assert {"--nodes=1", "--gpus=2", "--cpus-per-task=8"} <= flags, flags
     assert not [flag for flag in flags if flag.startswith(("--ntasks", "--gpus-per-task", "--gres"))], flags
 
     started = []

@@ -181,25 +181,3 @@ def test_tables_carry_the_papers_cells_with_delta_and_figures_are_drawn(rehearsa
     assert {row["row"].rsplit("/", 1)[-1] for row in _table(rehearsal.workdir, "rlvr")} == {"base", "fpa", "grpo"}
     for name in MODELS:
         assert (rehearsal.workdir / "results" / "figures" / "paper-rehearsal" / name / "training_dynamics.png").is_file()
-
-
-def test_the_papers_one_node_two_gpu_training_job_is_one_task_with_both_gpus():
-    """Defect: a 1-node job with gpu: 2 became --gpus=2 --ntasks-per-gpu=1 (two tasks of one GPU)."""
-    pytest.importorskip("snakemake_executor_plugin_slurm")
-    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
-    from snakemake_executor_plugin_slurm.utils import set_gres_string
-
-    from fpa.config import load_config_file
-    from fpa.planning import validate_config
-    from fpa.resources import job_request
-
-    paper = validate_config(load_config_file(ROOT / "config" / "paper.yaml"), where="config/paper.yaml")
-    train = paper["resources"]["train"]
-    request = {"tasks": 1, **job_request(train)}  # a site's default under the config's request
-    job = SimpleNamespace(resources=SimpleNamespace(**request, get=request.get, keys=request.keys),
-                          threads=train["cpus_per_task"], is_group=lambda: False)
-    params = dict(run_uuid="run", slurm_logfile="log", comment_str="rule_train", account="-A acc",
-                  partition="-p gpu", workdir=None)
-    flags = (get_submit_command(job, params) + set_gres_string(job)).split()
-    assert {"--nodes=1", f"--gpus={train['gpu']}"} <= set(flags), flags
-    assert not [flag for flag in flags if flag.startswith(("--ntasks-per-gpu", "--gpus-per-task"))], flags
