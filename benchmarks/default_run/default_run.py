@@ -195,7 +195,8 @@ def _clones(record: dict) -> str:
 def markdown_summary(record: dict) -> str:
     """The README's view of the record: the table a new user gets, and how long the run took."""
     rounds = record["rounds"]
-    walls = ", ".join(minutes(r["wall_s"]) for r in rounds)
+    # the load beside each wall time: other jobs on the same cores stretch a round's wall time, not its table
+    walls = ", ".join(f"{minutes(r['wall_s'])} (1-min load {_load(r)})" for r in rounds)
     return "\n".join([rounds[0]["table"].strip(), "", *_stderr_line(rounds[0]),
                       f"Measured on {_clones(record)}: wall time {walls}.", ""])
 
