@@ -32,11 +32,16 @@ def test_vllm_generation_counts_its_tokens_and_one_engine_start_per_job(paper):
     config, runs = paper
     model = "qwen3-4b-base"
     params = model_architecture(model, config["models"][model], ROOT).params
-    costs = by_family(plan_costs(config, runs, ROOT), model)
-    cold = by_family(plan_costs(config, runs, ROOT, Assumptions(engine_start_s=0.0)), model)
-    for family in ("sample_offline", "evaluate", "curve"):  # one vLLM engine per job (1 GPU each)
+    curves = planned_curves(config, runs)
+    costs = by_family(plan_costs(config, runs, ROOT, curves=curves), model)
+    cold = by_family(plan_costs(config, runs, ROOT, Assumptions(engine_start_s=0.0), curves=curves), model)
+    methods = [path.split("/")[3] for path in curves if path.split("/")[2] == model]
+    snapshots = sum(1 if m == "base" else run_snapshots(config, runs[(model, m)], Assumptions()) for m in methods)
+    starts = {"sample_offline": costs["sample_offline"].jobs, "evaluate": costs["evaluate"].jobs,
+              "curve": snapshots}  # one vLLM engine per job (1 GPU each), a curve's: one per snapshot
+    for family in ("sample_offline", "evaluate", "curve"):
         assert costs[family].gpu_hours - cold[family].gpu_hours == pytest.approx(
-            costs[family].jobs * 60.0 / 3600, rel=1e-9), family
+            starts[family] * 60.0 / 3600, rel=1e-9), family
         generated = costs[family].disk_bytes / 4  # 4 bytes of text a generated token
         assert cold[family].gpu_hours == pytest.approx(generated * 2 * params / (0.06 * 989e12) / 3600, rel=1e-9)
     assert costs["train"].gpu_hours == cold["train"].gpu_hours
@@ -45,7 +50,7 @@ def test_vllm_generation_counts_its_tokens_and_one_engine_start_per_job(paper):
 def test_each_planned_curve_samples_every_snapshot_of_its_run(paper):
     config, runs = paper
     model = "qwen3-4b-base"
-    curve = by_family(plan_costs(config, runs, ROOT), model)["curve"]
+    curve = by_family(plan_costs(config, runs, ROOT, curves=planned_curves(config, runs)), model)["curve"]
     methods = [path.split("/")[3] for path in planned_curves(config, runs) if path.split("/")[2] == model]
     points = sum(1 if m == "base" else run_snapshots(config, runs[(model, m)], Assumptions()) for m in methods)
     train = 12_000 * (1 - config["dataset"]["validation_fraction"])
@@ -53,7 +58,7 @@ def test_each_planned_curve_samples_every_snapshot_of_its_run(paper):
     assert run_snapshots(config, runs[(model, "offrl")], Assumptions()) == (
         offrl["epochs"] * math.ceil(int(train) / offrl["batch_problems"]) // offrl["snapshot_every"])
     assert curve.jobs == len(methods) and points > 2 * len(methods)
-    assert curve.note.startswith(f"{points} snapshots on math500, one engine per curve job")
+    assert curve.note.startswith(f"{points} snapshots on math500, an engine start per snapshot under vLLM")
     math500 = 500 * config["benchmarks"]["math500"]["n"]
     assert curve.disk_bytes == points * math500 * 2048 * 0.5 * 4
 
@@ -63,7 +68,7 @@ def test_hf_generation_is_priced_at_the_decoders_measured_rate(paper):
     record = json.loads((ROOT / "benchmarks" / "gpu" / "results" / "gpu.json").read_text())
     measured = record["measurements"]["generation"]["result"]
     hf = {**config, "generation": {**config["generation"], "backend": "hf", "batch_size": 200}}
-    costs = plan_costs(hf, runs, ROOT)
+    costs = plan_costs(hf, runs, ROOT, curves=planned_curves(hf, runs))
     recorded = model_architecture("qwen3-4b-base", config["models"]["qwen3-4b-base"], ROOT).params
     rate = measured["batch_sizes"]["256"]["tokens_per_s"]  # 200 rows: the nearest recorded count
     for model in ("qwen3-4b-base", "qwen2.5-math-7b"):

@@ -11,6 +11,7 @@ import pytest
 from fpa.config.runs import Run, expand_runs
 from fpa.memory.architecture import Architecture
 from fpa.memory.cost import GB, Assumptions, disk_warning, plan_costs, training_cost
+from fpa.planning.figures import planned_curves
 from fpa.planning import load_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,15 +44,16 @@ def test_a_bf16_run_writes_its_snapshots_in_half_the_disk_of_an_fp32_run():
 def test_paper_plan_has_every_job_family_and_warns_over_the_disk_budget():
     config = load_config_file(ROOT / "config" / "paper.yaml")
     runs = expand_runs(config, where="paper.yaml")
-    costs = plan_costs(config, runs, ROOT)
+    curves = planned_curves(config, runs)
+    costs = plan_costs(config, runs, ROOT, curves=curves)
     assert {c.family for c in costs} == {"sample_offline", "cache_reference", "train", "evaluate", "curve"}
     assert all(c.disk_bytes > 0 and c.gpu_hours > 0 for c in costs)
     total = sum(c.disk_bytes for c in costs) / GB
-    assert disk_warning(config, runs, ROOT) is None  # no budget set
+    assert disk_warning(config, runs, ROOT, curves=curves) is None  # no budget set
     config["budget"] = {"disk_gb": total / 2}
-    assert disk_warning(config, runs, ROOT).startswith(f"disk: the config's jobs write ~{total:,.0f} GB > budget.disk_gb")
+    assert disk_warning(config, runs, ROOT, curves=curves).startswith(f"disk: the config's jobs write ~{total:,.0f} GB > budget.disk_gb")
     config["budget"] = {"disk_gb": total * 2}
-    assert disk_warning(config, runs, ROOT) is None
+    assert disk_warning(config, runs, ROOT, curves=curves) is None
 
 
 def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fpa.config.runs import expand_runs
 from fpa.memory.cost import Assumptions, format_costs, plan_costs, train_problems
+from fpa.planning.figures import planned_curves
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
 from fpa.planning import load_config_file
 
@@ -30,7 +31,8 @@ def plan_memory_command(args) -> None:
         print(f"Disk and GPU-hours: the problem count of dataset.source {config['dataset']['source']!r} is not "
               f"known here; pass --train-problems N")
         return
-    print(format_costs(plan_costs(config, runs, Path(args.root), assume), assume, config["budget"]["disk_gb"]))
+    costs = plan_costs(config, runs, Path(args.root), assume, curves=planned_curves(config, runs))
+    print(format_costs(costs, assume, config["budget"]["disk_gb"]))
 
 
 ASSUMPTION_FIELDS = ("peak_tflops", "train_mfu", "forward_mfu", "generation_mfu", "sequence_fill", "completion_fill",

@@ -80,6 +80,10 @@ class VLLMBackend:
             raise ValueError(f"batch_size: expected >= 1 or None, got {batch_size}")
         from vllm import LLM  # lazy: vLLM lives in its own environment (envs/vllm.yaml)
 
+        self._options = {"tensor_parallel_size": tensor_parallel_size, "dtype": dtype,
+                         "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
+                         "batch_size": batch_size, "enforce_eager": enforce_eager, "seed": seed, **engine_options}
+
         if batch_size is not None:
             engine_options["max_num_seqs"] = batch_size
         self.llm = LLM(
@@ -99,13 +103,15 @@ class VLLMBackend:
         self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def load_weights(self, model_dir: str | os.PathLike) -> None:
-        """Another checkpoint of the same model into the running engine, with vLLM's own reload: each
-        worker points its model config at ``model_dir`` (``Worker.update_config``) and reads the
-        checkpoint with the engine's loader and tensor-parallel sharding (``Worker.reload_weights``).
-        The prefix cache is cleared: its blocks hold keys and values of the old weights."""
-        self.llm.collective_rpc("update_config", args=({"model_config": {"model": str(model_dir)}},))
-        self.llm.collective_rpc("reload_weights")
-        self.llm.reset_prefix_cache()
+        """Another checkpoint of the same model: the engine is rebuilt on ``model_dir`` with the same
+        options. vLLM 0.32.0's in-place reload (``Worker.reload_weights(weights_path=)``, with the prefix
+        cache reset) gave completions of neither checkpoint on its CPU build
+        (``tests/generation/test_vllm.py::test_each_snapshot_of_a_curve_samples_its_own_weights``): a curve
+        sampled from such an engine would be wrong without a sign, so a vLLM job pays one start per
+        checkpoint until the reload is shown right (on a GPU: ``benchmarks/gpu/run.py``)."""
+        options = self._options
+        del self.llm  # the old engine's memory (its KV cache) is freed before the new one reserves its own
+        self.__init__(model_dir, **options)
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,

@@ -20,7 +20,7 @@ import json
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from fpa.memory.architecture import Architecture
 from fpa.memory.generation_cost import GPU_RECORD, DecodeRate, engines_per_job, generation_hours, hf_decode_rate
@@ -177,13 +177,12 @@ def evaluation_cost(config: Mapping, model: str, runs: list, arch: Architecture,
                 rated("completions as JSONL text", rate))
 
 
-def curve_cost(config: Mapping, model: str, runs: Mapping, arch: Architecture, catalog: Mapping,
-               assume: Assumptions, rate: DecodeRate | None = None) -> Cost | None:
-    """The planned accuracy curves of ``model``: every snapshot of the run (the base model: one point)
-    sampled on the curve benchmarks, in one job with one engine per curve; None without curves."""
-    from fpa.planning.figures import planned_curves
-
-    methods = [path.split("/")[3] for path in planned_curves(config, runs) if path.split("/")[2] == model]
+def curve_cost(config: Mapping, model: str, runs: Mapping, curves: Sequence[str], arch: Architecture,
+               catalog: Mapping, assume: Assumptions, rate: DecodeRate | None = None) -> Cost | None:
+    """The planned accuracy ``curves`` (results/curves/{model}/{method}/{seed}.csv) of ``model``: every
+    snapshot of the run (the base model: one point) sampled on the curve benchmarks, in one job with one
+    engine per curve; None without curves."""
+    methods = [path.split("/")[3] for path in curves if path.split("/")[2] == model]
     if not methods:
         return None
     samples = sum(benchmark_problems(config, catalog, name, assume) * config["benchmarks"][name]["n"]
@@ -191,10 +190,13 @@ def curve_cost(config: Mapping, model: str, runs: Mapping, arch: Architecture, c
     points = sum(1 if method == "base" else run_snapshots(config, runs[(model, method)], assume)
                  for method in methods)
     generated = points * samples * config["generation"]["max_new_tokens"] * assume.completion_fill
+    # vLLM starts an engine per snapshot (fpa.generation.vllm.VLLMBackend.load_weights: its in-place reload
+    # is not trusted yet); the HF backend loads each snapshot into its one model
     hours = generation_hours(config["generation"], arch.params, generated,
-                             len(methods) * engines_per_job(config, "evaluate"), assume, rate)
+                             points * engines_per_job(config, "evaluate"), assume, rate)
     return Cost("curve", model, len(methods), generated * TEXT_BYTES_PER_TOKEN, hours,
-                rated(f"{points} snapshots on {', '.join(config['curve_benchmarks'])}, one engine per curve job", rate))
+                rated(f"{points} snapshots on {', '.join(config['curve_benchmarks'])}, an engine start per "
+                      f"snapshot under vLLM", rate))
 
 
 def run_snapshots(config: Mapping, run, assume: Assumptions) -> int:
@@ -215,8 +217,10 @@ def format_costs(costs: list[Cost], assume: Assumptions, budget_gb: float | None
     return "\n".join(lines + ["", f"Disk budget: {budget}.", "", "Assumptions (GPU-hours):"] + assume.lines())
 
 
-def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions = Assumptions()) -> list[Cost]:
-    """Every offline job family of every model with a known architecture (online runs: not estimated)."""
+def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions = Assumptions(), *,
+               curves: Sequence[str]) -> list[Cost]:
+    """Every offline job family of every model with a known architecture (online runs: not estimated);
+    ``curves``: the planned curve CSVs (``fpa.planning.figures.planned_curves``, a layer above)."""
     import yaml
 
     from fpa.data.lock import catalog_path
@@ -237,7 +241,7 @@ def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions =
         costs += sampling_and_cache_costs(config, model, arch, assume, rate)
         costs.append(training_cost(config, model, trained, arch, assume))
         costs.append(evaluation_cost(config, model, trained, arch, catalog, assume, rate))
-        costs += [cost for cost in [curve_cost(config, model, runs, arch, catalog, assume, rate)] if cost]
+        costs += [cost for cost in [curve_cost(config, model, runs, curves, arch, catalog, assume, rate)] if cost]
     return costs
 
 
@@ -254,12 +258,13 @@ def decode_rate(config: Mapping, architectures: Mapping[str, Architecture | None
     return hf_decode_rate(config["generation"]["batch_size"], params)
 
 
-def disk_warning(config: Mapping, runs: Mapping, root: Path) -> str | None:
-    """One line when the config's jobs will write more than ``budget.disk_gb``, else None."""
+def disk_warning(config: Mapping, runs: Mapping, root: Path, *, curves: Sequence[str]) -> str | None:
+    """One line when the config's jobs (``curves``: as ``plan_costs``) will write more than ``budget.disk_gb``,
+    else None."""
     budget = (config.get("budget") or {}).get("disk_gb")
     if budget is None or train_problems(config, Assumptions()) is None:
         return None
-    disk = sum(cost.disk_bytes for cost in plan_costs(config, runs, root)) / GB
+    disk = sum(cost.disk_bytes for cost in plan_costs(config, runs, root, curves=curves)) / GB
     if disk <= budget:
         return None
     return (f"disk: the config's jobs write ~{disk:,.0f} GB > budget.disk_gb {budget:,.0f} "

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from fpa.objectives.base import check_range, parse_params
-from fpa.training.body import fused_adamw
 
 # the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
 # (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.online.run passes it; fpa.memory.plan plans it)
@@ -107,6 +106,8 @@ def trl_settings(params: OnlineParams, training: Mapping, *, processes: int) -> 
                          f"per optimizer step must split into forwards of {params.micro_batch} completions on "
                          f"{processes} processes")
     accumulation = completions_per_step // per_forward
+    from fpa.training.body import fused_adamw  # torch: here, not where the config is planned
+
     rollout_forwards = accumulation * params.batch_prompts // params.mini_batch_prompts
     return {
         "learning_rate": training["lr"], "lr_scheduler_type": "constant_with_warmup",

@@ -54,7 +54,7 @@ def prepare_layers(lm, cfg) -> None:
         raise ValueError(f"training.checkpoint_every_layers: expected an integer >= 1, got "
                          f"{cfg.checkpoint_every_layers!r}")
     if cfg.gradient_checkpointing:
-        lm.activation_checkpointing_enable(every_n_layers=cfg.checkpoint_every_layers)
+        lm.gradient_checkpointing_enable(every_n_layers=cfg.checkpoint_every_layers)
     if cfg.compile_layers:
         for layer in lm.get_decoder().layers:
             layer.compile()
