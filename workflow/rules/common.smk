@@ -30,7 +30,9 @@ config.update(PLAN.config)
 if workflow.is_main_process:
     for line in memory_warnings(config, PLAN.runs, Path.cwd()):
         print(line, file=sys.stderr)
-    if (line := disk_warning(config, PLAN.runs, Path.cwd(), curves=PLAN.curves())) is not None:
+    if (
+        line := disk_warning(config, PLAN.runs, Path.cwd(), curves=PLAN.curves())
+    ) is not None:
         print(line, file=sys.stderr)
 
 
