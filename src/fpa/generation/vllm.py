@@ -78,16 +78,10 @@ class VLLMBackend:
             raise ValueError(f"gpu_memory_utilization: expected in (0, 1], got {gpu_memory_utilization}")
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size: expected >= 1 or None, got {batch_size}")
-        from vllm import LLM  # lazy: vLLM lives in its own environment (envs/vllm.yaml)
-
-        self._options = {"tensor_parallel_size": tensor_parallel_size, "dtype": dtype,
-                         "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
-                         "batch_size": batch_size, "enforce_eager": enforce_eager, "seed": seed, **engine_options}
-
         if batch_size is not None:
             engine_options["max_num_seqs"] = batch_size
-        self.llm = LLM(
-            model=str(model_dir),
+        # the LLM's arguments, kept for a rebuild on another checkpoint (load_weights)
+        self._engine_args = dict(
             tensor_parallel_size=tensor_parallel_size,
             dtype=dtype,
             gpu_memory_utilization=gpu_memory_utilization,
@@ -99,19 +93,24 @@ class VLLMBackend:
             generation_config="vllm",
             **engine_options,
         )
+        self._start(model_dir)
+
+    def _start(self, model_dir: str | os.PathLike) -> None:
+        from vllm import LLM  # lazy: vLLM lives in its own environment (envs/vllm.yaml)
+
+        self.llm = LLM(model=str(model_dir), **self._engine_args)
         self.tokenizer = self.llm.get_tokenizer()
         self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def load_weights(self, model_dir: str | os.PathLike) -> None:
         """Another checkpoint of the same model: the engine is rebuilt on ``model_dir`` with the same
-        options. vLLM 0.32.0's in-place reload (``Worker.reload_weights(weights_path=)``, with the prefix
+        arguments. vLLM 0.32.0's in-place reload (``Worker.reload_weights(weights_path=)``, with the prefix
         cache reset) gave completions of neither checkpoint on its CPU build
         (``tests/generation/test_vllm.py::test_each_snapshot_of_a_curve_samples_its_own_weights``): a curve
         sampled from such an engine would be wrong without a sign, so a vLLM job pays one start per
         checkpoint until the reload is shown right (on a GPU: ``benchmarks/gpu/run.py``)."""
-        options = self._options
         del self.llm  # the old engine's memory (its KV cache) is freed before the new one reserves its own
-        self.__init__(model_dir, **options)
+        self._start(model_dir)
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
