@@ -145,20 +145,24 @@ def counted_vllm(monkeypatch):
     return CountedLLM
 
 
-def test_a_vllm_curve_builds_each_snapshot_with_the_jobs_max_model_len(counted_vllm, tmp_path, snapshots,
-                                                                        bench_file):
-    """vLLM's in-place reload is not trusted (``VLLMBackend.load_weights``): each snapshot gets an engine of
-    its own, built with the job's one ``max_model_len``, and no reload is asked of a running engine."""
+def test_a_vllm_curve_of_three_snapshots_starts_one_engine_and_reloads(counted_vllm, tmp_path, snapshots,
+                                                                       bench_file):
+    """One vLLM engine for the curve's three snapshots (before: three), built with the job's
+    ``max_model_len``; each later snapshot is loaded in place by the workers (``CheckpointReload``),
+    and the prefix cache of the old weights cleared. The real engine: ``tests/generation/test_vllm.py``."""
     generation = {**GENERATION, "backend": "vllm"}
     curve_rows(curve_args(snapshots, bench_file, tmp_path, generation), curve_models(str(snapshots)))
-    assert [engine["model"] for engine in counted_vllm.built] == [str(snapshots / snapshot_name(step))
-                                                                  for step in (1, 2, 3)]
+    (engine,) = counted_vllm.built
+    assert engine["model"] == str(snapshots / snapshot_name(1))
+    assert engine["worker_extension_cls"] == "fpa.generation.vllm.CheckpointReload"
     tokenizer = AutoTokenizer.from_pretrained(snapshots / snapshot_name(1))
     prompts = sampling.make_prompts({"prompt_template": "Q: {problem}\nA:"},
                                     [r["problem"] for r in make_problems(5, seed=0, n_operands=3)], None)
     longest = max(len(tokenizer.encode(p, add_special_tokens=False)) for p in prompts)
-    assert {engine["max_model_len"] for engine in counted_vllm.built} == {longest + GENERATION["max_new_tokens"]}
-    assert counted_vllm.calls == []
+    assert engine["max_model_len"] == longest + GENERATION["max_new_tokens"]
+    assert counted_vllm.calls == [call for step in (2, 3) for call in (
+        ("load_checkpoint", (str(snapshots / snapshot_name(step)),), {}), ("reset_prefix_cache", (), {}))]
+
 
 def test_a_paper_curve_job_gives_vllm_its_prompts_length(counted_vllm, mirror, snapshots, tmp_path):
     """``max_model_len`` of config/paper.yaml's curve job (MATH500 prompts, max_new_tokens 2048), with the

@@ -181,11 +181,12 @@ if __name__ == "__main__":
 """
 
 
-def test_each_snapshot_of_a_curve_samples_its_own_weights(vllm_python, model_dir, tmp_path):
-    """A curve of three snapshots through one job's ``Engine`` on the real vLLM (built once; each later
-    snapshot through ``VLLMBackend.load_weights``): each snapshot's greedy completions are HFBackend's on
-    that snapshot, so the weights were swapped, not kept. It caught vLLM 0.32.0's in-place
-    ``reload_weights(weights_path=)`` giving completions of neither snapshot on the CPU build."""
+def test_one_engine_samples_each_snapshot_of_a_curve(vllm_python, model_dir, tmp_path):
+    """A curve of three snapshots on one real vLLM engine (``Engine``: built once, each later snapshot
+    loaded in place by ``VLLMBackend.load_weights``): each snapshot's greedy completions are HFBackend's
+    on that snapshot, so the weights were swapped, not kept. The model ties its head to its embeddings:
+    vLLM 0.32.0's reload alone left the CPU build's packed head on the first snapshot, and the
+    completions came from neither (``CheckpointReload``)."""
     snapshots = [str(model_dir)]
     for seed in (1, 2):
         other = tmp_path / f"snapshot-{seed}"

@@ -88,8 +88,8 @@ def get_backend(name: str, model_dir: str | os.PathLike, **options) -> Generatio
 class Engine:
     """A job's one generation engine, for every checkpoint the job samples: built on the first
     checkpoint's first ``generate``, then each later checkpoint's weights are loaded into it
-    (the backend's ``load_weights``), so a curve of 22 snapshots loads one HF model, not 22 (vLLM's
-    ``load_weights`` rebuilds its engine until its in-place reload is shown right). ``build(model_dir, **options)`` makes the backend; the
+    (the backend's ``load_weights``), so a curve of 22 snapshots starts one engine, not 22 (a vLLM
+    start is a minute or more). ``build(model_dir, **options)`` makes the backend; the
     ``options`` (e.g. vLLM's ``max_model_len``) are fixed at the build."""
 
     def __init__(self, build: Callable[..., GenerationBackend]):

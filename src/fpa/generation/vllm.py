@@ -26,6 +26,9 @@ are one added token and (vLLM's ``stop``) at the other stop words; its tokens ar
 decoded at once and cut at the first stop word like ``HFBackend`` does
 (``fpa.generation.stops.finish``: same text and finish reason for the same tokens).
 
+A curve job loads each later checkpoint into its running engine (``load_weights``, through the
+workers' ``CheckpointReload`` extension) instead of starting an engine per checkpoint.
+
 vLLM is imported when the class is instantiated, so this module (and the
 ``BACKENDS`` registry) import without it. A script that starts the engine must
 do so under ``if __name__ == "__main__":`` (vLLM starts worker processes).
@@ -91,6 +94,7 @@ class VLLMBackend:
             # Sample from softmax(logits / T) only, not with the model's
             # generation_config defaults (top_p, top_k, ...).
             generation_config="vllm",
+            worker_extension_cls=f"{__name__}.CheckpointReload",
             **engine_options,
         )
         self._start(model_dir)
@@ -103,14 +107,12 @@ class VLLMBackend:
         self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def load_weights(self, model_dir: str | os.PathLike) -> None:
-        """Another checkpoint of the same model: the engine is rebuilt on ``model_dir`` with the same
-        arguments. vLLM 0.32.0's in-place reload (``Worker.reload_weights(weights_path=)``, with the prefix
-        cache reset) gave completions of neither checkpoint on its CPU build
-        (``tests/generation/test_vllm.py::test_each_snapshot_of_a_curve_samples_its_own_weights``): a curve
-        sampled from such an engine would be wrong without a sign, so a vLLM job pays one start per
-        checkpoint until the reload is shown right (on a GPU: ``benchmarks/gpu/run.py``)."""
-        del self.llm  # the old engine's memory (its KV cache) is freed before the new one reserves its own
-        self._start(model_dir)
+        """Another checkpoint of the same model into the running engine: each worker reloads its shard in
+        place (``CheckpointReload.load_checkpoint``), then the prefix cache is cleared, as its blocks hold
+        keys and values of the old weights."""
+        self.llm.collective_rpc("load_checkpoint", args=(str(model_dir),))
+        self.llm.reset_prefix_cache()
+        self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def generate(
         self, prompts: Sequence[str], *, n: int, temperature: float, max_new_tokens: int, seed: int,
@@ -148,6 +150,35 @@ class VLLMBackend:
         done = [[finish(self.tokenizer, c.token_ids, stop_ids, words)
                  for c in sorted(out.outputs, key=lambda c: c.index)] for out in outputs]
         return [row * n for row in done] if greedy else done
+
+
+class CheckpointReload:
+    """vLLM worker extension (``worker_extension_cls``; its methods run in each worker, reached by
+    ``LLM.collective_rpc``): another checkpoint of the same model loaded in place.
+
+    ``Worker.reload_weights(weights_path=)`` reads the checkpoint with the engine's loader and sharding
+    and re-processes each layer it loads (``vllm/model_executor/model_loader/reload``). A layer whose
+    weight is tied to another's (the LM head of a model with tied embeddings: Qwen3 up to 4B, Llama 3.2)
+    loads nothing of its own, so it is not re-processed; on vLLM's CPU build that processing packs the
+    head's weight into a GEMM handle of its own (``dispatch_cpu_unquantized_gemm``), and the head kept
+    the old checkpoint's: the completions came from neither checkpoint
+    (``tests/generation/test_vllm.py::test_one_engine_samples_each_snapshot_of_a_curve``). Each such layer
+    is re-processed here; where processing keeps no copy (CUDA, unquantized) that changes nothing."""
+
+    def load_checkpoint(self, model_dir: str) -> None:
+        from vllm.config import set_current_vllm_config
+
+        self.reload_weights(weights_path=model_dir)
+        owners: dict[int, list] = {}
+        for module in self.model_runner.get_model().modules():
+            weight = module._parameters.get("weight")
+            if weight is not None and hasattr(module, "quant_method"):
+                owners.setdefault(id(weight), []).append(module)
+        with set_current_vllm_config(self.vllm_config):
+            # modules() lists the embedding, which the checkpoint loads, before the head tied to it
+            for _loaded, *tied in owners.values():
+                for module in tied:
+                    module.quant_method.process_weights_after_loading(module)
 
 
 def _eos_ids(model_dir: str | os.PathLike, tokenizer) -> set[int]:

@@ -190,13 +190,10 @@ def curve_cost(config: Mapping, model: str, runs: Mapping, curves: Sequence[str]
     points = sum(1 if method == "base" else run_snapshots(config, runs[(model, method)], assume)
                  for method in methods)
     generated = points * samples * config["generation"]["max_new_tokens"] * assume.completion_fill
-    # vLLM starts an engine per snapshot (fpa.generation.vllm.VLLMBackend.load_weights: its in-place reload
-    # is not trusted yet); the HF backend loads each snapshot into its one model
     hours = generation_hours(config["generation"], arch.params, generated,
-                             points * engines_per_job(config, "evaluate"), assume, rate)
+                             len(methods) * engines_per_job(config, "evaluate"), assume, rate)
     return Cost("curve", model, len(methods), generated * TEXT_BYTES_PER_TOKEN, hours,
-                rated(f"{points} snapshots on {', '.join(config['curve_benchmarks'])}, an engine start per "
-                      f"snapshot under vLLM", rate))
+                rated(f"{points} snapshots on {', '.join(config['curve_benchmarks'])}, one engine per curve job", rate))
 
 
 def run_snapshots(config: Mapping, run, assume: Assumptions) -> int:

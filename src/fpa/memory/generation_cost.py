@@ -2,9 +2,8 @@
 plus the engine start-ups.
 
   * vLLM: 2 FLOPs a parameter a generated token at ``generation_mfu`` of the peak, plus
-    ``engine_start_s`` per engine: one per sampling job and per snapshot of a curve (vLLM's in-place
-    reload is not trusted yet: ``fpa.generation.vllm.VLLMBackend.load_weights``), one per data-parallel
-    replica.
+    ``engine_start_s`` per engine: one per sampling or curve job (a curve job loads each snapshot into
+    its engine: ``fpa.generation.vllm.VLLMBackend.load_weights``), one per data-parallel replica.
   * HF: the slot decoder's tokens/s measured on a GPU (``benchmarks/gpu/results/gpu.json``,
     ``measurements.generation``, at the recorded row count nearest ``generation.batch_size``),
     scaled by parameters from the measured model to the planned one (a decoding step reads every
