@@ -7,7 +7,13 @@ when it spends more than ``fast_tier_cpu_seconds`` (pyproject.toml) or its own
 ``@pytest.mark.cpu_budget(seconds)``. CPU time, not wall time: it grows far less when other
 work shares the machine (torch's waiting threads spin, so not nothing). As the full suite
 runs these tests too, a slow test cannot slip into the fast tier unnoticed, whichever tier
-runs it. Under pytest-xdist each worker guards its own tests (the summary is not shown).
+runs it. Under pytest-xdist each worker guards its own tests and sends each one's CPU seconds
+with its report (``user_properties``), from which the summary is drawn.
+
+The plugin also orders the run: slow tests first, then those with a budget of their own, then
+the rest (a stable sort). Under pytest-xdist's load scheduling the longest runs then start at
+once while the short tests fill the other worker, instead of one worker finishing alone on a
+long test collected last.
 """
 
 from __future__ import annotations
@@ -18,8 +24,7 @@ import time
 import pytest
 
 _STARTED = pytest.StashKey[float]()
-_SPENT = pytest.StashKey[float]()
-_BUDGETED = pytest.StashKey[list]()
+CPU_PROPERTY = "fast_tier_cpu_seconds"  # the user_properties key of a budgeted test's report
 
 
 def cpu_seconds() -> float:
@@ -58,8 +63,10 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.when != "call" or _STARTED not in item.stash:
         return
-    spent = item.stash[_SPENT] = cpu_seconds() - item.stash[_STARTED]
+    spent = cpu_seconds() - item.stash[_STARTED]
     allowed = budget(item)
+    if allowed is not None:
+        report.user_properties.append((CPU_PROPERTY, spent))
     if allowed is not None and report.passed and spent > allowed:
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} spent {spent:.1f} CPU s, over the fast tier's {allowed:g} "
@@ -68,13 +75,15 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_collection_modifyitems(config, items):
-    config.stash[_BUDGETED] = [item for item in items if budget(item) is not None]
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 item.get_closest_marker("cpu_budget") is None))
 
 
 def pytest_terminal_summary(terminalreporter, config):
     """The fast-tier tests' CPU seconds: their total and the costliest, to see the headroom."""
-    spent = sorted(((item.stash[_SPENT], item.nodeid) for item in config.stash.get(_BUDGETED, [])
-                    if _SPENT in item.stash), reverse=True)
+    spent = sorted(((value, report.nodeid) for reports in terminalreporter.stats.values() for report in reports
+                    if getattr(report, "when", None) == "call"
+                    for key, value in getattr(report, "user_properties", ()) if key == CPU_PROPERTY), reverse=True)
     if spent:
         total = sum(seconds for seconds, _ in spent)
         terminalreporter.section("fast tier CPU time")

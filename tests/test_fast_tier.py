@@ -3,10 +3,14 @@ than its budget, and lets a slow test or one with its own larger budget spend it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 BURNER = """
 import time
+from pathlib import Path
+
 import pytest
 
 def burn(seconds):
@@ -47,3 +51,19 @@ def test_a_test_over_its_cpu_budget_fails_and_names_the_way_out(guarded):
 def test_the_fast_tier_command_runs_only_unmarked_tests_under_the_guard(guarded):
     result = guarded.runpytest("-p", "fast_tier", "-m", "not slow")
     result.assert_outcomes(passed=2, failed=1, deselected=1)
+
+
+def test_slow_tests_run_first_then_those_with_a_budget_of_their_own(guarded):
+    result = guarded.runpytest("-p", "fast_tier", "-v")
+    ran = [line.split("::")[1].split()[0] for line in result.stdout.lines
+           if line.startswith("test_burner.py::") and line.endswith("%]")]
+    assert ran == ["test_slow_over_budget", "test_own_budget", "test_over_budget", "test_within_budget"]
+
+
+def test_the_summary_counts_the_tests_of_every_xdist_worker(guarded, monkeypatch):
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))  # the workers import fast_tier from here
+    result = guarded.runpytest_subprocess("-p", "fast_tier", "-n", "2")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*3 tests not marked slow: * CPU s; the costliest:*",
+                                 "*CPU s  test_burner.py::test_over_budget"])
