@@ -15,8 +15,9 @@ from fpa.io import write_jsonl
 from fpa.toy.task import make_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
-# fast_tier: the CPU budget of each test not marked slow; pytester: the tests of that guard
-pytest_plugins = ["fast_tier", "pytester"]
+# fast_tier: the CPU budget of each test not marked slow; schedule: how pytest-xdist spreads the tests;
+# pytester: the tests of that guard
+pytest_plugins = ["fast_tier", "schedule", "pytester"]
 
 
 TINY_ARCHITECTURES = {"qwen2": (Qwen2Config, Qwen2ForCausalLM), "qwen3": (Qwen3Config, Qwen3ForCausalLM)}

@@ -9,11 +9,6 @@ work shares the machine (torch's waiting threads spin, so not nothing). As the f
 runs these tests too, a slow test cannot slip into the fast tier unnoticed, whichever tier
 runs it. Under pytest-xdist each worker guards its own tests and sends each one's CPU seconds
 with its report (``user_properties``), from which the summary is drawn.
-
-The plugin also orders the run: slow tests first, then those with a budget of their own, then
-the rest (a stable sort). Under pytest-xdist's load scheduling the longest runs then start at
-once while the short tests fill the other worker, instead of one worker finishing alone on a
-long test collected last.
 """
 
 from __future__ import annotations
@@ -72,11 +67,6 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = (f"{item.nodeid} spent {spent:.1f} CPU s, over the fast tier's {allowed:g} "
                            f"(fast_tier_cpu_seconds in pyproject.toml, or its cpu_budget mark): "
                            f"make it cheaper, or mark it slow and say what it catches in docs/testing.md")
-
-
-def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
-                                 item.get_closest_marker("cpu_budget") is None))
 
 
 def pytest_terminal_summary(terminalreporter, config):

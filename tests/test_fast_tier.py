@@ -53,13 +53,6 @@ def test_the_fast_tier_command_runs_only_unmarked_tests_under_the_guard(guarded)
     result.assert_outcomes(passed=2, failed=1, deselected=1)
 
 
-def test_slow_tests_run_first_then_those_with_a_budget_of_their_own(guarded):
-    result = guarded.runpytest("-p", "fast_tier", "-v")
-    ran = [line.split("::")[1].split()[0] for line in result.stdout.lines
-           if line.startswith("test_burner.py::") and line.endswith("%]")]
-    assert ran == ["test_slow_over_budget", "test_own_budget", "test_over_budget", "test_within_budget"]
-
-
 def test_the_summary_counts_the_tests_of_every_xdist_worker(guarded, monkeypatch):
     pytest.importorskip("xdist")
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))  # the workers import fast_tier from here

@@ -35,6 +35,7 @@ def sandbox():
     return sandbox
 
 
+@pytest.mark.slow  # 20 tasks' tests, each in a sandbox of its own with BigCodeBench's libraries
 def test_gold_and_wrong(mirror, sandbox):
     from fpa.grading.code import gold_program, grade_code_many
 

@@ -73,6 +73,7 @@ def test_an_online_run_writes_a_checkpoint_snapshots_and_their_wall_clock(tmp_pa
     assert not (tmp_path / "work").exists()
 
 
+@pytest.mark.slow  # three online runs through TRL
 def test_a_stopped_online_run_resumes_from_its_checkpoint_to_the_same_weights(tmp_path, toy_model_dir):
     from safetensors.torch import load_file
 

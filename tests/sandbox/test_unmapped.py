@@ -91,6 +91,7 @@ def mechanism(request) -> str:
     return "watchdog" if request.param == "watchdog" else request.getfixturevalue("cgroup_name")
 
 
+@pytest.mark.alone  # the meter reads the host's Shmem, which another test's processes can grow
 @pytest.mark.parametrize("hog", sorted(HOGS))
 @pytest.mark.parametrize("mib", [360, 1024])
 def test_unmapped_memory_counts_towards_the_cap(mechanism, hog, mib):

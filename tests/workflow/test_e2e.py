@@ -183,11 +183,16 @@ def test_editing_fpa_objective_code_reruns_only_fpa(run):
 
 
 def test_every_method_trains_and_gets_a_row(run, tmp_path):
-    """All registered objectives (plus the Low-LR schedule) through the same DAG, one seed."""
+    """All registered objectives (plus the Low-LR schedule) through the same DAG to the main table, one
+    seed, one benchmark: no curves or figures (each method's snapshots sampled again would be most of
+    the run; curves and figures of a method are test_adding_a_method_adds_its_curve_without_retraining_others')."""
     from fpa.objectives import OBJECTIVES
 
     project, workdir = run
     config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    for key in ("figures", "future_policy", "entanglement", "curve_benchmarks"):
+        config.pop(key)
+    config["tables"] = {"toy": ["toy6"]}
     config["methods"] = {name: {"objective": name} for name in OBJECTIVES}
     config["methods"]["offrl_lowlr"] = {"objective": "offrl", "training": {"lr_decay_scale": 0.8}}
     config["seeds"] = [1]
