@@ -49,7 +49,7 @@ def parse_run(output: str) -> dict:
     return {"outcome": outcome[-1][0] if outcome else None, "slowest": slowest}
 
 
-def run_tier(clone: Path, command: str) -> dict:
+def run_tier(clone: Path, command: str, log: Path | None = None) -> dict:
     argv = [sys.executable, *shlex.split(command)[1:], "--durations=20", "-p", "no:cacheprovider"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(clone / "src"),
                                                                        os.environ.get("PYTHONPATH")]))}
@@ -58,6 +58,8 @@ def run_tier(clone: Path, command: str) -> dict:
     done = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True)
     wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if log is not None:
+        log.write_text(done.stdout + done.stderr)
     return {"command": command, "returncode": done.returncode, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "load_before": round(load, 2), **parse_run(done.stdout + done.stderr)}
 
@@ -70,7 +72,7 @@ def machine() -> dict:
     return {"vendor": facts.get("vendor"), "model": facts.get("model"), "cores": os.cpu_count()}
 
 
-def measure(tiers: list[str]) -> dict:
+def measure(tiers: list[str], logs: Path | None = None) -> dict:
     commands = readme_commands(ROOT / "README.md")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
@@ -79,7 +81,7 @@ def measure(tiers: list[str]) -> dict:
         clone = Path(scratch) / "clone"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         for tier in tiers:
-            runs[tier] = run_tier(clone, commands[tier])
+            runs[tier] = run_tier(clone, commands[tier], logs / f"{tier}.log" if logs else None)
             print(f"{tier}: {runs[tier]['wall_s']} s wall, {runs[tier]['outcome']}", flush=True)
     return {"benchmark": "tiers", "commit": commit, "cpu": machine(), "runs": runs}
 
@@ -116,6 +118,7 @@ def main(argv=None) -> int:
     parser.add_argument("--command", help="with --from-log: the command it ran")
     parser.add_argument("--wall", type=float, help="with --from-log: its wall seconds (else pytest's own)")
     parser.add_argument("--out", type=Path, default=RESULTS / "tiers.json")
+    parser.add_argument("--logs", type=Path, help="a directory for each tier's whole pytest output")
     args = parser.parse_args(argv)
     if args.from_log:
         if not (args.tier and args.commit and args.command):
@@ -127,7 +130,9 @@ def main(argv=None) -> int:
                   "runs": {args.tier: {"command": args.command, "returncode": None, "wall_s": wall,
                                        "cpu_s": None, "load_before": None, **parsed}}}
     else:
-        record = measure(args.tiers)
+        if args.logs:
+            args.logs.mkdir(parents=True, exist_ok=True)
+        record = measure(args.tiers, args.logs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(markdown(record))
