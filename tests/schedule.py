@@ -7,8 +7,10 @@ plugin, loaded by tests/conftest.py).
 - The slow tests of a module that share a module- or class-scoped fixture (the rehearsal's run,
   the CI DAG: minutes) go to one worker, which builds it once; spread over two, each would build
   it. A fast module's shared fixture costs seconds, and its tests spread to whichever worker is
-  free pay more. This is xdist's ``loadgroup`` with the module's path as the group, given the way
-  its ``xdist_group`` mark means: a suffix ``@group`` to the test's id. pytest-xdist 3.8.0 sets
+  free pay more; a fast module whose tests must share a worker says so with xdist's own mark,
+  ``@pytest.mark.xdist_group(name)`` (state its tests pass on, an engine worth starting once).
+  This is xdist's ``loadgroup`` with the module's path as the group, given the way its
+  ``xdist_group`` mark means: a suffix ``@group`` to the test's id. pytest-xdist 3.8.0 sets
   ``item._nodeid`` for that, which pytest 9.2 no longer reads (the id is ``item._id``), so the
   mark alone groups nothing.
 - A test marked ``alone`` (one that measures the host, such as its shared memory) runs while no
@@ -57,11 +59,24 @@ def pytest_unconfigure(config):
         shutil.rmtree(created, ignore_errors=True)
 
 
+def group(item) -> str | None:
+    """The worker group of ``item``: its ``xdist_group`` mark's name, else its module's path for a slow
+    test sharing a module fixture, else None (any worker)."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    if item.get_closest_marker("slow") and shares_a_fixture(item):
+        return item.nodeid.split("::")[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which would otherwise see the id unsuffixed
 def pytest_collection_modifyitems(config, items):
     if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
         for item in items:
-            if item.get_closest_marker("slow") and shares_a_fixture(item):
-                item._id = NodeId.parse(f"{item.nodeid}@{item.nodeid.split('::')[0]}")
+            name = group(item)
+            if name is not None and "@" not in item.nodeid.rpartition("]")[2]:
+                item._id = NodeId.parse(f"{item.nodeid}@{name}")
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
                                  item.get_closest_marker("cpu_budget") is None))
 

@@ -37,6 +37,14 @@ def test_shares_two(built_once):
 @pytest.mark.slow
 def test_slow():
     pass
+
+@pytest.mark.xdist_group("pair")
+def test_marked_one():
+    pass
+
+@pytest.mark.xdist_group("pair")
+def test_marked_two():
+    pass
 """
 
 TIMED = """
@@ -71,21 +79,23 @@ def test_slow_tests_run_first_then_those_with_a_budget_of_their_own(scheduled):
     result = scheduled.runpytest("-p", "schedule", "--collect-only", "-q")
     assert [line.split("::")[1] for line in result.stdout.lines if "::" in line] == [
         "test_shares_one", "test_shares_two", "test_slow", "test_own_budget", "test_plain_first",
-        "test_plain_second"]
+        "test_plain_second", "test_marked_one", "test_marked_two"]
 
 
-def test_the_slow_tests_sharing_a_module_fixture_run_on_one_worker(scheduled):
+def test_the_slow_tests_sharing_a_module_fixture_and_a_marked_group_run_on_one_worker(scheduled):
     pytest.importorskip("xdist")
     scheduled.makepyfile(test_mix=TESTS)
     result = scheduled.runpytest_subprocess("-p", "schedule", "-n", "2", "--dist", "loadgroup", "-v")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=8)
     ran = re.findall(r"\[(gw\d)\] .*PASSED test_mix\.py::(\w+)(@\S+)?", result.stdout.str())
     workers = {test: worker for worker, test, _ in ran}
     groups = {test: group for _, test, group in ran}
-    assert len(workers) == 6, result.stdout.str()
+    assert len(workers) == 8, result.stdout.str()
     assert workers["test_shares_one"] == workers["test_shares_two"]
     assert groups["test_shares_one"] == groups["test_shares_two"] == "@test_mix.py"
     assert groups["test_plain_first"] == groups["test_slow"] == ""  # fast, or no shared fixture: spread
+    assert workers["test_marked_one"] == workers["test_marked_two"]
+    assert groups["test_marked_one"] == groups["test_marked_two"] == "@pair"
 
 
 def test_a_test_marked_alone_runs_while_no_other_test_does(scheduled, monkeypatch):

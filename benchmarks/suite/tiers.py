@@ -80,6 +80,8 @@ def measure(tiers: list[str], logs: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         clone = Path(scratch) / "clone"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        if (ROOT.parent / "shared").is_dir():  # ../shared beside the clone, as CI has it (the paper, the mirror)
+            (Path(scratch) / "shared").symlink_to(ROOT.parent / "shared")
         for tier in tiers:
             runs[tier] = run_tier(clone, commands[tier], logs / f"{tier}.log" if logs else None)
             print(f"{tier}: {runs[tier]['wall_s']} s wall, {runs[tier]['outcome']}", flush=True)

@@ -124,6 +124,7 @@ def _sample_command(model_dir, problems, out, work, *extra):
             *(["--work", str(work), "--shard-rows", "2"] if work else []), *extra]
 
 
+@pytest.mark.slow  # three `fpa sample` processes, one killed
 def test_killed_sample_job_restarts_from_its_shards(micro_model_dir, tmp_path):
     """``fpa sample`` killed with SIGKILL after its first shard; the re-run finishes the rest."""
     problems = tmp_path / "problems.jsonl"

@@ -26,6 +26,8 @@ from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 from fpa.toy.tokenizer import build_tokenizer
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+# one worker under pytest-xdist: the module's engine runs (its calls, the HF comparisons) are built once
+pytestmark = pytest.mark.xdist_group("vllm_engine")
 PROMPTS = [render_prompt(DEFAULT_PROMPT_TEMPLATE, r["problem"]) for r in make_problems(4, seed=0)] + ["hello", "x"]
 SAMPLED = dict(n=3, temperature=1.0, max_new_tokens=24, seed=1)
 GREEDY = dict(n=2, temperature=0.0, max_new_tokens=40, seed=0)

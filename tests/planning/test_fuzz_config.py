@@ -18,6 +18,8 @@ from hostile_input import config_examples, fuzz_config  # noqa: E402
 #: examples per CI run (derandomized: the same ones each run), and real ``snakemake -n`` runs
 EXAMPLES, SNAKEMAKE_RUNS = 100, 2
 KEPT: list[tuple[str, fuzz_config.Verdict]] = []
+# the later tests read what the fuzz test KEPT: one worker under pytest-xdist
+pytestmark = pytest.mark.xdist_group("fuzz_config")
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, phases=fuzz_config.PHASES,

@@ -85,6 +85,7 @@ def test_diagnostics_off_leaves_offrl_without_reference(tmp_path, toy_model_dir,
     assert not (tmp_path / "work" / "snapshots").exists()
 
 
+@pytest.mark.slow  # three `fpa` processes: train, curve, evaluate
 def test_curve_equals_evaluate_of_each_snapshot(tmp_path, toy_model_dir, tiny_dataset):
     run = {"objective": "offrl", "params": {}, "training": {**TRAINING, "epochs": 1, "snapshot_every": 2}}
     fpa = [sys.executable, "-m", "fpa"]
