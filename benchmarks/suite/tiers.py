@@ -108,7 +108,7 @@ def markdown(record: dict) -> str:
 def markdown_headline(record: dict) -> str:
     """The index's line: each tier's wall time against its target."""
     return "; ".join(f"{tier}: {run['wall_s'] / 60:.1f} min (target {TARGET_S[tier] // 60})"
-                     for tier, run in record["runs"].items()) + f", {record['cpu']['model']}"
+                     for tier, run in record["runs"].items()) + f" ({record['cpu']['model']}, `{record['commit'][:7]}`)"
 
 
 def main(argv=None) -> int:
