@@ -4,11 +4,12 @@ the full suite within 15, on 2 cores.
 
     python benchmarks/suite/tiers.py                    # both tiers from a clone of HEAD
     python benchmarks/suite/tiers.py --tiers fast       # one of them
-    python benchmarks/suite/tiers.py --from-log LOG --tier fast --commit SHA --command "..."
-                                                        # a run made by hand (e.g. before a change), parsed alike
+    python benchmarks/suite/tiers.py --rev f405d6a --tiers fast --out benchmarks/suite/results/tiers_before.json
+                                                        # an earlier commit, with its own README's command
 
-Run it on a quiet machine: the tiers use both cores. The commands are read from the README (the
-ones ``tests/test_test_commands.py`` holds to docs/testing.md and .ci/run) and run in this
+Run it on a quiet machine: the tiers use both cores; to compare two commits, run them back to back
+in one session. The commands are read from the measured commit's README (today's are the ones
+``tests/test_test_commands.py`` holds to docs/testing.md and .ci/run) and run in this
 interpreter's environment with the clone's ``src`` first on the path; the environment variables the
 suite needs (``CI``, ``FPA_DATA_MIRROR``, ``FPA_VLLM_PYTHON``) are this shell's.
 """
@@ -72,33 +73,34 @@ def machine() -> dict:
     return {"vendor": facts.get("vendor"), "model": facts.get("model"), "cores": os.cpu_count()}
 
 
-def measure(tiers: list[str], logs: Path | None = None) -> dict:
-    commands = readme_commands(ROOT / "README.md")
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+def measure(tiers: list[str], rev: str, logs: Path | None = None) -> dict:
+    """``tiers`` of commit ``rev``, each with the command its own README gives, from a fresh clone."""
+    commit = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
     runs = {}
     with tempfile.TemporaryDirectory() as scratch:
         clone = Path(scratch) / "clone"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        subprocess.run(["git", "checkout", "-q", commit], cwd=clone, check=True)
         if (ROOT.parent / "shared").is_dir():  # ../shared beside the clone, as CI has it (the paper, the mirror)
             (Path(scratch) / "shared").symlink_to(ROOT.parent / "shared")
+        commands = readme_commands(clone / "README.md")
         for tier in tiers:
-            runs[tier] = run_tier(clone, commands[tier], logs / f"{tier}.log" if logs else None)
-            print(f"{tier}: {runs[tier]['wall_s']} s wall, {runs[tier]['outcome']}", flush=True)
+            runs[tier] = run_tier(clone, commands[tier], logs / f"{tier}-{commit[:7]}.log" if logs else None)
+            print(f"{commit[:7]} {tier}: {runs[tier]['wall_s']} s wall, {runs[tier]['outcome']}", flush=True)
     return {"benchmark": "tiers", "commit": commit, "cpu": machine(), "runs": runs}
 
 
 def markdown(record: dict) -> str:
     cpu = record["cpu"]
-    how = ("from a fresh clone (`python benchmarks/suite/tiers.py`)" if record.get("from_log") is None
-           else f"a run by hand, its output parsed (`--from-log {record['from_log']}`)")
-    lines = [f"**{cpu['model']}** ({cpu['cores']} cores), commit `{record['commit'][:7]}`, {how}", "",
+    lines = [f"**{cpu['model']}** ({cpu['cores']} cores), commit `{record['commit'][:7]}`, from a fresh clone "
+             f"(`python benchmarks/suite/tiers.py`)", "",
              "| tier | command | wall | target | CPU s | load before | outcome |", "|---|---|---|---|---|---|---|"]
     for tier, run in record["runs"].items():
         within = "within" if run["wall_s"] <= TARGET_S[tier] else "**over**"
-        cpu_s = "" if run["cpu_s"] is None else f"{run['cpu_s']:.0f}"
         lines.append(f"| {tier} | `{run['command']}` | {run['wall_s']:.0f} s ({run['wall_s'] / 60:.1f} min) | "
-                     f"{TARGET_S[tier] // 60} min: {within} | {cpu_s} | {run['load_before']} | {run['outcome']} |")
+                     f"{TARGET_S[tier] // 60} min: {within} | {run['cpu_s']:.0f} | {run['load_before']} | "
+                     f"{run['outcome']} |")
     for tier, run in record["runs"].items():
         lines += ["", f"The 20 slowest test phases of the {tier} tier:", "", "| s | phase | test |", "|---|---|---|"]
         lines += [f"| {row['seconds']:.1f} | {row['phase']} | `{row['test']}` |" for row in run["slowest"]]
@@ -114,27 +116,13 @@ def markdown_headline(record: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiers", nargs="+", choices=sorted(TARGET_S), default=["fast", "full"])
-    parser.add_argument("--from-log", type=Path, help="record a run made by hand from its pytest output")
-    parser.add_argument("--tier", choices=sorted(TARGET_S), help="with --from-log: the tier it ran")
-    parser.add_argument("--commit", help="with --from-log: the commit it ran")
-    parser.add_argument("--command", help="with --from-log: the command it ran")
-    parser.add_argument("--wall", type=float, help="with --from-log: its wall seconds (else pytest's own)")
+    parser.add_argument("--rev", default="HEAD", help="the commit to measure (default HEAD)")
     parser.add_argument("--out", type=Path, default=RESULTS / "tiers.json")
     parser.add_argument("--logs", type=Path, help="a directory for each tier's whole pytest output")
     args = parser.parse_args(argv)
-    if args.from_log:
-        if not (args.tier and args.commit and args.command):
-            parser.error("--from-log needs --tier, --commit and --command")
-        output = args.from_log.read_text()
-        parsed = parse_run(output)
-        wall = args.wall if args.wall is not None else float(OUTCOME.findall(output)[-1][1])
-        record = {"benchmark": "tiers", "commit": args.commit, "cpu": machine(), "from_log": args.from_log.name,
-                  "runs": {args.tier: {"command": args.command, "returncode": None, "wall_s": wall,
-                                       "cpu_s": None, "load_before": None, **parsed}}}
-    else:
-        if args.logs:
-            args.logs.mkdir(parents=True, exist_ok=True)
-        record = measure(args.tiers, args.logs)
+    if args.logs:
+        args.logs.mkdir(parents=True, exist_ok=True)
+    record = measure(args.tiers, args.rev, args.logs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(markdown(record))
