@@ -42,21 +42,25 @@ def shares_a_fixture(item) -> bool:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "alone: runs while no other test runs (it measures the host)")
-    created = None
+    created, inherited = None, os.environ.get(LOCK_VARIABLE)
     if not hasattr(config, "workerinput"):  # the controller, or a run without workers: a lock of its own
         created = tempfile.mkdtemp(prefix="fpa-tests-")
         os.environ[LOCK_VARIABLE] = os.path.join(created, "lock")  # its workers start with it
     prefix = os.environ[LOCK_VARIABLE]
     # the turnstile: an exclusive waiter holds it, so no new shared holder gets past it
-    config.stash[_LOCKS] = (open(prefix + ".turnstile", "a"), open(prefix, "a"), created)
+    config.stash[_LOCKS] = (open(prefix + ".turnstile", "a"), open(prefix, "a"), created, inherited)
 
 
 def pytest_unconfigure(config):
-    turnstile, lock, created = config.stash[_LOCKS]
+    turnstile, lock, created, inherited = config.stash[_LOCKS]
     turnstile.close()
     lock.close()
-    if created:
+    if created:  # a run inside another (pytester) gives the outer run its variable back
         shutil.rmtree(created, ignore_errors=True)
+        if inherited is None:
+            os.environ.pop(LOCK_VARIABLE, None)
+        else:
+            os.environ[LOCK_VARIABLE] = inherited
 
 
 def group(item) -> str | None:
@@ -70,11 +74,11 @@ def group(item) -> str | None:
     return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which would otherwise see the id unsuffixed
 def pytest_collection_modifyitems(config, items):
     if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
         for item in items:
             name = group(item)
+            # "@" after the parameters: an xdist release that sets the id itself already grouped it
             if name is not None and "@" not in item.nodeid.rpartition("]")[2]:
                 item._id = NodeId.parse(f"{item.nodeid}@{name}")
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
@@ -83,7 +87,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    turnstile, lock, _ = item.config.stash[_LOCKS]
+    turnstile, lock, _, _ = item.config.stash[_LOCKS]
     alone = item.get_closest_marker("alone") is not None
     fcntl.flock(turnstile, fcntl.LOCK_EX)
     if alone:

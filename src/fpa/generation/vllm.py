@@ -162,8 +162,10 @@ class CheckpointReload:
     loads nothing of its own, so it is not re-processed; on vLLM's CPU build that processing packs the
     head's weight into a GEMM handle of its own (``dispatch_cpu_unquantized_gemm``), and the head kept
     the old checkpoint's: the completions came from neither checkpoint
-    (``tests/generation/test_vllm.py::test_one_engine_samples_each_snapshot_of_a_curve``). Each such layer
-    is re-processed here; where processing keeps no copy (CUDA, unquantized) that changes nothing."""
+    (``tests/generation/test_vllm.py::test_one_engine_samples_each_snapshot_of_a_curve``). Every layer of
+    a tied weight is re-processed here from the weight as loaded (unquantized processing repeats
+    cleanly: on the CPU it packs the weight again, where it keeps no copy, as on CUDA, it does nothing);
+    vLLM's own reload would be the place to do it, for every tied layer."""
 
     def load_checkpoint(self, model_dir: str) -> None:
         from vllm.config import set_current_vllm_config
@@ -175,10 +177,8 @@ class CheckpointReload:
             if weight is not None and hasattr(module, "quant_method"):
                 owners.setdefault(id(weight), []).append(module)
         with set_current_vllm_config(self.vllm_config):
-            # modules() lists the embedding, which the checkpoint loads, before the head tied to it
-            for _loaded, *tied in owners.values():
-                for module in tied:
-                    module.quant_method.process_weights_after_loading(module)
+            for module in (module for tied in owners.values() if len(tied) > 1 for module in tied):
+                module.quant_method.process_weights_after_loading(module)
 
 
 def _eos_ids(model_dir: str | os.PathLike, tokenizer) -> set[int]:
