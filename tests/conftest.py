@@ -7,13 +7,19 @@ import os
 import random
 from pathlib import Path
 
-import pytest
-import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
+# Before torch loads its OpenMP runtime, and inherited by every job a test starts: the two xdist
+# workers each run 2-thread jobs on 2 cores, and under OpenMP's default policy a waiting thread
+# spins on a core the other worker needs; a passive one sleeps (docs/testing.md; measured by
+# benchmarks/suite/wait_policy.py). Results do not depend on it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from fpa.io import write_jsonl
-from fpa.toy.task import make_problems, render_trace
-from fpa.toy.tokenizer import build_tokenizer
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM  # noqa: E402
+
+from fpa.io import write_jsonl  # noqa: E402
+from fpa.toy.task import make_problems, render_trace  # noqa: E402
+from fpa.toy.tokenizer import build_tokenizer  # noqa: E402
 
 # fast_tier: the CPU budget of each test not marked slow; schedule: how pytest-xdist spreads the tests;
 # pytester: the tests of that guard

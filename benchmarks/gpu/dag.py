@@ -59,14 +59,14 @@ def rehearsal_config(work: Path, data_mirror: Path, wheels: Path, cuda: bool, ti
                           mirror=str(data_mirror / "tiny"), model_mirror=str(work / "hub"))
     path = work / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
-    locked = subprocess.run([sys.executable, "-m", "fpa", "lock", str(path)], env=_env(), capture_output=True,
-                            text=True)
+    locked = subprocess.run([sys.executable, "-m", "fpa", "lock", str(path)], env=job_environment(),
+                            capture_output=True, text=True)
     if locked.returncode != 0:
         raise RuntimeError(f"fpa lock {path}: {locked.stderr[-2000:]}")
     return path
 
 
-def _env() -> dict:
+def job_environment() -> dict:
     """The jobs' environment: this checkout's package, this interpreter's ``python``, no network."""
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     pythonpath = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
@@ -125,16 +125,21 @@ def evaluations(config_path: Path) -> list[str]:
             for seed in config["seeds"] for bench in main["columns"]]
 
 
+def snakemake_command(config_path: Path, workdir: Path, cuda: bool) -> list[str]:
+    """The Snakemake call of the DAG to ``evaluations``: 4 cores and the GPU on CUDA, 2 cores on the CPU."""
+    # the targets first: --resources and --configfile take several values
+    return [sys.executable, "-m", "snakemake", *evaluations(config_path), "-s", str(ROOT / "Snakefile"),
+            "-d", str(workdir), "--cores", "4" if cuda else "2", "--resources", f"gpu={1 if cuda else 0}",
+            "--configfile", str(config_path)]
+
+
 def run_dag(work: Path, data_mirror: Path, wheels: Path, cuda: bool, tiny: bool) -> dict:
     """The DAG to ``evaluations`` in one Snakemake call; its jobs' rows and the call's wall time."""
     config = rehearsal_config(work, data_mirror, wheels, cuda, tiny)
     workdir = work / "dag"
-    # the targets first: --resources and --configfile take several values
-    command = [sys.executable, "-m", "snakemake", *evaluations(config), "-s", str(ROOT / "Snakefile"),
-               "-d", str(workdir), "--cores", "4" if cuda else "2", "--resources", f"gpu={1 if cuda else 0}",
-               "--configfile", str(config)]
     started = time.perf_counter()
-    done = subprocess.run(command, env=_env(), capture_output=True, text=True)
+    done = subprocess.run(snakemake_command(config, workdir, cuda), env=job_environment(), capture_output=True,
+                          text=True)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"snakemake exited {done.returncode}: {(done.stdout + done.stderr)[-3000:]}")

@@ -3,7 +3,8 @@
 One complete run, then the properties a user relies on: every table cell explains to
 files whose sha256 matches the records; a re-run schedules nothing; changing FPA's λ,
 or editing FPA's objective code, re-runs only FPA's training, evaluation and the
-tables; a training job killed with SIGKILL leaves no output and a re-run resumes it.
+tables; a training job killed with SIGKILL leaves no output and a re-run resumes it; the
+training job on 2 gloo processes writes the checkpoint of the run's 1 process.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
-from workflow_helpers import copy_project, job_counts, snakemake
+from workflow_helpers import ONE_RUN_CHECKPOINT, copy_project, job_counts, one_run_trained, snakemake
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -211,7 +213,7 @@ def test_every_method_trains_and_gets_a_row(run, tmp_path):
 def test_killed_training_leaves_no_output_and_resumes(run, tmp_path):
     project, workdir = run
     config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
-    config["methods"]["fpa"]["training"] = {"epochs": 60, "checkpoint_every": 5}
+    config["methods"]["fpa"]["training"] = {"epochs": 20, "checkpoint_every": 5}  # killed at step 5 of ~220
     longer = tmp_path / "config.yaml"
     longer.write_text(yaml.safe_dump(config))
     target = "results/train/toy/fpa/1/checkpoint"
@@ -235,3 +237,28 @@ def test_killed_training_leaves_no_output_and_resumes(run, tmp_path):
     assert (workdir / target / "model.safetensors").exists()
     log = (workdir / "logs" / "train" / "toy" / "fpa" / "1.log").read_text()
     assert "resumed from" in log, rerun.stdout[-2000:]
+
+
+def test_two_gloo_processes_train_the_checkpoint_of_one(run, tmp_path):
+    """A training job of several processes, launched by the DAG: the CI config's Off-RL job with
+    ``resources.train.processes: 2`` runs 2 gloo ranks inside the one job and writes the checkpoint
+    that the complete run's 1 process wrote for the same global batch (within float tolerance).
+    Only that job runs again, in a copy of the complete run."""
+    project, workdir = run
+    copy = tmp_path / "work"
+    shutil.copytree(workdir, copy, symlinks=True)
+    assert _planned_jobs(_snakemake(project, copy, "-n", "--cores", "1", ONE_RUN_CHECKPOINT)) == {}  # the CI config's
+    single, single_state = one_run_trained(copy)
+
+    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
+    config["resources"] = {"train": {"processes": 2, "cpus_per_task": 2}}
+    two = tmp_path / "two.yaml"
+    two.write_text(yaml.safe_dump(config))
+    _snakemake(project, copy, "--cores", "2", "--forcerun", "train", ONE_RUN_CHECKPOINT, config=two)
+    ddp, ddp_state = one_run_trained(copy)
+
+    assert (single_state["world"], ddp_state["world"]) == (1, 2)
+    assert ddp_state["summary"]["steps"] == single_state["summary"]["steps"] > 1
+    assert single.keys() == ddp.keys()
+    for name in single:
+        torch.testing.assert_close(ddp[name], single[name], rtol=1e-4, atol=1e-5, msg=name)

