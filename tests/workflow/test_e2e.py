@@ -213,7 +213,7 @@ def test_every_method_trains_and_gets_a_row(run, tmp_path):
 def test_killed_training_leaves_no_output_and_resumes(run, tmp_path):
     project, workdir = run
     config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
-    config["methods"]["fpa"]["training"] = {"epochs": 20, "checkpoint_every": 5}  # killed at step 5 of ~220
+    config["methods"]["fpa"]["training"] = {"epochs": 20, "checkpoint_every": 5}  # 60 steps: killed at step 5
     longer = tmp_path / "config.yaml"
     longer.write_text(yaml.safe_dump(config))
     target = "results/train/toy/fpa/1/checkpoint"
@@ -254,7 +254,9 @@ def test_two_gloo_processes_train_the_checkpoint_of_one(run, tmp_path):
     config["resources"] = {"train": {"processes": 2, "cpus_per_task": 2}}
     two = tmp_path / "two.yaml"
     two.write_text(yaml.safe_dump(config))
-    _snakemake(project, copy, "--cores", "2", "--forcerun", "train", ONE_RUN_CHECKPOINT, config=two)
+    # the target before --forcerun, which takes several values
+    trained = _snakemake(project, copy, ONE_RUN_CHECKPOINT, "--cores", "2", "--forcerun", "train", config=two)
+    assert _planned_jobs(trained) == {"train": 1}
     ddp, ddp_state = one_run_trained(copy)
 
     assert (single_state["world"], ddp_state["world"]) == (1, 2)

@@ -197,8 +197,9 @@ def test_a_two_node_training_job_trains_the_checkpoint_of_one_process(runs, clus
 
     two_nodes = one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1},
                                 tmp_path / "two_nodes.yaml")
-    run = snakemake(project, workdir, two_nodes, "--workflow-profile", str(_site_profile(tmp_path)), *FAST_STATUS,
-                    "--forcerun", "train", ONE_RUN_CHECKPOINT, env=cluster)
+    # the target before --forcerun, which takes several values
+    run = snakemake(project, workdir, two_nodes, ONE_RUN_CHECKPOINT, "--workflow-profile", str(_site_profile(tmp_path)),
+                    *FAST_STATUS, "--forcerun", "train", env=cluster)
     [job] = [job for job in _sacct(cluster, run.stdout + run.stderr) if _rule(job) == "train"]
     assert job["State"] == "COMPLETED", job
     rows = {row["JobID"].removeprefix(job["JobID"]): row for row in _sacct_steps(cluster, job["JobID"])}
