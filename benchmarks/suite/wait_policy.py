@@ -108,8 +108,8 @@ def markdown(record: dict) -> str:
 def markdown_headline(record: dict) -> str:
     """The index's line: the side-by-side pair's wall ratio."""
     ratio = record["summary"]["pair"]["wall_s_default_over_passive"]
-    return (f"two end-to-end runs side by side: {ratio['median']:.2f}× the wall time under OpenMP's default wait "
-            f"policy than under PASSIVE ({record['cpu']['model']})")
+    return (f"two end-to-end runs side by side take {ratio['median']:.2f}× as long under OpenMP's default wait "
+            f"policy as under PASSIVE ({record['cpu']['model']})")
 
 
 def main(argv=None) -> int:
