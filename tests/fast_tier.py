@@ -5,7 +5,7 @@ Each such test is charged the CPU seconds of this process and its finished subpr
 the start of its setup to the end of its call (fixtures it builds first included), and fails
 when it spends more than ``fast_tier_cpu_seconds`` (pyproject.toml) or its own
 ``@pytest.mark.cpu_budget(seconds)``. CPU time, not wall time: it grows far less when other
-work shares the machine (torch's waiting threads spin, so not nothing). As the full suite
+work shares the machine (not nothing: switching between processes costs some). As the full suite
 runs these tests too, a slow test cannot slip into the fast tier unnoticed, whichever tier
 runs it. Under pytest-xdist each worker guards its own tests and sends each one's CPU seconds
 with its report (``user_properties``), from which the summary is drawn.

@@ -125,10 +125,11 @@ def evaluations(config_path: Path) -> list[str]:
             for seed in config["seeds"] for bench in main["columns"]]
 
 
-def snakemake_command(config_path: Path, workdir: Path, cuda: bool) -> list[str]:
-    """The Snakemake call of the DAG to ``evaluations``: 4 cores and the GPU on CUDA, 2 cores on the CPU."""
+def snakemake_command(config_path: Path, workdir: Path, cuda: bool, *options: str) -> list[str]:
+    """The Snakemake call of the DAG to ``evaluations``: 4 cores and the GPU on CUDA, 2 cores on the
+    CPU; ``options`` (such as ``-n``) added."""
     # the targets first: --resources and --configfile take several values
-    return [sys.executable, "-m", "snakemake", *evaluations(config_path), "-s", str(ROOT / "Snakefile"),
+    return [sys.executable, "-m", "snakemake", *evaluations(config_path), *options, "-s", str(ROOT / "Snakefile"),
             "-d", str(workdir), "--cores", "4" if cuda else "2", "--resources", f"gpu={1 if cuda else 0}",
             "--configfile", str(config_path)]
 

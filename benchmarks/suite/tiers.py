@@ -17,7 +17,6 @@ suite needs (``CI``, ``FPA_DATA_MIRROR``, ``FPA_VLLM_PYTHON``) are this shell's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import resource
@@ -29,6 +28,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+
+from fpa.io import write_json  # noqa: E402
+from fpa.provenance.cpu import cpu_facts  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_S = {"fast": 300, "full": 900}
 COMMAND = re.compile(r"python -m pytest[^`\n&|;]*")
@@ -66,9 +70,7 @@ def run_tier(clone: Path, command: str, log: Path | None = None) -> dict:
 
 
 def machine() -> dict:
-    sys.path.insert(0, str(ROOT / "src"))
-    from fpa.provenance.cpu import cpu_facts
-
+    """The CPU a record was measured on: vendor, model and core count."""
     facts = cpu_facts()
     return {"vendor": facts.get("vendor"), "model": facts.get("model"), "cores": os.cpu_count()}
 
@@ -123,8 +125,7 @@ def main(argv=None) -> int:
     if args.logs:
         args.logs.mkdir(parents=True, exist_ok=True)
     record = measure(args.tiers, args.rev, args.logs)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    write_json(args.out, record)
     print(markdown(record))
     return 0
 

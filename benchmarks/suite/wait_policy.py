@@ -13,7 +13,6 @@ Run it on a quiet machine: it is the contention of its own runs that it measures
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -24,6 +23,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the folders import each other from benchmarks/
+
+from suite.tiers import machine  # noqa: E402  (it puts src/ on the path)
+
+from fpa.io import write_json  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 POLICIES = ("default", "passive")
 SHAPES = {"pair": 2, "alone": 1}  # runs side by side
@@ -62,10 +67,6 @@ def spread(values: list[float]) -> dict:
 
 
 def measure(rounds: int) -> dict:
-    sys.path.insert(0, str(ROOT / "src"))
-    from fpa.provenance.cpu import cpu_facts
-
-    facts = cpu_facts()
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -80,9 +81,7 @@ def measure(rounds: int) -> dict:
     summary = {shape: {f"{quantity}_default_over_passive": spread(
         [row["default"][quantity] / row["passive"][quantity] for row in rows if row["shape"] == shape])
         for quantity in ("wall_s", "cpu_s")} for shape in SHAPES}
-    return {"benchmark": "wait_policy", "commit": commit,
-            "cpu": {"model": facts.get("model"), "vendor": facts.get("vendor"), "cores": os.cpu_count()},
-            "rounds": rows, "summary": summary}
+    return {"benchmark": "wait_policy", "commit": commit, "cpu": machine(), "rounds": rows, "summary": summary}
 
 
 def markdown(record: dict) -> str:
@@ -118,8 +117,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "wait_policy.json")
     args = parser.parse_args(argv)
     record = measure(args.rounds)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    write_json(args.out, record)
     print(markdown(record))
     return 0
 

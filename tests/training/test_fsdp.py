@@ -24,6 +24,8 @@ from fpa.training.loop import train
 TRAINING = {"lr": 1e-3, "warmup_steps": 2, "epochs": 3, "batch_problems": 4, "micro_batch_problems": 1,
             "max_length": 128, "eval_every": 2, "checkpoint_every": 2, "chunk_size": 64}
 PARAMS = {"offrl": {}, "fpa": {"lam": 2.0}, "dpo": {}}
+# a test launching 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
+LAUNCHES_RANKS = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +92,7 @@ def _max_difference(a: list[float] | dict, b: list[float] | dict) -> float:
     return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
 
-@pytest.mark.slow  # launches 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
+@LAUNCHES_RANKS
 @pytest.mark.parametrize("objective", sorted(PARAMS))
 def test_fsdp_on_two_ranks_trains_the_weights_of_ddp_and_of_one_process(
         tmp_path, objective, two_ranks, toy_model_dir, tiny_dataset, reference_cache):
@@ -120,7 +122,7 @@ def test_fsdp_on_two_ranks_trains_the_weights_of_ddp_and_of_one_process(
         torch.testing.assert_close(fsdp[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
 
 
-@pytest.mark.slow  # launches 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
+@LAUNCHES_RANKS
 def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, two_ranks, toy_model_dir,
                                                                    tiny_dataset):
     """Weights kept gathered to backward and shards offloaded: the default's weights; bf16 compute: the
@@ -144,7 +146,7 @@ def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, tw
     torch.testing.assert_close(losses["bf16"], losses["fp32"], rtol=2e-2, atol=2e-2)
 
 
-@pytest.mark.slow  # launches 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
+@LAUNCHES_RANKS
 def test_fsdp_with_gradient_checkpointing_trains_the_weights_without_it(tmp_path, two_ranks, toy_model_dir,
                                                                         tiny_dataset, reference_cache):
     """FSDP2 over checkpointed decoder layers (the paper's setting: each layer's forward recomputed in
@@ -175,7 +177,7 @@ def _processes_naming(path: Path) -> list[int]:
     return found
 
 
-@pytest.mark.slow  # launches 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
+@LAUNCHES_RANKS
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; ranks die with the launcher on Linux")
 def test_fsdp_resumes_after_sigkill_of_the_launcher_to_the_same_weights(tmp_path, two_ranks, toy_model_dir,
                                                                        tiny_dataset):
@@ -204,7 +206,7 @@ def test_fsdp_resumes_after_sigkill_of_the_launcher_to_the_same_weights(tmp_path
         assert torch.equal(resumed[name], straight[name]), name
 
 
-@pytest.mark.slow  # launches 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
+@LAUNCHES_RANKS
 def test_the_consolidated_checkpoint_loads_in_transformers(tmp_path, tiny_model_dir, tiny_dataset):
     """Tied and untied heads: from_pretrained gives the weights one process trains, the tie kept; so do
     the snapshots, and the best validation's weights (early stopping on) are gathered as the final ones."""

@@ -201,8 +201,7 @@ def test_the_gpu_scripts_dag_reads_each_jobs_device_and_plans_the_gpu_jobs(rehea
         "sample_offline": "float32", "cache_reference": "bfloat16", "train": "bf16", "evaluate": "float32"}
 
     config = dag.rehearsal_config(tmp_path, MIRROR, WHEELS, cuda=True, tiny=False)
-    command = dag.snakemake_command(config, tmp_path / "dag", cuda=True)
-    planned = subprocess.run([*command[:3], "-n", *command[3:]], env=dag.job_environment(),
+    planned = subprocess.run(dag.snakemake_command(config, tmp_path / "dag", True, "-n"), env=dag.job_environment(),
                              capture_output=True, text=True, timeout=300)
     assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr[-3000:]
     device_jobs = [(rule, resources) for rule, resources in planned_resources(planned.stdout)

@@ -7,8 +7,9 @@ training job, evaluation, the table); ``sacct`` shows each COMPLETED with the me
 CPUs the config's ``resources`` request; the table equals a local run's; a training job
 cancelled mid-run is retried (profile ``retries``) and resumes from its checkpoint; and a
 training job with ``nodes: 2`` runs one torchrun per node (srun) and writes the checkpoint of
-the local run's one process. Needs root and the Debian packages (``.ci/run`` installs them):
-elsewhere the tests skip with the reason, and under ``CI=true`` they fail.
+the local run's job of the same world (2 ranks on one node). Needs root and the Debian packages
+(``.ci/run`` installs them): elsewhere the tests skip with the reason, and under ``CI=true`` they
+fail.
 
 The whole CI DAG (both methods, two seeds, curves, figures) is tests/workflow/test_e2e.py's;
 what SLURM adds to a job (submission, resources, retries, srun across nodes) is the same for
@@ -85,11 +86,11 @@ def _site_profile(base: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(cluster, tmp_path_factory):
-    """The CI config cut to one run (one process training), on SLURM and locally, each in its own
-    directory."""
+    """The CI config cut to one run (its training job 2 gloo ranks on one node), on SLURM and locally,
+    each in its own directory."""
     base = tmp_path_factory.mktemp("slurm-e2e")
     project = copy_project(base)
-    config = one_run_config(project, {"cpus_per_task": 2}, base / "one.yaml")
+    config = one_run_config(project, {"processes": 2, "cpus_per_task": 2}, base / "one.yaml")
     profile = _site_profile(base)
     started = time.perf_counter()
     slurm = snakemake(project, base / "slurm", config, "--workflow-profile", str(profile), *FAST_STATUS,
@@ -189,8 +190,8 @@ def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
     return [dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines()[1:]]
 
 
-def test_a_two_node_training_job_trains_the_checkpoint_of_one_process(runs, cluster, tmp_path):
-    # the local run's upstream jobs and its 1-process checkpoint, copied; then only the training job on SLURM
+def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(runs, cluster, tmp_path):
+    # the local run's upstream jobs and its 1-node checkpoint (2 ranks), copied; then only the training job on SLURM
     project, workdir = runs["project"], tmp_path / "work"
     shutil.copytree(runs["base"] / "local", workdir, symlinks=True)
     single, single_state = one_run_trained(workdir)
@@ -209,8 +210,8 @@ def test_a_two_node_training_job_trains_the_checkpoint_of_one_process(runs, clus
     assert sorted(rows[".0"]["NodeList"].split(",")) == sorted(["localhost", socket.gethostname().split(".")[0]]), rows
 
     multi, multi_state = one_run_trained(workdir)
-    assert (single_state["world"], multi_state["world"]) == (1, 2)
+    assert (single_state["world"], multi_state["world"]) == (2, 2)
     assert multi_state["summary"]["steps"] == single_state["summary"]["steps"] > 1
     assert single.keys() == multi.keys()
-    for name in single:  # the tolerance of test_e2e.py::test_two_gloo_processes_train_the_checkpoint_of_one
-        torch.testing.assert_close(multi[name], single[name], rtol=1e-4, atol=1e-5, msg=name)
+    for name in single:
+        torch.testing.assert_close(multi[name], single[name], rtol=1e-5, atol=1e-6, msg=name)
