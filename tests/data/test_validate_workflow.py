@@ -1,5 +1,5 @@
 """A `source: file` benchmark goes through its own validation job: evaluation reads the validated
-records, and a bad file fails that small job (naming file and line) before any evaluate job."""
+records, and a bad file fails that small job (naming file and line) before any other job starts."""
 
 import json
 import os
@@ -55,4 +55,6 @@ def test_a_bad_user_benchmark_fails_its_validation_job_before_any_evaluate_job(t
     mine = tmp_path / "my benchmark.jsonl"
     assert (f"fpa validate-benchmark: error: {mine}:2: field 'answer' is missing; expected the fields "
             "['id', 'problem', 'answer'], got ['id', 'problem']") in log
+    # validated first (Priority.INPUT_CHECKS): no job had started, not even the base model's SFT
     assert not (tmp_path / "work" / "logs" / "evaluate").exists()
+    assert not (tmp_path / "work" / "logs" / "toy_base_model").exists()

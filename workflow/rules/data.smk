@@ -55,7 +55,7 @@ rule validate_benchmark:
         "logs/validate_benchmark/{bench}.log",
     benchmark:
         "logs/benchmarks/validate_benchmark/{bench}.tsv"
-    priority: Priority.TRAINING_INPUTS
+    priority: Priority.INPUT_CHECKS
     conda:
         "../../envs/tables.yaml"
     resources:
