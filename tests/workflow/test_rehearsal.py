@@ -140,6 +140,8 @@ def test_training_runs_fsdp_on_two_ranks_with_gradient_checkpointing_in_bf16(reh
         state = read_json(rehearsal.workdir / "results" / "train" / name / method / "42" / "checkpoint"
                           / "training_state.json")
         assert state["world"] == 2 and state["summary"]["steps"] >= 1, (name, method, state)
+        training = {key: state["training"][key] for key in ("parallel", "gradient_checkpointing", "precision")}
+        assert training == {"parallel": "fsdp", "gradient_checkpointing": True, "precision": "bf16"}, (name, method)
     assert _tokenizer(rehearsal.workdir, "llama-3.2-3b-instruct").pad_token is None
 
 
