@@ -185,9 +185,12 @@ def test_editing_fpa_objective_code_reruns_only_fpa(run):
 
 
 def test_every_method_trains_and_gets_a_row(run, tmp_path):
-    """All registered objectives (plus the Low-LR schedule) through the same DAG to the main table, one
-    seed, one benchmark: no curves or figures (each method's snapshots sampled again would be most of
-    the run; curves and figures of a method are test_adding_a_method_adds_its_curve_without_retraining_others')."""
+    """All registered objectives (plus the Low-LR schedule) trained through the same DAG, one seed, and
+    each planned to its row of the main table. Their checkpoints are evaluated in the dry run only:
+    evaluation and aggregation do not depend on the objective, and the complete run evaluates two
+    methods to their rows (13 evaluate jobs were most of this test). No curves or figures (each
+    method's snapshots sampled again; curves and figures of a method are
+    test_adding_a_method_adds_its_curve_without_retraining_others')."""
     from fpa.objectives import OBJECTIVES
 
     project, workdir = run
@@ -200,14 +203,18 @@ def test_every_method_trains_and_gets_a_row(run, tmp_path):
     config["seeds"] = [1]
     every = tmp_path / "config.yaml"
     every.write_text(yaml.safe_dump(config))
-    _snakemake(project, workdir, "--cores", "2", config=every)
-    with open(workdir / "results" / "tables" / "toy.csv") as handle:
-        rows = {row["row"]: row for row in csv.DictReader(handle)}
-    assert set(rows) == {"base", "offrl_lowlr", *OBJECTIVES}
+    checkpoints = [f"results/train/toy/{method}/1/checkpoint" for method in config["methods"]]
+    _snakemake(project, workdir, *checkpoints, "--cores", "2", config=every)
     for method in config["methods"]:
         with open(workdir / "results" / "train" / "toy" / method / "1" / "checkpoint" / "training_metrics.csv") as f:
             losses = [float(row["loss"]) for row in csv.DictReader(f)]
         assert losses and all(abs(loss) < float("inf") for loss in losses), method
+    planned = _snakemake(project, workdir, "-n", "--cores", "1", config=every)
+    assert set(_planned_jobs(planned)) == {"evaluate", "aggregate", "cost", "all"}  # everything trained
+    evaluated = {path.split("/")[3] for path in _planned_outputs(planned) if path.startswith("results/eval/")}
+    for method in config["methods"]:  # planned, or evaluated by the complete run under the same config
+        assert method in evaluated or (workdir / "results" / "eval" / "toy" / method / "1" / "toy6.json").exists()
+    assert "results/tables/toy.csv" in _planned_outputs(planned)
 
 
 def test_killed_training_leaves_no_output_and_resumes(run, tmp_path):

@@ -38,12 +38,12 @@ ONE_RUN_CHECKPOINT = "results/train/toy/offrl/1/checkpoint"
 
 def one_run_config(project: Path, resources: dict, path: Path) -> Path:
     """The CI config cut to the offrl run on seed 1, one epoch, no curves or figures, with
-    ``resources.train``; written to ``path``."""
+    ``resources.train`` (its other resources kept); written to ``path``."""
     config = yaml.safe_load((project / ".test" / "config_ci" / "config.yaml").read_text())
     for key in ("figures", "future_policy", "entanglement", "curve_benchmarks"):
         config.pop(key)
     config.update(tables={"toy": ["toy6"]}, methods={"offrl": config["methods"]["offrl"]}, seeds=[1],
-                  resources={"train": resources})
+                  resources={**config.get("resources", {}), "train": resources})
     config["training"].update(epochs=1, snapshot_every=0)
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
