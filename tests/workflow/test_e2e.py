@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from workflow_helpers import ONE_RUN_CHECKPOINT, copy_project, job_counts, one_run_trained, snakemake
+from workflow_helpers import (ONE_RUN_CHECKPOINT, copy_project, job_counts, one_run_trained, seed_toy_base_model,
+                              snakemake)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -43,11 +44,13 @@ def _planned_outputs(result) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """A copy of the project (so its code can be edited) and one complete run of the CI config."""
+def run(tmp_path_factory, ci_toy_base_model):
+    """A copy of the project (so its code can be edited) and one complete run of the CI config, from
+    its toy base model."""
     base = tmp_path_factory.mktemp("e2e")
     project = copy_project(base)
     workdir = base / "work"
+    seed_toy_base_model(ci_toy_base_model, workdir)
     started = time.perf_counter()
     _snakemake(project, workdir, "--cores", "2")
     print(f"complete CI DAG in {time.perf_counter() - started:.0f} s")

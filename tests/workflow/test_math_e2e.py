@@ -19,7 +19,7 @@ import time
 
 import pytest
 import yaml
-from workflow_helpers import MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, snakemake
+from workflow_helpers import MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, seed_toy_base_model, snakemake
 
 from fpa.grading.math import RULES
 
@@ -29,8 +29,9 @@ pytestmark = TINY_MIRROR_RUN
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """A copy of the project and one complete run of the math CI config (mirror path made absolute)."""
+def run(tmp_path_factory, ci_toy_base_model):
+    """A copy of the project and one complete run of the math CI config (mirror path made absolute),
+    from the CI toy base model (the same model: the job's params are the CI config's)."""
     base = tmp_path_factory.mktemp("math_e2e")
     project = copy_project(base)
     config = yaml.safe_load(CONFIG.read_text())
@@ -38,6 +39,7 @@ def run(tmp_path_factory):
     config_path = base / "config.yaml"
     config_path.write_text(yaml.safe_dump(config))
     workdir = base / "work"
+    seed_toy_base_model(ci_toy_base_model, workdir)
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     started = time.perf_counter()
     snakemake(project, workdir, config_path, "--cores", "2")

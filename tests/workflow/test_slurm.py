@@ -13,7 +13,9 @@ fail.
 
 The whole CI DAG (both methods, two seeds, curves, figures) is tests/workflow/test_e2e.py's;
 what SLURM adds to a job (submission, resources, retries, srun across nodes) is the same for
-every rule, so one run of each rule shows it.
+every rule, so one run of each rule shows it. The executor plugin sees a job done at its next
+status check, and after a check that finds nothing done it waits 10 s longer for the next (14 to
+36 s per job of this DAG): the module's SLURM runs wait side by side, not one after another.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ import shutil
 import socket
 import subprocess
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 import yaml
 from workflow_helpers import (ONE_RUN_CHECKPOINT, ROOT, copy_project, job_counts, one_run_config, one_run_trained,
-                              rule_resource_groups, skip_or_fail, snakemake)
+                              rule_resource_groups, seed_toy_base_model, skip_or_fail, snakemake)
 
 from fpa.config import load_config_file
 
@@ -85,26 +89,58 @@ def _site_profile(base: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tmp_path_factory):
-    """The CI config cut to one run (its training job 2 gloo ranks on one node), on SLURM and locally,
-    each in its own directory, side by side: the local run computes while the SLURM run waits on
-    the scheduler's status checks."""
+def runs(cluster, tmp_path_factory, ci_toy_base_model):
+    """The CI config cut to one run (its training job 2 gloo ranks on one node), on SLURM and
+    locally (from the CI toy base model, which the SLURM run builds), each in its own directory, side
+    by side; once the local run has the training job's
+    inputs, that job also on SLURM in two copies of them: on two nodes, and with more epochs,
+    cancelled once its first checkpoint is written. The three SLURM runs wait on the plugin's
+    status checks together while the local run computes (each run a thread's subprocess)."""
     base = tmp_path_factory.mktemp("slurm-e2e")
     project = copy_project(base)
     config = one_run_config(project, {"processes": 2, "cpus_per_task": 2}, base / "one.yaml")
-    profile = _site_profile(base)
+    two_nodes = one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1}, base / "two_nodes.yaml")
+    longer = yaml.safe_load(config.read_text())
+    longer["training"].update(epochs=20, checkpoint_every=5)
+    (base / "longer.yaml").write_text(yaml.safe_dump(longer))
+    on_slurm = ("--workflow-profile", str(_site_profile(base)), *FAST_STATUS)
+    seed_toy_base_model(ci_toy_base_model, base / "local")
     started = time.perf_counter()
-    local = snakemake(project, base / "local", config, "--cores", "2", background=True)
-    try:
-        slurm = snakemake(project, base / "slurm", config, "--workflow-profile", str(profile), *FAST_STATUS,
-                          env=cluster)
-        print(f"one run on SLURM in {time.perf_counter() - started:.0f} s")
-    finally:
-        local_output = local.communicate(timeout=1200)[0]
-    assert local.returncode == 0, local_output[-4000:]
-    print(f"both runs in {time.perf_counter() - started:.0f} s")
-    return {"project": project, "base": base, "config": config, "profile": profile,
-            "slurm": slurm.stdout + slurm.stderr}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        slurm = pool.submit(snakemake, project, base / "slurm", config, *on_slurm, env=cluster)
+        # the training job's inputs: its target with every job from the training job on omitted
+        snakemake(project, base / "local", config, ONE_RUN_CHECKPOINT, "--cores", "2", "--omit-from", "train")
+        print(f"the training job's inputs, locally, in {time.perf_counter() - started:.0f} s")
+        for name in ("two_nodes", "cancelled"):
+            shutil.copytree(base / "local", base / name, symlinks=True)
+        runs = {"slurm": slurm,
+                "local": pool.submit(snakemake, project, base / "local", config, "--cores", "2"),
+                # each test asserts that its own run succeeded
+                "two_nodes": pool.submit(snakemake, project, base / "two_nodes", two_nodes, ONE_RUN_CHECKPOINT,
+                                         *on_slurm, env=cluster, check=False),
+                "cancelled": pool.submit(snakemake, project, base / "cancelled", base / "longer.yaml",
+                                         ONE_RUN_CHECKPOINT, *on_slurm, env=cluster, check=False)}
+        _cancel_once_checkpointed(base / "cancelled", cluster, runs["cancelled"])
+        results = {name: run.result() for name, run in runs.items()}
+    print(f"all runs in {time.perf_counter() - started:.0f} s")
+    return SimpleNamespace(project=project, base=base, config=config, results=results,
+                           outputs={name: result.stdout + result.stderr for name, result in results.items()})
+
+
+def _cancel_once_checkpointed(workdir: Path, env: dict[str, str], run: Future) -> None:
+    """``scancel`` the training job running in ``workdir`` once it has written its first checkpoint."""
+    latest = workdir / "results" / "train" / "toy" / "offrl" / "1" / "work" / "latest"
+    deadline = time.time() + 600
+    while not latest.exists():
+        assert not run.done(), run.result()  # the run ended before its first checkpoint
+        assert time.time() < deadline, "no training checkpoint appeared"
+        time.sleep(0.1)
+    env = {**os.environ, **env}
+    queue = subprocess.run(["squeue", "-h", "-o", "%i %Z"], env=env, capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    jobs = [job for job, directory in map(str.split, queue) if Path(directory).resolve() == workdir.resolve()]
+    assert len(jobs) == 1, queue  # the one training job of this run
+    subprocess.run(["scancel", jobs[0]], env=env, check=True)
 
 
 def _sacct(env: dict[str, str], run_output: str) -> list[dict[str, str]]:
@@ -130,13 +166,13 @@ def _minutes(timelimit: str) -> int:
 
 
 def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, cluster):
-    jobs = _sacct(cluster, runs["slurm"])
-    planned = job_counts(runs["slurm"])
+    jobs = _sacct(cluster, runs.outputs["slurm"])
+    planned = job_counts(runs.outputs["slurm"])
     planned.pop("total")
     planned.pop("all")  # no command: Snakemake finishes it itself
     assert collections.Counter(map(_rule, jobs)) == planned
-    resources = load_config_file(runs["config"])["resources"]
-    groups = rule_resource_groups(runs["project"] / "workflow" / "rules")
+    resources = load_config_file(runs.config)["resources"]
+    groups = rule_resource_groups(runs.project / "workflow" / "rules")
     for job in jobs:
         wanted = resources[groups[_rule(job)]]
         assert job["State"] == "COMPLETED", job
@@ -147,38 +183,16 @@ def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, clust
 
 
 def test_slurm_table_equals_the_local_one(runs):
-    tables = [runs["base"] / where / "results" / "tables" / "toy.csv" for where in ("slurm", "local")]
+    tables = [runs.base / where / "results" / "tables" / "toy.csv" for where in ("slurm", "local")]
     slurm, local = (table.read_text() for table in tables)
     assert slurm.count("\n") == 3  # header, base, offrl
     assert slurm == local
 
 
-def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster, tmp_path):
-    project, workdir = runs["project"], runs["base"] / "slurm"
-    config = yaml.safe_load(runs["config"].read_text())
-    config["training"].update(epochs=20, checkpoint_every=5)
-    longer = tmp_path / "config.yaml"
-    longer.write_text(yaml.safe_dump(config))
-    work = workdir / "results" / "train" / "toy" / "offrl" / "1" / "work"
-    process = snakemake(project, workdir, longer, ONE_RUN_CHECKPOINT, "--workflow-profile", str(runs["profile"]),
-                        *FAST_STATUS, env=cluster, background=True)
-    try:
-        deadline = time.time() + 600
-        while not (work / "latest").exists():
-            assert process.poll() is None, process.stdout.read()
-            assert time.time() < deadline, "no training checkpoint appeared"
-            time.sleep(0.1)
-        env = {**os.environ, **cluster}
-        running = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True,
-                                 check=True).stdout.split()
-        assert len(running) == 1, running  # the one training job
-        subprocess.run(["scancel", running[0]], env=env, check=True)
-        output = process.communicate(timeout=900)[0]
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 0, output[-4000:]
-    assert [(_rule(job), job["State"].split()[0]) for job in _sacct(cluster, output)] == [
+def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster):
+    workdir = runs.base / "cancelled"
+    assert runs.results["cancelled"].returncode == 0, runs.outputs["cancelled"][-4000:]
+    assert [(_rule(job), job["State"].split()[0]) for job in _sacct(cluster, runs.outputs["cancelled"])] == [
         ("train", "CANCELLED"), ("train", "COMPLETED")]
     assert (workdir / ONE_RUN_CHECKPOINT / "model.safetensors").exists()
     assert "resumed from" in (workdir / "logs" / "train" / "toy" / "offrl" / "1.log").read_text()
@@ -194,18 +208,11 @@ def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
     return [dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines()[1:]]
 
 
-def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(runs, cluster, tmp_path):
-    # the local run's upstream jobs and its 1-node checkpoint (2 ranks), copied; then only the training job on SLURM
-    project, workdir = runs["project"], tmp_path / "work"
-    shutil.copytree(runs["base"] / "local", workdir, symlinks=True)
-    single, single_state = one_run_trained(workdir)
-
-    two_nodes = one_run_config(project, {"nodes": 2, "processes": 1, "cpus_per_task": 1},
-                                tmp_path / "two_nodes.yaml")
-    # the target before --forcerun, which takes several values
-    run = snakemake(project, workdir, two_nodes, ONE_RUN_CHECKPOINT, "--workflow-profile", str(_site_profile(tmp_path)),
-                    *FAST_STATUS, "--forcerun", "train", env=cluster)
-    [job] = [job for job in _sacct(cluster, run.stdout + run.stderr) if _rule(job) == "train"]
+def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(runs, cluster):
+    # the local run's job: 2 ranks on one node
+    single, single_state = one_run_trained(runs.base / "local")
+    assert runs.results["two_nodes"].returncode == 0, runs.outputs["two_nodes"][-4000:]
+    [job] = [job for job in _sacct(cluster, runs.outputs["two_nodes"]) if _rule(job) == "train"]
     assert job["State"] == "COMPLETED", job
     rows = {row["JobID"].removeprefix(job["JobID"]): row for row in _sacct_steps(cluster, job["JobID"])}
     assert (rows[""]["NNodes"], rows[""]["State"]) == ("2", "COMPLETED"), rows
@@ -213,7 +220,7 @@ def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(runs, cluster
     assert (rows[".0"]["NNodes"], rows[".0"]["NTasks"], rows[".0"]["State"]) == ("2", "2", "COMPLETED"), rows
     assert sorted(rows[".0"]["NodeList"].split(",")) == sorted(["localhost", socket.gethostname().split(".")[0]]), rows
 
-    multi, multi_state = one_run_trained(workdir)
+    multi, multi_state = one_run_trained(runs.base / "two_nodes")
     assert (single_state["world"], multi_state["world"]) == (2, 2)
     assert multi_state["summary"]["steps"] == single_state["summary"]["steps"] > 1
     assert single.keys() == multi.keys()

@@ -17,13 +17,14 @@ import subprocess
 import sys
 
 import pytest
-from workflow_helpers import copy_project, job_counts, one_run_config, snakemake
+from workflow_helpers import copy_project, job_counts, one_run_config, seed_toy_base_model, snakemake
 
 
-@pytest.mark.cpu_budget(600)  # the toy base model's SFT is most of it
-def test_one_run_goes_from_the_base_model_to_a_table_whose_cells_explain(tmp_path):
+@pytest.mark.cpu_budget(600)  # the toy base model's SFT (fixture ci_toy_base_model, once per run) is most of it
+def test_one_run_goes_from_the_base_model_to_a_table_whose_cells_explain(tmp_path, ci_toy_base_model):
     project = copy_project(tmp_path)
     workdir = tmp_path / "work"
+    seed_toy_base_model(ci_toy_base_model, workdir)
     config = one_run_config(project, {"cpus_per_task": 2}, tmp_path / "one.yaml")
     snakemake(project, workdir, config, "--cores", "2")
 

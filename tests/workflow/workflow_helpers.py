@@ -34,6 +34,21 @@ def copy_project(base: Path) -> Path:
 
 
 ONE_RUN_CHECKPOINT = "results/train/toy/offrl/1/checkpoint"
+CI_CONFIG = ROOT / ".test" / "config_ci" / "config.yaml"
+TOY_BASE_MODEL = "results/models/toy/base"
+
+
+def seed_toy_base_model(built: Path, workdir: Path) -> None:
+    """Copy the toy base model job that ran in ``built`` (fixture ``ci_toy_base_model``) into
+    ``workdir``: its output and provenance, its log and benchmark record (the cost table's), and
+    Snakemake's record of it, which re-runs the job where a config gives the model other params."""
+    metadata = Path(".snakemake") / "metadata"
+    for path in (TOY_BASE_MODEL, f"{TOY_BASE_MODEL}.prov.json", "logs/toy_base_model/toy.log",
+                 "logs/benchmarks/toy_base_model/toy.tsv", *(metadata / entry.name for entry in
+                                                            (built / metadata).iterdir())):
+        source, target = built / path, workdir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
 
 
 def one_run_config(project: Path, resources: dict, path: Path) -> Path:
