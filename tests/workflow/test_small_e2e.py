@@ -1,5 +1,6 @@
 """The fast tier's one end-to-end run: the CI config cut to one method, one seed, one epoch and
-one benchmark (``one_run_config``), through Snakemake from the toy base model to the table.
+one benchmark (``one_run_config``), through Snakemake from the toy base model (built by its rule once
+per test run, fixture ``ci_toy_base_model``) to the table.
 
 It catches, on every change, what only the whole DAG shows: a rule whose inputs, outputs or
 command no longer fit the next rule, a command-line flag a rule passes that ``fpa`` no longer
