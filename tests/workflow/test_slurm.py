@@ -14,8 +14,9 @@ fail.
 The whole CI DAG (both methods, two seeds, curves, figures) is tests/workflow/test_e2e.py's;
 what SLURM adds to a job (submission, resources, retries, srun across nodes) is the same for
 every rule, so one run of each rule shows it. The executor plugin sees a job done at its next
-status check, and after a check that finds nothing done it waits 10 s longer for the next (14 to
-36 s per job of this DAG): the module's SLURM runs wait side by side, not one after another.
+status check, and after a check that finds nothing done it waits 10 s longer for the next, so
+each job is seen done well after it ends: the module's SLURM runs wait side by side, not one
+after another.
 """
 
 from __future__ import annotations
@@ -91,11 +92,11 @@ def _site_profile(base: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(cluster, tmp_path_factory, ci_toy_base_model):
     """The CI config cut to one run (its training job 2 gloo ranks on one node), on SLURM and
-    locally (from the CI toy base model, which the SLURM run builds), each in its own directory, side
-    by side; once the local run has the training job's
-    inputs, that job also on SLURM in two copies of them: on two nodes, and with more epochs,
-    cancelled once its first checkpoint is written. The three SLURM runs wait on the plugin's
-    status checks together while the local run computes (each run a thread's subprocess)."""
+    locally (from the CI toy base model, which the SLURM run builds), each in its own directory,
+    side by side; once the local run has the training job's inputs, that job also on SLURM in two
+    copies of them: on two nodes, and with more epochs, cancelled once its first checkpoint is
+    written. The three SLURM runs wait on the plugin's status checks together while the local run
+    computes (each run a thread's subprocess); each run's CompletedProcess, by name."""
     base = tmp_path_factory.mktemp("slurm-e2e")
     project = copy_project(base)
     config = one_run_config(project, {"processes": 2, "cpus_per_task": 2}, base / "one.yaml")
@@ -123,8 +124,11 @@ def runs(cluster, tmp_path_factory, ci_toy_base_model):
         _cancel_once_checkpointed(base / "cancelled", cluster, runs["cancelled"])
         results = {name: run.result() for name, run in runs.items()}
     print(f"all runs in {time.perf_counter() - started:.0f} s")
-    return SimpleNamespace(project=project, base=base, config=config, results=results,
-                           outputs={name: result.stdout + result.stderr for name, result in results.items()})
+    return SimpleNamespace(project=project, base=base, config=config, results=results)
+
+
+def _output(run: subprocess.CompletedProcess) -> str:
+    return run.stdout + run.stderr
 
 
 def _cancel_once_checkpointed(workdir: Path, env: dict[str, str], run: Future) -> None:
@@ -166,8 +170,8 @@ def _minutes(timelimit: str) -> int:
 
 
 def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, cluster):
-    jobs = _sacct(cluster, runs.outputs["slurm"])
-    planned = job_counts(runs.outputs["slurm"])
+    jobs = _sacct(cluster, _output(runs.results["slurm"]))
+    planned = job_counts(_output(runs.results["slurm"]))
     planned.pop("total")
     planned.pop("all")  # no command: Snakemake finishes it itself
     assert collections.Counter(map(_rule, jobs)) == planned
@@ -191,8 +195,9 @@ def test_slurm_table_equals_the_local_one(runs):
 
 def test_a_cancelled_training_job_is_retried_and_resumes(runs, cluster):
     workdir = runs.base / "cancelled"
-    assert runs.results["cancelled"].returncode == 0, runs.outputs["cancelled"][-4000:]
-    assert [(_rule(job), job["State"].split()[0]) for job in _sacct(cluster, runs.outputs["cancelled"])] == [
+    run = runs.results["cancelled"]
+    assert run.returncode == 0, _output(run)[-4000:]
+    assert [(_rule(job), job["State"].split()[0]) for job in _sacct(cluster, _output(run))] == [
         ("train", "CANCELLED"), ("train", "COMPLETED")]
     assert (workdir / ONE_RUN_CHECKPOINT / "model.safetensors").exists()
     assert "resumed from" in (workdir / "logs" / "train" / "toy" / "offrl" / "1.log").read_text()
@@ -211,8 +216,9 @@ def _sacct_steps(env: dict[str, str], job_id: str) -> list[dict[str, str]]:
 def test_a_two_node_training_job_trains_the_checkpoint_of_one_node(runs, cluster):
     # the local run's job: 2 ranks on one node
     single, single_state = one_run_trained(runs.base / "local")
-    assert runs.results["two_nodes"].returncode == 0, runs.outputs["two_nodes"][-4000:]
-    [job] = [job for job in _sacct(cluster, runs.outputs["two_nodes"]) if _rule(job) == "train"]
+    run = runs.results["two_nodes"]
+    assert run.returncode == 0, _output(run)[-4000:]
+    [job] = [job for job in _sacct(cluster, _output(run)) if _rule(job) == "train"]
     assert job["State"] == "COMPLETED", job
     rows = {row["JobID"].removeprefix(job["JobID"]): row for row in _sacct_steps(cluster, job["JobID"])}
     assert (rows[""]["NNodes"], rows[""]["State"]) == ("2", "COMPLETED"), rows
