@@ -54,19 +54,37 @@ def parse_run(output: str) -> dict:
     return {"outcome": outcome[-1][0] if outcome else None, "slowest": slowest}
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """The machine's CPU time so far, (all, idle) in clock ticks over every core (``/proc/stat``; idle
+    counts I/O wait); None where there is no such file."""
+    try:
+        with open("/proc/stat") as handle:
+            ticks = [int(field) for field in handle.readline().split()[1:]]
+    except OSError:
+        return None
+    return sum(ticks), ticks[3] + ticks[4]
+
+
 def run_tier(clone: Path, command: str, log: Path | None = None) -> dict:
+    """One tier's run. ``cpu_s`` counts the processes the run waited for (the SLURM daemons' jobs and
+    the sandboxes' are not its children); ``machine_busy``, the share of all cores' time that was not
+    idle over the run, counts everything, so 1 - busy is the time the cores waited."""
     argv = [sys.executable, *shlex.split(command)[1:], "--durations=20", "-p", "no:cacheprovider"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(clone / "src"),
                                                                        os.environ.get("PYTHONPATH")]))}
-    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    before, ticks, started = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_ticks(), time.perf_counter()
     load = os.getloadavg()[0]
     done = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True)
     wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    busy = None
+    if ticks is not None:
+        (total, idle), (total_before, idle_before) = cpu_ticks(), ticks
+        busy = round(1 - (idle - idle_before) / (total - total_before), 3)
     if log is not None:
         log.write_text(done.stdout + done.stderr)
     return {"command": command, "returncode": done.returncode, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "load_before": round(load, 2), **parse_run(done.stdout + done.stderr)}
+            "machine_busy": busy, "load_before": round(load, 2), **parse_run(done.stdout + done.stderr)}
 
 
 def machine() -> dict:
@@ -97,11 +115,13 @@ def markdown(record: dict) -> str:
     cpu = record["cpu"]
     lines = [f"**{cpu['model']}** ({cpu['cores']} cores), commit `{record['commit'][:7]}`, from a fresh clone "
              f"(`python benchmarks/suite/tiers.py`)", "",
-             "| tier | command | wall | target | CPU s | load before | outcome |", "|---|---|---|---|---|---|---|"]
+             "| tier | command | wall | target | CPU s | machine busy | load before | outcome |",
+             "|---|---|---|---|---|---|---|---|"]
     for tier, run in record["runs"].items():
         within = "within" if run["wall_s"] <= TARGET_S[tier] else "**over**"
+        busy = "—" if run.get("machine_busy") is None else f"{run['machine_busy']:.0%}"  # not measured before
         lines.append(f"| {tier} | `{run['command']}` | {run['wall_s']:.0f} s ({run['wall_s'] / 60:.1f} min) | "
-                     f"{TARGET_S[tier] // 60} min: {within} | {run['cpu_s']:.0f} | {run['load_before']} | "
+                     f"{TARGET_S[tier] // 60} min: {within} | {run['cpu_s']:.0f} | {busy} | {run['load_before']} | "
                      f"{run['outcome']} |")
     for tier, run in record["runs"].items():
         lines += ["", f"The 20 slowest test phases of the {tier} tier:", "", "| s | phase | test |", "|---|---|---|"]

@@ -42,7 +42,9 @@ def test_gold_and_wrong(mirror, sandbox):
     tasks = {k: v for k, v in bigcodebench.load_tasks(mirror / TINY["bigcodebench"]).items() if k not in SLOW}
     pairs = [(gold_program("bigcodebench", task), task_id) for task_id, task in tasks.items()]
     pairs += [("    return None\n", task_id) for task_id in ("BigCodeBench/1",)]
-    verdicts = grade_code_many("bigcodebench", pairs, tasks=tasks, workers=3, sandbox=sandbox)
+    # six sandboxes at a time on 2 cores: a task's time is mostly its libraries' imports and, for
+    # BigCodeBench/17, sleeping (its solution waits 5 s after each restart: 18 s of the run)
+    verdicts = grade_code_many("bigcodebench", pairs, tasks=tasks, workers=6, sandbox=sandbox)
     gold, wrong = verdicts[: len(tasks)], verdicts[len(tasks):]
     failed = {task_id: rule for (_, task_id), (ok, rule) in zip(pairs, gold) if not ok}
     print(f"BigCodeBench tiny gold: {len(tasks) - len(failed)}/{len(tasks)}; failed: {failed}")

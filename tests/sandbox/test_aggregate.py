@@ -35,6 +35,10 @@ HOG_LIMITS = dataclasses.replace(TEST_LIMITS, timeout_s=30, memory_bytes=1024 * 
 # What the watchdog lets through between two polls: pages faulted in during one poll and
 # one /proc scan, on each core (docs/sandbox.md). Generous for a loaded 2-core machine.
 WATCHDOG_WINDOW = 128 * MiB
+# What the meter can count twice: it reads the run's processes one after another, not at one
+# instant, so a child read just before the kernel kills it and pages another child faults in
+# after that, read later, add up (one cgroup1 run read 512.1 MiB under the kernel's 512.0).
+METER_WINDOW = 32 * MiB
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "lcb" / "test6_fixture.jsonl"
 
 FORKED_HOGS = """
@@ -96,7 +100,7 @@ def test_forked_memory_hogs_are_killed_below_the_total_cap(mechanism, mode):
           f"{result.memory_peak_bytes / MiB:.1f} MiB, cap {CAP / MiB:.0f} MiB, wall {result.wall_s:.2f} s")
     assert result.memory_exceeded and not result.ok and not result.timed_out, result
     assert result.stdout.count("touched") < CHILDREN  # not every child got its memory
-    assert 0 < meter.peak <= allowed, (meter.peak, allowed)
+    assert 0 < meter.peak <= allowed + METER_WINDOW, (meter.peak, allowed)
     assert result.memory_peak_bytes <= allowed
     if mechanism != "watchdog":  # the kernel's own count never passes the cap
         assert result.memory_peak_bytes <= CAP

@@ -94,50 +94,53 @@ def _max_difference(a: list[float] | dict, b: list[float] | dict) -> float:
 
 @LAUNCHES_RANKS
 @pytest.mark.parametrize("objective", sorted(PARAMS))
-def test_fsdp_on_two_ranks_trains_the_weights_of_ddp_and_of_one_process(
-        tmp_path, objective, two_ranks, toy_model_dir, tiny_dataset, reference_cache):
+def test_fsdp_on_two_ranks_trains_the_weights_of_one_process(tmp_path, objective, two_ranks, toy_model_dir,
+                                                              tiny_dataset, reference_cache):
     single_out = _single(tmp_path / "single", toy_model_dir, tiny_dataset, objective,
                          reference_cache if objective != "offrl" else None)
-    ddp_out, fsdp_out = two_ranks(objective, "ddp"), two_ranks(objective, "fsdp")
+    fsdp_out = two_ranks(objective, "fsdp")
     state = json.loads((fsdp_out / "training_state.json").read_text())
     assert (state["world"], state["training"]["parallel"], state["summary"]["steps"]) == (2, "fsdp", 6)
-    single, ddp, fsdp = (load_file(str(out / "model.safetensors")) for out in (single_out, ddp_out, fsdp_out))
-    assert fsdp.keys() == ddp.keys() == single.keys()
-    # rank 0's training loss (its shard, the same under DDP and FSDP); validation loss over all ranks
-    train_fsdp, train_ddp = _metrics(fsdp_out, "loss"), _metrics(ddp_out, "loss")
-    val = {name: _metrics(out, "val_loss") for name, out in (("single", single_out), ("ddp", ddp_out),
-                                                             ("fsdp", fsdp_out))}
-    print(f"\n{objective}: max|dloss| train fsdp-ddp {_max_difference(train_fsdp, train_ddp):.2e}, "
-          f"val fsdp-ddp {_max_difference(val['fsdp'], val['ddp']):.2e}, "
-          f"val fsdp-1proc {_max_difference(val['fsdp'], val['single']):.2e}; "
-          f"max|dweight| fsdp-ddp {_max_difference(fsdp, ddp):.2e}, fsdp-1proc {_max_difference(fsdp, single):.2e}, "
-          f"ddp-1proc {_max_difference(ddp, single):.2e}")
-    torch.testing.assert_close(torch.tensor(train_fsdp), torch.tensor(train_ddp), rtol=1e-5, atol=1e-5)
-    for name in ("ddp", "single"):
-        torch.testing.assert_close(torch.tensor(val["fsdp"]), torch.tensor(val[name]), rtol=1e-5, atol=1e-6)
+    single, fsdp = (load_file(str(out / "model.safetensors")) for out in (single_out, fsdp_out))
+    assert fsdp.keys() == single.keys()
+    # validation loss over all ranks
+    val = {name: _metrics(out, "val_loss") for name, out in (("single", single_out), ("fsdp", fsdp_out))}
+    print(f"\n{objective}: max|dloss| val fsdp-1proc {_max_difference(val['fsdp'], val['single']):.2e}; "
+          f"max|dweight| fsdp-1proc {_max_difference(fsdp, single):.2e}")
+    torch.testing.assert_close(torch.tensor(val["fsdp"]), torch.tensor(val["single"]), rtol=1e-5, atol=1e-6)
     # AdamW normalises each gradient: where one is tiny (k_proj.bias, ~1e-4 against v_proj.bias's ~1e-1),
     # reduction-order rounding moves the weight by ~1e-6 in 6 steps of lr 1e-3 (DDP against 1 process too)
     for name in single:
-        torch.testing.assert_close(fsdp[name], ddp[name], rtol=1e-5, atol=1e-5, msg=name)
         torch.testing.assert_close(fsdp[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
 
 
 @LAUNCHES_RANKS
-def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, two_ranks, toy_model_dir,
-                                                                   tiny_dataset):
-    """Weights kept gathered to backward and shards offloaded: the default's weights; bf16 compute: the
-    default's losses within bf16 rounding, other weights (the policy took effect)."""
+def test_fsdp_and_ddp_on_two_ranks_train_the_same_losses_and_weights(two_ranks):
+    """Rank 0 reads the same shard under both, so its training loss is the same at each step; so are the
+    validation losses and the weights. Off-RL only: the objective's statistics run inside the wrapped
+    forward under both (``fpa.training.parallel.Policy``), so DDP is one code path for every objective;
+    DDP against one process on uneven shards: tests/training/test_loop.py."""
+    ddp_out, fsdp_out = two_ranks("offrl", "ddp"), two_ranks("offrl", "fsdp")
+    assert json.loads((ddp_out / "training_state.json").read_text())["training"]["parallel"] == "ddp"
+    for key, atol in (("loss", 1e-5), ("val_loss", 1e-6)):
+        torch.testing.assert_close(torch.tensor(_metrics(fsdp_out, key)), torch.tensor(_metrics(ddp_out, key)),
+                                   rtol=1e-5, atol=atol, msg=key)
+    ddp, fsdp = (load_file(str(out / "model.safetensors")) for out in (ddp_out, fsdp_out))
+    assert fsdp.keys() == ddp.keys()
+    for name in ddp:
+        torch.testing.assert_close(fsdp[name], ddp[name], rtol=1e-5, atol=1e-5, msg=name)
+
+
+@LAUNCHES_RANKS
+def test_fsdp_bf16_compute_changes_the_losses_within_rounding_and_keeps_fp32_masters(tmp_path, two_ranks,
+                                                                                     toy_model_dir, tiny_dataset):
+    """bf16 compute: the default's losses within bf16 rounding, other weights (the policy took effect)."""
     default_out = two_ranks("offrl", "fsdp")
     default = load_file(str(default_out / "model.safetensors"))
-    runs = {"kept": {"fsdp_reshard_after_forward": False, "fsdp_cpu_offload": True},
-            "bf16": {"fsdp_param_dtype": "bfloat16", "fsdp_reduce_dtype": "bfloat16"}}
-    for name, options in runs.items():
-        _fpa_train(_command(tmp_path / name, toy_model_dir, tiny_dataset, "offrl", "fsdp", None,
-                            {**TRAINING, **options}))
-    kept, bf16 = (load_file(str(tmp_path / name / "out" / "model.safetensors")) for name in runs)
-    for name in default:
-        torch.testing.assert_close(kept[name], default[name], rtol=1e-6, atol=1e-7)
-        assert bf16[name].dtype == torch.float32  # the sharded master weights stay float32
+    _fpa_train(_command(tmp_path / "bf16", toy_model_dir, tiny_dataset, "offrl", "fsdp", None,
+                        {**TRAINING, "fsdp_param_dtype": "bfloat16", "fsdp_reduce_dtype": "bfloat16"}))
+    bf16 = load_file(str(tmp_path / "bf16" / "out" / "model.safetensors"))
+    assert all(bf16[name].dtype == torch.float32 for name in default)  # the sharded master weights stay float32
     assert any(not torch.equal(bf16[name], default[name]) for name in default), "bf16 compute had no effect"
     losses = {name: torch.tensor(_metrics(out, "loss")) for name, out in (("fp32", default_out),
                                                                          ("bf16", tmp_path / "bf16" / "out"))}
@@ -147,22 +150,26 @@ def test_fsdp_options_change_where_weights_live_not_what_is_trained(tmp_path, tw
 
 
 @LAUNCHES_RANKS
-def test_fsdp_with_gradient_checkpointing_trains_the_weights_without_it(tmp_path, two_ranks, toy_model_dir,
-                                                                        tiny_dataset, reference_cache):
-    """FSDP2 over checkpointed decoder layers (the paper's setting: each layer's forward recomputed in
-    its backward, inside the layer's gathered unit) on 2 gloo ranks, FPA through the cached reference:
-    the weights and losses of the same run without checkpointing."""
+def test_fsdp_checkpointing_kept_weights_and_offload_train_the_weights_of_the_plain_run(
+        tmp_path, two_ranks, toy_model_dir, tiny_dataset, reference_cache):
+    """What changes where weights live and when activations are computed, not what is trained, in one
+    run: FSDP2 over checkpointed decoder layers (the paper's setting: each layer's forward recomputed in
+    its backward, inside the layer's gathered unit), weights kept gathered from forward to backward and
+    shards offloaded to host memory, on 2 gloo ranks, FPA through the cached reference: the weights and
+    losses of the plain run."""
     plain_out = two_ranks("fpa", "fsdp")
-    _fpa_train(_command(tmp_path / "checkpointed", toy_model_dir, tiny_dataset, "fpa", "fsdp", reference_cache,
-                        {**TRAINING, "gradient_checkpointing": True}))
-    checkpointed_out = tmp_path / "checkpointed" / "out"
-    state = json.loads((checkpointed_out / "training_state.json").read_text())
-    assert (state["world"], state["training"]["gradient_checkpointing"], state["summary"]["steps"]) == (2, True, 6)
-    torch.testing.assert_close(torch.tensor(_metrics(checkpointed_out, "loss")),
+    options = {"gradient_checkpointing": True, "fsdp_reshard_after_forward": False, "fsdp_cpu_offload": True}
+    _fpa_train(_command(tmp_path / "options", toy_model_dir, tiny_dataset, "fpa", "fsdp", reference_cache,
+                        {**TRAINING, **options}))
+    options_out = tmp_path / "options" / "out"
+    state = json.loads((options_out / "training_state.json").read_text())
+    assert {key: state["training"][key] for key in options} == options
+    assert (state["world"], state["summary"]["steps"]) == (2, 6)
+    torch.testing.assert_close(torch.tensor(_metrics(options_out, "loss")),
                                torch.tensor(_metrics(plain_out, "loss")), rtol=1e-5, atol=1e-6)
-    plain, checkpointed = (load_file(str(out / "model.safetensors")) for out in (plain_out, checkpointed_out))
+    plain, changed = (load_file(str(out / "model.safetensors")) for out in (plain_out, options_out))
     for name in plain:
-        torch.testing.assert_close(checkpointed[name], plain[name], rtol=1e-5, atol=1e-5, msg=name)
+        torch.testing.assert_close(changed[name], plain[name], rtol=1e-5, atol=1e-5, msg=name)
 
 
 def _processes_naming(path: Path) -> list[int]:
