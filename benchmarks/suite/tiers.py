@@ -6,6 +6,8 @@ the full suite within 15, on 2 cores.
     python benchmarks/suite/tiers.py --tiers fast       # one of them
     python benchmarks/suite/tiers.py --rev f405d6a --tiers fast --out benchmarks/suite/results/tiers_before.json
                                                         # an earlier commit, with its own README's command
+    python benchmarks/suite/tiers.py --tiers full --against f405d6a --rounds 2 --out benchmarks/suite/results/tiers_rounds.json
+                                                        # HEAD, then the earlier commit, twice: the ratio per round
 
 Run it on a quiet machine: the tiers use both cores; to compare two commits, run them back to back
 in one session. The commands are read from the measured commit's README (today's are the ones
@@ -21,6 +23,7 @@ import os
 import re
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,7 +114,21 @@ def measure(tiers: list[str], rev: str, logs: Path | None = None) -> dict:
     return {"benchmark": "tiers", "commit": commit, "cpu": machine(), "runs": runs}
 
 
+def rounds_record(rounds: list[tuple[dict, dict]]) -> dict:
+    """Paired rounds of one tier: each round a record of the commit and one of the commit it is compared
+    against, run one after the other; the wall-time ratio (commit / against) per round and its spread."""
+    (first, against), tier = rounds[0], next(iter(rounds[0][0]["runs"]))
+    ratios = [new["runs"][tier]["wall_s"] / old["runs"][tier]["wall_s"] for new, old in rounds]
+    return {"benchmark": "tiers", "tier": tier, "commit": first["commit"], "against": against["commit"],
+            "cpu": first["cpu"], "rounds": [{"commit": new["runs"][tier], "against": old["runs"][tier]}
+                                            for new, old in rounds],
+            "wall_ratio": {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios),
+                           "n": len(ratios)}}
+
+
 def markdown(record: dict) -> str:
+    if "rounds" in record:
+        return markdown_rounds(record)
     cpu = record["cpu"]
     lines = [f"**{cpu['model']}** ({cpu['cores']} cores), commit `{record['commit'][:7]}`, from a fresh clone "
              f"(`python benchmarks/suite/tiers.py`)", "",
@@ -129,6 +146,26 @@ def markdown(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_rounds(record: dict) -> str:
+    cpu, tier, ratio = record["cpu"], record["tier"], record["wall_ratio"]
+
+    def cells(run: dict) -> str:
+        busy = "—" if run.get("machine_busy") is None else f"{run['machine_busy']:.0%}"
+        return f"{run['wall_s']:.0f} s ({run['wall_s'] / 60:.1f} min) | {busy} | {run['outcome']}"
+
+    lines = [f"**{cpu['model']}** ({cpu['cores']} cores), the {tier} tier of `{record['commit'][:7]}` and of "
+             f"`{record['against'][:7]}`, one after the other in each round, each from a fresh clone "
+             f"(`python benchmarks/suite/tiers.py`)", "",
+             f"| round | `{record['commit'][:7]}` wall | machine busy | outcome | `{record['against'][:7]}` wall | "
+             f"machine busy | outcome | ratio |", "|---|---|---|---|---|---|---|---|"]
+    for index, pair in enumerate(record["rounds"], 1):
+        lines.append(f"| {index} | {cells(pair['commit'])} | {cells(pair['against'])} | "
+                     f"{pair['commit']['wall_s'] / pair['against']['wall_s']:.3f} |")
+    lines += ["", f"Wall time `{record['commit'][:7]}` / `{record['against'][:7]}`: median {ratio['median']:.3f} "
+                  f"[{ratio['min']:.3f}–{ratio['max']:.3f}] over {ratio['n']} rounds."]
+    return "\n".join(lines) + "\n"
+
+
 def markdown_headline(record: dict) -> str:
     """The index's line: each tier's wall time against its target."""
     return "; ".join(f"{tier}: {run['wall_s'] / 60:.1f} min (target {TARGET_S[tier] // 60})"
@@ -141,10 +178,18 @@ def main(argv=None) -> int:
     parser.add_argument("--rev", default="HEAD", help="the commit to measure (default HEAD)")
     parser.add_argument("--out", type=Path, default=RESULTS / "tiers.json")
     parser.add_argument("--logs", type=Path, help="a directory for each tier's whole pytest output")
+    parser.add_argument("--against", help="an earlier commit: each round runs --rev's tier, then this one's")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of --against's pairs (default 1)")
     args = parser.parse_args(argv)
     if args.logs:
         args.logs.mkdir(parents=True, exist_ok=True)
-    record = measure(args.tiers, args.rev, args.logs)
+    if args.against and len(args.tiers) != 1:
+        parser.error(f"--against compares one tier; got --tiers {' '.join(args.tiers)}")
+    if args.against:
+        record = rounds_record([(measure(args.tiers, args.rev, args.logs), measure(args.tiers, args.against, args.logs))
+                                for _ in range(args.rounds)])
+    else:
+        record = measure(args.tiers, args.rev, args.logs)
     write_json(args.out, record)
     print(markdown(record))
     return 0
