@@ -6,7 +6,7 @@ the full suite within 15, on 2 cores.
     python benchmarks/suite/tiers.py --tiers fast       # one of them
     python benchmarks/suite/tiers.py --rev f405d6a --tiers fast --out benchmarks/suite/results/tiers_before.json
                                                         # an earlier commit, with its own README's command
-    python benchmarks/suite/tiers.py --tiers full --against f405d6a --rounds 2 --out benchmarks/suite/results/tiers_rounds.json
+    python benchmarks/suite/tiers.py --tiers full --against f405d6a --rounds 2  # writes results/tiers_rounds.json
                                                         # HEAD, then the earlier commit, twice: the ratio per round
 
 Run it on a quiet machine: the tiers use both cores; to compare two commits, run them back to back
@@ -126,6 +126,11 @@ def rounds_record(rounds: list[tuple[dict, dict]]) -> dict:
                            "n": len(ratios)}}
 
 
+def _busy(run: dict) -> str:
+    """A run's machine busy share; a dash for the records written before it was measured."""
+    return "—" if run.get("machine_busy") is None else f"{run['machine_busy']:.0%}"
+
+
 def markdown(record: dict) -> str:
     if "rounds" in record:
         return markdown_rounds(record)
@@ -136,10 +141,9 @@ def markdown(record: dict) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for tier, run in record["runs"].items():
         within = "within" if run["wall_s"] <= TARGET_S[tier] else "**over**"
-        busy = "—" if run.get("machine_busy") is None else f"{run['machine_busy']:.0%}"  # not measured before
         lines.append(f"| {tier} | `{run['command']}` | {run['wall_s']:.0f} s ({run['wall_s'] / 60:.1f} min) | "
-                     f"{TARGET_S[tier] // 60} min: {within} | {run['cpu_s']:.0f} | {busy} | {run['load_before']} | "
-                     f"{run['outcome']} |")
+                     f"{TARGET_S[tier] // 60} min: {within} | {run['cpu_s']:.0f} | {_busy(run)} | "
+                     f"{run['load_before']} | {run['outcome']} |")
     for tier, run in record["runs"].items():
         lines += ["", f"The 20 slowest test phases of the {tier} tier:", "", "| s | phase | test |", "|---|---|---|"]
         lines += [f"| {row['seconds']:.1f} | {row['phase']} | `{row['test']}` |" for row in run["slowest"]]
@@ -150,8 +154,7 @@ def markdown_rounds(record: dict) -> str:
     cpu, tier, ratio = record["cpu"], record["tier"], record["wall_ratio"]
 
     def cells(run: dict) -> str:
-        busy = "—" if run.get("machine_busy") is None else f"{run['machine_busy']:.0%}"
-        return f"{run['wall_s']:.0f} s ({run['wall_s'] / 60:.1f} min) | {busy} | {run['outcome']}"
+        return f"{run['wall_s']:.0f} s ({run['wall_s'] / 60:.1f} min) | {_busy(run)} | {run['outcome']}"
 
     lines = [f"**{cpu['model']}** ({cpu['cores']} cores), the {tier} tier of `{record['commit'][:7]}` and of "
              f"`{record['against'][:7]}`, one after the other in each round, each from a fresh clone "
@@ -176,21 +179,23 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiers", nargs="+", choices=sorted(TARGET_S), default=["fast", "full"])
     parser.add_argument("--rev", default="HEAD", help="the commit to measure (default HEAD)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "tiers.json")
+    parser.add_argument("--out", type=Path, help="default results/tiers.json, with --against results/tiers_rounds.json")
     parser.add_argument("--logs", type=Path, help="a directory for each tier's whole pytest output")
     parser.add_argument("--against", help="an earlier commit: each round runs --rev's tier, then this one's")
     parser.add_argument("--rounds", type=int, default=1, help="rounds of --against's pairs (default 1)")
     args = parser.parse_args(argv)
-    if args.logs:
-        args.logs.mkdir(parents=True, exist_ok=True)
     if args.against and len(args.tiers) != 1:
         parser.error(f"--against compares one tier; got --tiers {' '.join(args.tiers)}")
+    if args.rounds < 1:
+        parser.error(f"--rounds: expected an integer >= 1, got {args.rounds}")
+    if args.logs:
+        args.logs.mkdir(parents=True, exist_ok=True)
     if args.against:
         record = rounds_record([(measure(args.tiers, args.rev, args.logs), measure(args.tiers, args.against, args.logs))
                                 for _ in range(args.rounds)])
     else:
         record = measure(args.tiers, args.rev, args.logs)
-    write_json(args.out, record)
+    write_json(args.out or RESULTS / ("tiers_rounds.json" if args.against else "tiers.json"), record)
     print(markdown(record))
     return 0
 

@@ -43,7 +43,7 @@ def test_gold_and_wrong(mirror, sandbox):
     pairs = [(gold_program("bigcodebench", task), task_id) for task_id, task in tasks.items()]
     pairs += [("    return None\n", task_id) for task_id in ("BigCodeBench/1",)]
     # six sandboxes at a time on 2 cores: a task's time is mostly its libraries' imports and, for
-    # BigCodeBench/17, sleeping (its solution waits 5 s after each restart: 18 s of the run)
+    # BigCodeBench/17, sleeping (its solution waits 5 s after each of its restarts)
     verdicts = grade_code_many("bigcodebench", pairs, tasks=tasks, workers=6, sandbox=sandbox)
     gold, wrong = verdicts[: len(tasks)], verdicts[len(tasks):]
     failed = {task_id: rule for (_, task_id), (ok, rule) in zip(pairs, gold) if not ok}
