@@ -9,8 +9,8 @@ from pathlib import Path
 
 # Before torch loads its OpenMP runtime, and inherited by every job a test starts: the two xdist
 # workers each run 2-thread jobs on 2 cores, and under OpenMP's default policy a waiting thread
-# spins on a core the other worker needs; a passive one sleeps (docs/testing.md; measured by
-# benchmarks/suite/wait_policy.py). Results do not depend on it.
+# spins on a core the other worker needs; a passive one sleeps (docs/testing.md; measured:
+# docs/archive/benchmarks.md). Results do not depend on it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest  # noqa: E402

@@ -1,18 +1,19 @@
 """How the tests share pytest-xdist's workers (the tiers run ``-n 2 --dist loadgroup``; a pytest
-plugin, loaded by tests/conftest.py).
+plugin, loaded by tests/conftest.py). Public pytest and pytest-xdist interfaces only.
 
 - Slow tests are collected first, then those with a CPU budget of their own, then the rest (a
   stable sort): the longest runs start at once while the short tests fill the other worker,
   instead of one worker finishing alone on a long test collected last.
-- The slow tests of a module that share a module- or class-scoped fixture (the rehearsal's run,
-  the CI DAG: minutes) go to one worker, which builds it once; spread over two, each would build
-  it. A fast module's shared fixture costs seconds, and its tests spread to whichever worker is
-  free pay more; a fast module whose tests must share a worker says so with xdist's own mark,
-  ``@pytest.mark.xdist_group(name)`` (state its tests pass on, an engine worth starting once).
-  This is xdist's ``loadgroup`` with the module's path as the group, given the way its
-  ``xdist_group`` mark means: a suffix ``@group`` to the test's id. pytest-xdist 3.8.0 sets
-  ``item._nodeid`` for that, which pytest 9.2 no longer reads (the id is ``item._id``), so the
-  mark alone groups nothing.
+- Tests marked with xdist's ``@pytest.mark.xdist_group(name)`` run on one worker: the slow tests
+  of a module that share a module- or class-scoped fixture (the rehearsal's run, the CI DAG:
+  minutes), which that worker builds once (spread over two, each would build it), and a fast
+  module's tests that share state (an engine worth starting once). A fast module's other shared
+  fixtures cost seconds, and its tests go to whichever worker is free.
+  xdist's ``loadgroup`` scheduler groups tests whose ids end in ``@group``; pytest-xdist 3.8.0's
+  workers add that suffix by setting ``item._nodeid``, which pytest 9.2 no longer reads
+  (pytest-xdist#1386), so the mark alone groups nothing. Here each worker writes its tests'
+  groups to a file beside the run's lock, and the controller's scheduler (xdist's
+  ``pytest_xdist_make_scheduler`` hook) adds the suffixes to the ids it schedules.
 - A test marked ``alone`` (one that measures the host, such as its shared memory) runs while no
   other test does: each test holds a lock shared by all workers, shared for most, exclusive for
   those; a waiting exclusive test stops the other worker from starting its next one.
@@ -21,23 +22,16 @@ plugin, loaded by tests/conftest.py).
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import tempfile
 
 import pytest
-from _pytest.nodeid import NodeId
 
-SHARED_SCOPES = ("module", "class")
 LOCK_VARIABLE = "FPA_TESTS_ALONE_LOCK"  # the lock files' prefix, set by the controller, read by its workers
+GROUPS_SUFFIX = ".groups.json"  # beside the lock: {test id: group} as the workers collected them
 _LOCKS = pytest.StashKey[tuple]()
-
-
-def shares_a_fixture(item) -> bool:
-    """Whether ``item`` uses a fixture built once for its module or class."""
-    info = getattr(item, "_fixtureinfo", None)
-    return info is not None and any(definitions[-1].scope in SHARED_SCOPES
-                                    for definitions in info.name2fixturedefs.values() if definitions)
 
 
 def pytest_configure(config):
@@ -64,25 +58,41 @@ def pytest_unconfigure(config):
 
 
 def group(item) -> str | None:
-    """The worker group of ``item``: its ``xdist_group`` mark's name, else its module's path for a slow
-    test sharing a module fixture, else None (any worker)."""
-    mark = item.get_closest_marker("xdist_group")
-    if mark is not None:
-        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-    if item.get_closest_marker("slow") and shares_a_fixture(item):
-        return item.nodeid.split("::")[0]
-    return None
+    """The worker group of ``item``: the names of its ``xdist_group`` marks joined (as xdist joins
+    them), or None (any worker)."""
+    names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                    for mark in item.iter_markers("xdist_group")})
+    return "_".join(names) or None
 
 
 def pytest_collection_modifyitems(config, items):
-    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
-        for item in items:
-            name = group(item)
-            # "@" after the parameters: an xdist release that sets the id itself already grouped it
-            if name is not None and "@" not in item.nodeid.rpartition("]")[2]:
-                item._id = NodeId.parse(f"{item.nodeid}@{name}")
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
                                  item.get_closest_marker("cpu_budget") is None))
+    if hasattr(config, "workerinput"):  # an xdist worker: the groups for the controller's scheduler
+        groups = {item.nodeid: name for item in items if (name := group(item)) is not None}
+        path = os.environ[LOCK_VARIABLE] + GROUPS_SUFFIX
+        partial = f"{path}.{config.workerinput['workerid']}"  # every worker writes the same groups: one file whole
+        with open(partial, "w") as handle:
+            json.dump(groups, handle)
+        os.replace(partial, path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class MarkedGroupScheduling(LoadGroupScheduling):
+        """xdist's loadgroup scheduling of the ids the workers collected, each with its group's suffix."""
+
+        def add_node_collection(self, node, collection):
+            with open(os.environ[LOCK_VARIABLE] + GROUPS_SUFFIX) as handle:
+                groups = json.load(handle)
+            super().add_node_collection(node, [f"{test}@{groups[test]}" if test in groups else test
+                                               for test in collection])
+
+    return MarkedGroupScheduling(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)

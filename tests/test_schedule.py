@@ -1,4 +1,4 @@
-"""tests/schedule.py: slow tests first, a slow module's shared fixture on one xdist worker, and a
+"""tests/schedule.py: slow tests first, the tests of an ``xdist_group`` on one xdist worker, and a
 test marked alone run while no other test runs."""
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ def test_own_budget():
     pass
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("built_once")
 def test_shares_one(built_once):
     pass
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("built_once")
 def test_shares_two(built_once):
     pass
 
@@ -38,12 +40,9 @@ def test_shares_two(built_once):
 def test_slow():
     pass
 
-@pytest.mark.xdist_group("pair")
-def test_marked_one():
-    pass
-
-@pytest.mark.xdist_group("pair")
-def test_marked_two():
+@pytest.mark.xdist_group("six")
+@pytest.mark.parametrize("index", range(6))
+def test_marked(index):
     pass
 """
 
@@ -79,23 +78,21 @@ def test_slow_tests_run_first_then_those_with_a_budget_of_their_own(scheduled):
     result = scheduled.runpytest("-p", "schedule", "--collect-only", "-q")
     assert [line.split("::")[1] for line in result.stdout.lines if "::" in line] == [
         "test_shares_one", "test_shares_two", "test_slow", "test_own_budget", "test_plain_first",
-        "test_plain_second", "test_marked_one", "test_marked_two"]
+        "test_plain_second", *(f"test_marked[{index}]" for index in range(6))]
 
 
-def test_the_slow_tests_sharing_a_module_fixture_and_a_marked_group_run_on_one_worker(scheduled):
+def test_the_tests_of_an_xdist_group_run_on_one_worker_and_the_others_spread(scheduled):
+    """pytest-xdist 3.8.0 under pytest 9.2 groups none of them by itself (pytest-xdist#1386)."""
     pytest.importorskip("xdist")
     scheduled.makepyfile(test_mix=TESTS)
     result = scheduled.runpytest_subprocess("-p", "schedule", "-n", "2", "--dist", "loadgroup", "-v")
-    result.assert_outcomes(passed=8)
-    ran = re.findall(r"\[(gw\d)\] .*PASSED test_mix\.py::(\w+)(@\S+)?", result.stdout.str())
-    workers = {test: worker for worker, test, _ in ran}
-    groups = {test: group for _, test, group in ran}
-    assert len(workers) == 8, result.stdout.str()
-    assert workers["test_shares_one"] == workers["test_shares_two"]
-    assert groups["test_shares_one"] == groups["test_shares_two"] == "@test_mix.py"
-    assert groups["test_plain_first"] == groups["test_slow"] == ""  # fast, or no shared fixture: spread
-    assert workers["test_marked_one"] == workers["test_marked_two"]
-    assert groups["test_marked_one"] == groups["test_marked_two"] == "@pair"
+    result.assert_outcomes(passed=12)
+    workers = dict((test, worker) for worker, test in
+                   re.findall(r"\[(gw\d)\] .*PASSED test_mix\.py::(\S+)", result.stdout.str()))
+    assert len(workers) == 12, result.stdout.str()
+    assert workers["test_shares_one"] == workers["test_shares_two"], workers
+    assert len({workers[f"test_marked[{index}]"] for index in range(6)}) == 1, workers
+    assert set(workers.values()) == {"gw0", "gw1"}, workers
 
 
 def test_a_test_marked_alone_runs_while_no_other_test_does(scheduled, monkeypatch):

@@ -153,6 +153,13 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown_headline(results: dict) -> str:
+    """The index's line: the planner's estimate over the measured peak, its range over the cases."""
+    ratios = [ratio for row in results["cases"].values() for ratio in row["ratio_per_round"]]
+    return (f"fpa plan-memory's estimate / measured training peak: {min(ratios):.2f}–{max(ratios):.2f} over "
+            f"{len(results['cases'])} cases")
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.worker:

@@ -1,7 +1,7 @@
 """What the CPU step benchmarks share: the model, the clocks, the memory probe, subprocess workers.
 
-``engine.py`` and ``trl_step.py`` time training steps of the same small tied-head Qwen2
-(a body larger than its head, V = 151,936), each measurement in a fresh subprocess:
+``training/trl_step.py`` times training steps of a small tied-head Qwen2 (a body larger than its
+head, V = 151,936), each measurement in a fresh subprocess:
 
 - Memory: after setup the kernel's RSS high-water mark is reset (``echo 5 >
   /proc/self/clear_refs``) and VmHWM is read after the measured op. torch's CPU

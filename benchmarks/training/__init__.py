@@ -1,1 +1,1 @@
-"""Training speed: the FPA engine's loss head and steps, our optimizer step against TRL's, and padding in the offline batches."""
+"""Training speed: our optimizer step against TRL's, and padding in the offline batches."""

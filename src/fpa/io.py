@@ -238,12 +238,9 @@ def read_jsonl(path: str | os.PathLike) -> list:
     return [value for _, value in iter_jsonl(path)]
 
 
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
+def sha256_file(path: str | os.PathLike) -> str:
     with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 #: Files Snakemake itself writes into ``directory()`` outputs; not part of their content.

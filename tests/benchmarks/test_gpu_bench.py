@@ -40,6 +40,7 @@ def tiny_record(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("gpu_tiny_record")  # one worker runs the tiny record
 def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     record, stdout = tiny_record
     assert stdout.startswith("plan (tiny, CPU")
@@ -95,6 +96,7 @@ def test_a_failure_is_recorded_and_an_overrun_skipped(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("gpu_tiny_record")
 def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_record, tmp_path, monkeypatch):
     from gpu.tables import paper_overhead
     from shared import report

@@ -138,13 +138,3 @@ def test_paper_configs_make_an_unpinned_fetch_visible(capsys):
     for name in ("paper.yaml", "paper-code.yaml", "paper-stepdpo.yaml", "paper-rlvr.yaml"):
         error = _fails(["lock", "--check", str(ROOT / "config" / name)], capsys)
         assert "not pinned" in error and "run `fpa lock" in error, name
-
-
-def test_the_yaml_edit_replaces_a_nested_block_and_refuses_flow_style():
-    text = ("models:\n  a:\n    revision: main\n    files:\n      x: '1'\n      y: '2'\n    hub_id: o/a\n"
-            "  # b is next\n  b: {source: toy}\n")
-    edited = set_entry_keys(text, "c.yaml", "models", "a", {"files": {"z": "3"}, "revision": "v2"})
-    assert edited == ("models:\n  a:\n    revision: v2\n    files:\n      z: \"3\"\n    hub_id: o/a\n"
-                      "  # b is next\n  b: {source: toy}\n")
-    with pytest.raises(ValueError, match=r"c.yaml: models.b: expected a block-style mapping .* edit it by hand"):
-        set_entry_keys(text, "c.yaml", "models", "b", {"revision": "v2"})

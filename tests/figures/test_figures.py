@@ -3,14 +3,13 @@ runs (PNG + PDF + provenance naming every file drawn)."""
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from figure_helpers import write_analysis, write_run, write_stages
 
 from fpa.config.runs import expand_runs
 from fpa.errors import ConfigError
@@ -20,7 +19,6 @@ from fpa.figures import data
 from fpa.figures import paths as D
 from fpa.io import read_json
 from fpa.planning import validate_config
-from fpa.training.stats import DIAGNOSTIC_KEYS
 
 
 def _config(**overrides):
@@ -91,7 +89,7 @@ def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path,
     slice_ = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
-            _write_run("toy", method, seed)
+            write_run("toy", method, seed)
     # as rule figure passes it: sorted JSON (fpa.planning.slices.as_json), the config's order lost
     figure = draw(figure_inputs("accuracy_curves", json.loads(json.dumps(slice_, sort_keys=True))))
     assert (len(slice_["roles"]) > LEGEND_INSIDE_MAX) == beside
@@ -119,79 +117,18 @@ def test_figure_config_errors_name_the_key(figures, message):
         _config(figures=figures)
 
 
-def _write_run(model, method, seed, steps=40):
-    path = Path(D.metrics_path(model, method, seed))
-    fields = ["step", "elapsed_s", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s", *DIAGNOSTIC_KEYS]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for step in range(1, steps + 1):
-            row = {key: 0.5 + 0.01 * seed * math.sin(step) for key in fields}
-            row.update(step=step, elapsed_s=2.0 * step,
-                       **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
-            writer.writerow(row)
-    curve = Path(D.curve_path(model, method, seed))
-    curve.parent.mkdir(parents=True, exist_ok=True)
-    with open(curve, "w") as handle:
-        handle.write("step,benchmark,pass_at_1,n_problems,n\n")
-        for step in (10, 20, 30, 40):
-            handle.write(f"{step},toy6,{0.5 + step / 200 + seed / 100},4,2\n")
-    evaluation = Path(D.eval_path(model, method, seed, "toy6"))
-    evaluation.parent.mkdir(parents=True, exist_ok=True)
-    evaluation.write_text(json.dumps({"pass_at_1": 0.6 + 0.01 * seed}))
-    Path(D.base_curve_path(model, seed)).parent.mkdir(parents=True, exist_ok=True)
-    Path(D.base_curve_path(model, seed)).write_text("step,benchmark,pass_at_1,n_problems,n\n0,toy6,0.5,4,2\n")
-
-
-def _write_stages(model):
-    """The offline dataset, its samples, the base model and the reference cache, with what each job cost:
-    a run waits 100 s of sampling + 10 s of splitting (+ 20 s of reference cache), not the base model's 1000 s."""
-    def job(path, rule, wall_s, **inputs):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(rule)
-        Path(path + ".prov.json").write_text(json.dumps({
-            "rule": rule, "usage": {"wall_s": wall_s, "cpu_s": wall_s, "gpus": 0, "gpu_s": 0.0},
-            "inputs": {name: {"path": source, "sha256": "0"} for name, source in inputs.items()}}))
-
-    base = f"results/models/{model}/base"
-    job(base, "toy_base_model", 1000.0)
-    job(f"results/datasets/{model}/samples.jsonl", "sample_offline", 100.0, model=base)
-    job(D.dataset_path(model), "build_dataset", 10.0, samples=f"results/datasets/{model}/samples.jsonl")
-    job(D.reference_path(model), "cache_reference", 20.0, model=base, train=D.dataset_path(model))
-
-
-def _write_analysis(analysis, model, method, seed):
-    """A constructed ``fpa future-policy`` or ``fpa entanglement`` CSV."""
-    path = Path(D.analysis_path(analysis, model, method, seed))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if analysis == "future_policy":
-        rows = [{"anchor_step": 10, "target_step": target, "lam": lam, "kl_per_token": abs(lam - target / 20) + seed,
-                 "kl_per_sequence": 30 * abs(lam - target / 20), "tokens": 300, "sequences": 10}
-                for target in (20, 40) for lam in (0, 1, 2, 5)]
-    else:
-        tokens = {"full": 60, "answer_only": 5, "imdb": 1}  # a preference dataset's pairs too (the paper's pilot)
-        rows = [{"variant": variant, "problem_id": f"p{i}", "cosine": 0.1 * i - 0.2 * seed, "norm_correct": 1 + i,
-                 "norm_incorrect": 2 + i, "tokens_correct": tokens[variant], "tokens_incorrect": tokens[variant] + i}
-                for variant in tokens for i in range(5)]
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
     config = _config(figures={name: {}})
     runs = expand_runs(config)
     slice_ = figure_slice(FIGURES[name], config, runs, "toy")
-    _write_stages("toy")
+    write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
-            _write_run("toy", method, seed)
+            write_run("toy", method, seed)
             if FIGURES[name].analysis:
-                _write_analysis(FIGURES[name].analysis, "toy", method, seed)
+                write_analysis(FIGURES[name].analysis, "toy", method, seed)
     subprocess.run([sys.executable, "-m", "fpa", "figure", "--name", name, "--config-json", json.dumps(slice_),
                     "--out-png", "fig.png", "--out-pdf", "fig.pdf"], check=True, capture_output=True)
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -213,7 +150,7 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
 def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for seed in (1, 2):
-        _write_run("toy", "offrl", seed)
+        write_run("toy", "offrl", seed)
     steps, values = data.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
                                   [D.base_curve_path("toy", s) for s in (1, 2)])
     assert list(steps) == [0, 10, 20, 30, 40]
@@ -286,10 +223,10 @@ def test_wall_clock_starts_offline_runs_after_their_data_and_online_runs_at_zero
     assert slice_["roles"] == {"offrl": "offrl", "fpa": "fpa", "grpo": "grpo"}  # its objectives, not SFT
     assert slice_["stages"] == {"offrl": [D.dataset_path("toy")],  # Off-RL reads the cache for diagnostics only
                                 "fpa": [D.dataset_path("toy"), D.reference_path("toy")], "grpo": []}
-    _write_stages("toy")
+    write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
-            _write_run("toy", method, seed)
+            write_run("toy", method, seed)
     inputs = figure_inputs("wall_clock", slice_)
     curves = clock_curves(inputs)
     # steps 0 (the base model), 10, ..., 40 at 2 s per step after the run's pre-training stages
@@ -308,10 +245,10 @@ def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = _config(methods={"fpa": {"objective": "fpa"}, "grpo": {"online": "grpo"}}, figures={"wall_clock": {}})
     slice_ = figure_slice(FIGURES["wall_clock"], config, expand_runs(config), "toy")
-    _write_stages("toy")
+    write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
-            _write_run("toy", method, seed)
+            write_run("toy", method, seed)
     subprocess.run([sys.executable, "-m", "fpa", "figure-table", "--name", "wall_clock", "--config-json",
                     json.dumps(slice_), "--out-csv", "t.csv", "--out-md", "t.md", "--out-html", "t.html"],
                    check=True, capture_output=True)
@@ -349,7 +286,7 @@ def test_token_lengths_draw_each_dataset_of_the_pilot_not_the_answer_only_contra
     slice_ = figure_slice(FIGURES["token_lengths"], config, expand_runs(config), "toy")
     assert slice_["roles"] == {"base": "base"}
     for seed in config["seeds"]:
-        _write_analysis("entanglement", "toy", "base", seed)
+        write_analysis("entanglement", "toy", "base", seed)
     (ax,) = draw(figure_inputs("token_lengths", slice_)).axes
     # per dataset both trajectories of 5 pairs x 2 seeds; the full trajectories' lengths are 60 and 60..64
     labels = [text.get_text() for text in ax.get_legend().get_texts()]

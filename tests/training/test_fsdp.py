@@ -26,6 +26,8 @@ TRAINING = {"lr": 1e-3, "warmup_steps": 2, "epochs": 3, "batch_problems": 4, "mi
 PARAMS = {"offrl": {}, "fpa": {"lam": 2.0}, "dpo": {}}
 # a test launching 2-rank gloo runs of `fpa train`: the full suite's (docs/testing.md)
 LAUNCHES_RANKS = pytest.mark.slow
+# the tests reading the module's two_ranks runs: on one worker, which launches them once
+SHARES_TWO_RANKS = pytest.mark.xdist_group("fsdp_two_ranks")
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +95,7 @@ def _max_difference(a: list[float] | dict, b: list[float] | dict) -> float:
 
 
 @LAUNCHES_RANKS
+@SHARES_TWO_RANKS
 @pytest.mark.parametrize("objective", sorted(PARAMS))
 def test_fsdp_on_two_ranks_trains_the_weights_of_one_process(tmp_path, objective, two_ranks, toy_model_dir,
                                                               tiny_dataset, reference_cache):
@@ -115,6 +118,7 @@ def test_fsdp_on_two_ranks_trains_the_weights_of_one_process(tmp_path, objective
 
 
 @LAUNCHES_RANKS
+@SHARES_TWO_RANKS
 def test_fsdp_and_ddp_on_two_ranks_train_the_same_losses_and_weights(two_ranks):
     """Rank 0 reads the same shard under both, so its training loss is the same at each step; so are the
     validation losses and the weights. Off-RL only: the objective's statistics run inside the wrapped
@@ -132,6 +136,7 @@ def test_fsdp_and_ddp_on_two_ranks_train_the_same_losses_and_weights(two_ranks):
 
 
 @LAUNCHES_RANKS
+@SHARES_TWO_RANKS
 def test_fsdp_bf16_compute_changes_the_losses_within_rounding_and_keeps_fp32_masters(tmp_path, two_ranks,
                                                                                      toy_model_dir, tiny_dataset):
     """bf16 compute: the default's losses within bf16 rounding, other weights (the policy took effect)."""
@@ -150,6 +155,7 @@ def test_fsdp_bf16_compute_changes_the_losses_within_rounding_and_keeps_fp32_mas
 
 
 @LAUNCHES_RANKS
+@SHARES_TWO_RANKS
 def test_fsdp_checkpointing_kept_weights_and_offload_train_the_weights_of_the_plain_run(
         tmp_path, two_ranks, toy_model_dir, tiny_dataset, reference_cache):
     """What changes where weights live and when activations are computed, not what is trained, in one
@@ -185,6 +191,7 @@ def _processes_naming(path: Path) -> list[int]:
 
 
 @LAUNCHES_RANKS
+@SHARES_TWO_RANKS
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; ranks die with the launcher on Linux")
 def test_fsdp_resumes_after_sigkill_of_the_launcher_to_the_same_weights(tmp_path, two_ranks, toy_model_dir,
                                                                        tiny_dataset):

@@ -31,7 +31,7 @@ from fpa.sandbox import sandbox_problem
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / ".test" / "config_code" / "config.yaml"
 FIXTURES = ROOT / "tests" / "fixtures" / "code" / "mirror"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("code_e2e_run")]  # one worker builds the run
 LCB_RIGHT = {
     "fx_stdin_sum": "a, b = map(int, input().split())\nprint(a + b)\n",
     "fx_func_twosum": "```python\nclass Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n"

@@ -26,7 +26,7 @@ from workflow_helpers import (ONE_RUN_CHECKPOINT, copy_project, job_counts, one_
                               snakemake)
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ci_run")]  # one worker builds the run
 
 
 def _snakemake(project: Path, workdir: Path, *args: str, config: Path | None = None, **options):

@@ -25,7 +25,7 @@ from fpa.grading.math import RULES
 
 CONFIG = ROOT / ".test" / "config_math" / "config.yaml"
 COLUMNS = ["gsm8k", "math500", "aime24"]
-pytestmark = TINY_MIRROR_RUN
+pytestmark = [*TINY_MIRROR_RUN, pytest.mark.xdist_group("math_e2e_run")]  # one worker builds the run
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ from gpu import dag  # noqa: E402
 CONFIG = ROOT / "config" / "paper-rehearsal.yaml"
 MODELS = ("qwen3-4b-base", "qwen2.5-math-7b", "llama-3.2-3b-instruct")
 WHEELS = Path.home() / ".cache" / "fpa-rehearsal"  # the tokenizer wheels, downloaded once
-pytestmark = TINY_MIRROR_RUN
+pytestmark = [*TINY_MIRROR_RUN, pytest.mark.xdist_group("rehearsal")]  # one worker builds the rehearsal
 
 
 @pytest.fixture(scope="module")

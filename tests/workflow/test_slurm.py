@@ -41,7 +41,7 @@ from workflow_helpers import (ONE_RUN_CHECKPOINT, ROOT, copy_project, job_counts
 
 from fpa.config import load_config_file
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("slurm_cluster")]  # one worker builds the cluster
 
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "sacct", "squeue", "scancel")

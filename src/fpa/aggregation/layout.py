@@ -43,7 +43,8 @@ def _symbol(key: str) -> str:
 
 
 def normalise_table(spec) -> dict:
-    """A table's config with every default filled (a plain list is its columns)."""
+    """A table's config with every default filled (a plain list is its columns): the schema's
+    ``$defs.table`` defaults (tests/test_defaults_once.py ties them)."""
     spec = {"columns": list(spec)} if isinstance(spec, list) else dict(spec)
     spec.setdefault("columns", [])
     defaults = {"layout": "runs", "column_labels": {}, "average": True, "group_by": "model", "highlight": [],

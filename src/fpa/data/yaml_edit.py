@@ -1,95 +1,87 @@
-"""Set keys of one entry of a block-style YAML file by editing its text, keeping everything else.
+"""Set keys of one entry of a YAML file people edit, keeping their comments and layout.
 
 ``fpa lock`` writes pins back into files people edit (``config/benchmarks.yaml``, the model
-entries of a config): a dump would drop their comments, anchors and layout. This edits only
-the lines of the keys it sets, at ``<section>:`` → ``  <name>:`` → ``    <key>: <value>``
-(a mapping value becomes an indented block), and checks that the result parses to the
-values it meant to write.
+entries of a config): a plain dump would drop their comments, anchors and quoting. A ruamel.yaml
+round trip keeps them; the entry edited is written block-style (a mapping value becomes an
+indented block). The layout is the project's (2-space mappings, sequences indented 4 with their
+dash at 2, ``null`` written out): its configs and catalogs round-trip unchanged
+(tests/data/test_yaml_edit.py); a file laid out otherwise gets that indentation.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import copy
+import io
 
-import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.representer import RoundTripRepresenter
 
-INDENT = 2
+
+class _Representer(RoundTripRepresenter):
+    """ruamel's round trip, but ``null`` written as the project writes it (ruamel leaves it empty)."""
+
+
+_Representer.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", "null"))
+
+
+def _round_trip() -> YAML:
+    yaml = YAML()
+    yaml.Representer = _Representer
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # a long line stays one line
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
 
 
 def set_entry_keys(text: str, where: str, section: str, name: str, values: dict) -> str:
     """``text`` with ``section.name.<key>`` set to each of ``values`` (scalars or flat mappings)."""
-    lines = text.splitlines(keepends=True)
-    start, end = _block(lines, where, [section, name])
+    yaml = _round_trip()
+    document = yaml.load(text)
+    entries = document.get(section) if isinstance(document, dict) else None
+    entry = entries.get(name) if isinstance(entries, dict) else None
+    if not isinstance(entry, dict):
+        got = repr(entry) if isinstance(entries, dict) and name in entries else "no such entry"
+        raise ValueError(f"{where}: {section}.{name}: expected a mapping to set {', '.join(values)} in, got {got}")
+    after = _take_trailing_comment(entry)
+    entry.fa.set_block_style()
     for key, value in values.items():
-        rendered = _render(key, value, INDENT * 2)
-        found = _child(lines, start, end, key, INDENT * 2)
-        if found is None:
-            lines[end:end] = rendered
-        else:
-            lines[found[0]:found[1]] = rendered
-        start, end = _block(lines, where, [section, name])
-    edited = "".join(lines)
-    parsed = yaml.safe_load(edited)[section][name]
-    for key, value in values.items():
-        if parsed.get(key) != value:
-            raise ValueError(f"{where}: {section}.{name}.{key}: the edit did not give {value!r}, "
-                             f"got {parsed.get(key)!r}")
-    return edited
+        entry[key] = CommentedMap(value) if isinstance(value, dict) else value
+    _give_trailing_comment(entry, after)
+    out = io.StringIO()
+    yaml.dump(document, out)
+    return out.getvalue()
 
 
-def _indent(line: str) -> int | None:
-    """Indentation of a line with content; None for blank and comment lines."""
-    stripped = line.lstrip(" ")
-    return None if not stripped.strip() or stripped.startswith("#") else len(line) - len(stripped)
+def _last(node):
+    """(container, key) of the last line of ``node``'s block: ruamel keeps the comment lines after a
+    block on it, so an entry's trailing comments follow its last key wherever that goes."""
+    key = len(node) - 1 if isinstance(node, list) else next(reversed(node))
+    child = node[key]
+    return _last(child) if isinstance(child, (dict, list)) and child else (node, key)
 
 
-def _closes(line: str, indent: int) -> bool:
-    """A line with content at ``indent`` or less ends the block of a key at ``indent``."""
-    depth = _indent(line)
-    return depth is not None and depth <= indent
+def _take_trailing_comment(entry):
+    """The comment token of the lines after ``entry`` (blank lines, the next key's comments), taken off
+    its last line, which keeps its own end-of-line comment; None without one."""
+    container, key = _last(entry)
+    tokens = container.ca.items.get(key)
+    if not tokens or len(tokens) < 3 or tokens[2] is None:
+        return None
+    line, newline, after = tokens[2].value.partition("\n")
+    if not after:
+        return None
+    trailing = copy.copy(tokens[2])
+    tokens[2].value, trailing.value = line + newline, "\n" + after
+    return trailing
 
 
-def _block(lines: list[str], where: str, path: list[str]) -> tuple[int, int]:
-    """(first child line, end) of the block-style mapping at ``path``; end excludes trailing comments."""
-    start, end = 0, len(lines)
-    for depth, key in enumerate(path):
-        pattern = re.compile(rf"^ {{{depth * INDENT}}}{re.escape(key)}:\s*(#.*)?$")
-        head = next((i for i in range(start, end) if pattern.match(lines[i].rstrip("\n"))), None)
-        if head is None:
-            raise ValueError(f"{where}: {'.'.join(path[:depth + 1])}: expected a block-style mapping "
-                             f"('{key}:' alone on its line at indent {depth * INDENT}), got none; edit it by hand")
-        start = head + 1
-        end = next((i for i in range(start, end) if _closes(lines[i], depth * INDENT)), end)
-    while end > start and _indent(lines[end - 1]) is None:
-        end -= 1
-    return start, end
-
-
-def _child(lines: list[str], start: int, end: int, key: str, indent: int) -> tuple[int, int] | None:
-    """Line range of ``key``'s entry (with its nested lines) among the block's children."""
-    pattern = re.compile(rf"^ {{{indent}}}{re.escape(key)}:")
-    for i in range(start, end):
-        if pattern.match(lines[i]):
-            stop = next((j for j in range(i + 1, end) if _closes(lines[j], indent)), end)
-            return i, stop
-    return None
-
-
-def _scalar(value) -> str:
-    if value is None:
-        return "null"
-    text = str(value)
-    try:
-        plain = yaml.safe_load(f"k: {text}")["k"] == value
-    except yaml.YAMLError:
-        plain = False
-    return text if plain else json.dumps(text)
-
-
-def _render(key: str, value, indent: int) -> list[str]:
-    pad = " " * indent
-    if not isinstance(value, dict):
-        return [f"{pad}{_scalar(key)}: {_scalar(value)}\n"]
-    return [f"{pad}{_scalar(key)}:\n"] + [f"{pad}{' ' * INDENT}{_scalar(k)}: {_scalar(v)}\n"
-                                          for k, v in value.items()]
+def _give_trailing_comment(entry, trailing) -> None:
+    if trailing is None:
+        return
+    container, key = _last(entry)
+    tokens = container.ca.items.setdefault(key, [None, None, None, None])
+    if tokens[2] is None:
+        tokens[2] = trailing
+    else:
+        tokens[2].value = tokens[2].value.rstrip("\n") + trailing.value

@@ -28,9 +28,9 @@ def draw(inputs: FigureInputs):
             best = lams[values.mean(0).argmin()]
             ax.plot([best], [values.mean(0).min()], marker="o", color=color(index))
     for ax, unit in zip(axes, ("token", "completion")):
-        ax.set(title=f"anchor: step {anchor} of {inputs.labels[ROLE]}", xlabel="λ (0: the anchor itself)",
-               ylabel=f"KL(later ‖ extrapolated) per {unit}", yscale="log")  # KLs span decades
-        ax.legend(title="later snapshot", **LEGEND)
+        ax.set(title=f"KL(later ‖ extrapolated) per {unit}", xlabel="λ (0: the anchor itself)",
+               ylabel="KL (nats)", yscale="log")  # KLs span decades
+        ax.legend(title=f"later snapshot of {inputs.labels[ROLE]} (anchor: step {anchor})", **LEGEND)
     return fig
 
 

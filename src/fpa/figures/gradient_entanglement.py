@@ -23,28 +23,29 @@ def draw(inputs: FigureInputs):
     import numpy as np
     import pandas as pd
 
-    from fpa.figures.style import LEGEND, color, panels
+    from fpa.figures.style import color, panels
 
     rows = pd.concat([pd.read_csv(path) for path in inputs.analyses[BASE_ROLE]], ignore_index=True)
     fig, (cosines, norms) = panels(2)
     bins = np.linspace(-1, 1, 41)
     smallest, largest = float("inf"), 0.0
     for index, variant in enumerate(rows["variant"].unique()):
-        part, label = rows[rows["variant"] == variant], variant_label(variant)
+        part = rows[rows["variant"] == variant]
         tokens = part["tokens_correct"].median()
         cosines.hist(part["cosine"], bins=bins, color=color(index), alpha=0.6,
-                     label=f"{label} (median {tokens:.0f} tokens; mean cos {part['cosine'].mean():.2f})")
-        norms.scatter(part["norm_correct"], part["norm_incorrect"], s=10, color=color(index), alpha=0.6, label=label)
+                     label=f"{variant_label(variant)} (median {tokens:.0f} tokens; mean cos {part['cosine'].mean():.2f})")
+        norms.scatter(part["norm_correct"], part["norm_incorrect"], s=10, color=color(index), alpha=0.6)
         largest = max(largest, part["norm_correct"].max(), part["norm_incorrect"].max())
         smallest = min(smallest, part["norm_correct"].min(), part["norm_incorrect"].min())
     norms.plot([smallest, largest], [smallest, largest], color="grey", linewidth=1, linestyle=":")
     cosines.set(title="cos(∇log π(y_w|x), ∇log π(y_l|x))", xlabel="cosine", ylabel="pairs")
     norms.set(title="score-function norms", xlabel="‖∇log π(y_w|x)‖ (correct)",
               ylabel="‖∇log π(y_l|x)‖ (incorrect)", xscale="log", yscale="log")
-    for ax in (cosines, norms):
-        ax.legend(fontsize=8, **LEGEND)
+    # a variant has one colour in both panels: one legend under both, as wide as the figure (a legend
+    # under each panel ran into the other's, and left the space between the panels empty)
+    fig.legend(handles=cosines.get_legend_handles_labels()[0], loc="outside lower center", ncols=2,
+               frameon=False, fontsize=8)
     return fig
-
 
 FIGURE = Figure(
     name="gradient_entanglement",

@@ -67,7 +67,7 @@ def draw(inputs: FigureInputs):
         x = seconds.mean(axis=0) / scale
         mean_band(ax, x, accuracy, label=inputs.labels[role], **style)
         ax.plot(x, accuracy.mean(axis=0), "o", color=style["color"], markersize=3)
-    ax.set(title=f"{inputs.curve_benchmark} accuracy over wall-clock time", xlabel=f"wall clock ({unit})",
+    ax.set(title=f"{inputs.curve_label} accuracy over wall-clock time", xlabel=f"wall clock ({unit})",
            ylabel="Pass@1 (%)")
     ax.set_xlim(left=0)
     ax.legend(**LEGEND)

@@ -47,6 +47,10 @@ log = logging.getLogger("fpa.train")
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """The ``training`` settings of a run (the config's, filled from the schema). Each field and its
+    default is the schema's ``$defs.training`` (tests/test_defaults_once.py ties them), for code that
+    builds one without a config."""
+
     lr: float = 1e-4
     min_lr_ratio: float = 0.0
     lr_decay_scale: float = 1.0
