@@ -3,8 +3,11 @@
 missing keys, non-string and duplicate keys, deep nests, unicode names, huge numbers, empty parts,
 alias bombs; and (issue 42) a top level that is not a mapping, every integer field of the schema at
 its extremes, control and non-BMP characters in every string field, prompt templates with and
-without their placeholder. ``configs()`` draws ``(config, text edits, mutation kinds)``;
-``config_text`` writes them as YAML."""
+without their placeholder; and (issue 52) names that collide or break later: one run name made twice,
+names at and one byte past their limit, names that end as the project's reserved files do, tables
+named as the workflow's own, periodic names, braces in a path Snakemake reads, two rows or columns
+alike (``name_examples`` makes them; ``name_configs()`` draws them alone). ``configs()`` draws
+``(config, text edits, mutation kinds)``; ``config_text`` writes them as YAML."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 from fpa.config.schema import ANY_ITEM, ANY_KEY, integer_fields, load_schema  # noqa: E402
+from hostile_input.name_examples import mutate_names  # noqa: E402
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SCHEMA = load_schema()
@@ -168,8 +172,11 @@ def configs(draw) -> tuple[object, list[str], list[str]]:
         paths = list(_paths(config))
         kind = draw(st.sampled_from(["schema", "schema", "any", "delete", "unknown_key", "non_string_key",
                                      "deep", "empty", "rename", "duplicate", "alias_bomb", "integer_extreme",
-                                     "integer_extreme", "hostile_string", "template"]))
+                                     "integer_extreme", "hostile_string", "template", "names"]))
         kinds.append(kind)
+        if kind == "names":
+            kinds[-1] = mutate_names(draw, config)
+            continue
         if kind == "integer_extreme":
             pattern = draw(st.sampled_from(sorted(INTEGERS)))
             path = _instantiate(draw, config, pattern)
@@ -215,6 +222,13 @@ def configs(draw) -> tuple[object, list[str], list[str]]:
         config = {"list": list(config)[:3], "scalar": "experiment: toy", "null": None, "number": 42,
                   "list_of_config": [config]}[top]
     return config, edits, kinds
+
+
+@st.composite
+def name_configs(draw) -> tuple[dict, list[str], list[str]]:
+    """The default config with one of ``name_examples.NAME_CLASSES`` done to it, as ``configs()`` draws."""
+    config = json.loads(json.dumps(BASE))
+    return config, [], [mutate_names(draw, config)]
 
 
 def _mapping_at(config, path):

@@ -122,6 +122,40 @@ def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
     return Verdict(False, "snakemake: " + " ".join(lines)[-300:])
 
 
+_JOB = re.compile(r"^rule \w+:\n((?:    .*\n)+)", re.MULTILINE)
+
+
+def run_first_job(path: Path, workdir: Path, holding: str = "") -> list[str]:
+    """What check-config accepted runs: every output, log and benchmark file its ``snakemake -n`` plans
+    fits the file system with the longest name the project gives a file beside it (its record's
+    temporary), and its first job (a job of the dry run with no input from another job; the first whose
+    outputs hold ``holding`` where one does) runs. Its outputs; ``Problem`` otherwise."""
+    from fpa.containment import planned_paths
+    from fpa.config.wildcards import longest_name
+
+    command = [sys.executable, "-m", "snakemake", "--cores", "1", "-d", str(workdir)]
+    dry = subprocess.run([*command, "-n", "--configfile", str(path)], capture_output=True, text=True, timeout=300,
+                         cwd=ROOT)
+    if dry.returncode != 0:
+        raise Problem(f"snakemake -n refuses what check-config accepts: {_short(dry.stderr[-300:])}")
+    with tempfile.TemporaryDirectory() as fits:
+        for planned in planned_paths(dry.stdout):
+            beside = Path(fits) / Path(planned).parent / longest_name(Path(planned).name)
+            try:
+                beside.parent.mkdir(parents=True, exist_ok=True)
+                beside.write_text("")
+            except OSError as error:
+                raise Problem(f"the file system refuses {planned!r} or a file beside it: {error}") from None
+    roots = [planned_paths(job) for job in _JOB.findall(dry.stdout) if "\n    input: " not in "\n" + job]
+    outputs = next((job for job in roots if any(holding in output for output in job) and holding), roots[0])
+    outputs = [output for output in outputs if not output.startswith("logs/")]
+    run = subprocess.run([*command, *outputs, "--configfile", str(path)], capture_output=True, text=True,
+                         timeout=600, cwd=ROOT)
+    if run.returncode != 0:
+        raise Problem(f"the first job of what check-config accepts fails: {_short(run.stderr[-600:])}")
+    return outputs
+
+
 def agree(check: Verdict, planned: Verdict) -> None:
     """Both accept, or both refuse with the same line; where Snakemake's own loader refused first
     (it reads a --configfile before the workflow), check-config must refuse too."""

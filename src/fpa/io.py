@@ -42,7 +42,27 @@ _UMASK = _current_umask()
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
 # ".<output name>.<pid>-<host>.<random>.tmp", as atomic_path names its temporaries (mkstemp's random part)
 _TEMP = re.compile(r"\.(.+)\.(\d+)-([A-Za-z0-9-]+)\.[a-z0-9_]+\.tmp")
+_TEMP_SUFFIX = ".tmp"
+# the longest parts of a temporary's name on any Linux host: a pid below pid_max's limit (2^22), a host
+# name of HOST_NAME_MAX (64) bytes, and mkstemp's 8 random characters
+_LONGEST_PID, _LONGEST_HOST, _RANDOM_CHARS = 2 ** 22, "h" * 64, 8
 log = logging.getLogger(__name__)
+
+
+def _temp_prefix(name: str, pid: int, host: str) -> str:
+    return f".{name}.{pid}-{host}."
+
+
+def longest_temporary_name(name: str) -> str:
+    """The longest name ``atomic_path`` can give a temporary of the output ``name``, on any host: what
+    the file system must hold besides the output itself (``fpa.config.wildcards`` bounds names by it)."""
+    return _temp_prefix(name, _LONGEST_PID, _LONGEST_HOST) + "x" * _RANDOM_CHARS + _TEMP_SUFFIX
+
+
+def is_temporary_name(name: str) -> bool:
+    """``name`` is named as a temporary of ``atomic_path``: the start-up clean-up removes it once its
+    writer is gone (``remove_stale_temps``)."""
+    return _TEMP.fullmatch(name) is not None
 
 
 @contextlib.contextmanager
@@ -55,11 +75,11 @@ def atomic_path(path: str | os.PathLike, *, directory: bool = False) -> Iterator
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target.parent, target.name)
-    prefix = f".{target.name}.{os.getpid()}-{_HOST}."
+    prefix = _temp_prefix(target.name, os.getpid(), _HOST)
     if directory:
-        tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=target.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=target.parent))
     else:
-        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=target.parent)
         os.close(fd)
         tmp = Path(name)
     try:

@@ -20,6 +20,7 @@ from fpa.config.graders import is_code_grader, reads_task_file, validation_grade
 from fpa.config.runs import expand_runs
 from fpa.config.schema import SCHEMA_PATH, check_against_schema, check_plain_data, fill_defaults, load_schema, read_config_file
 from fpa.config.templates import check_prompt_template
+from fpa.config.wildcards import check_read_path
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.errors import ConfigError
 
@@ -49,6 +50,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
         if bench["source"] == "file":
             if "path" not in bench:
                 raise ConfigError(f"{where}: benchmarks.{name}.path: required for source 'file'")
+            check_read_path(bench["path"], f"{where}: benchmarks.{name}.path")
             if not Path(bench["path"]).is_file():
                 raise ConfigError(f"{where}: benchmarks.{name}.path: file not found: {bench['path']}")
         if bench["source"] == "catalog":

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.config.templates import check_url_template
+from fpa.config.wildcards import check_read_path, check_wildcard_value
 from fpa.containment import check_relative, inside
 from fpa.errors import ConfigError
 from fpa.project import PROJECT_ROOT
@@ -37,6 +38,8 @@ def _read_catalog(path: str, mtime_ns: int, size: int) -> dict:
         for name, entry in catalog.get(section, {}).items():
             if "path" in entry:
                 check_relative(entry["path"], f"{path}: {section}.{name}.path")
+                check_read_path(entry["path"], f"{path}: {section}.{name}.path")
+                check_wildcard_value(entry["path"], "path", f"{path}: {section}.{name}.path")
             check_url_template(entry, f"{path}: {section}.{name}")
     return catalog
 

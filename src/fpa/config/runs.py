@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from fpa.config.schema import check_against_schema, load_schema
+from fpa.config.wildcards import check_wildcard_value
 from fpa.containment import check_name
 from fpa.errors import ConfigError
 from fpa.objectives import get_objective
@@ -17,6 +18,8 @@ from fpa.online import get_online_method
 
 # a sweep key "lam_w=lam_l" sets both settings to each value (the paper tunes KTO with λ_w = λ_l)
 TIED = "="
+#: the wildcard of the rules' path templates that a run's name fills
+RUN_WILDCARD = "method"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
     training_schema = {**schema["$defs"]["training"], "$defs": schema["$defs"]}
     checked_trainings: set[str] = set()  # most runs share their merged training: each checked once
     runs: dict[tuple[str, str], Run] = {}
+    made_by: dict[str, tuple[tuple[str, str], str]] = {}  # run name -> (method, point) that makes it, and where
     for model_name, model in config["models"].items():
         for key in ("params", "sweep", "seeds"):  # per-method settings on this model
             unknown = sorted(set(model.get(key, {})) - set(config["methods"]))
@@ -74,9 +78,10 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
             objective = get_online_method(method["online"]) if online else get_objective(method["objective"])
             sweep = model.get("sweep", {}).get(name, method.get("sweep")) or {}
             grid = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else [{}]
+            swept_at = f"models.{model_name}.sweep.{name}" if name in model.get("sweep", {}) \
+                else f"methods.{name}.sweep"
             for point in grid:
-                run_name = name + "".join(f"_{key.replace(TIED, '-')}{value}" for key, value in point.items())
-                check_name(run_name, f"{where}: methods.{name}: run name")
+                run_name = _run_name(made_by, name, point, swept_at, where)
                 settings = {part: value for key, value in point.items() for part in key.split(TIED)}
                 swept_training = {key: value for key, value in settings.items() if key in training_schema["properties"]}
                 swept_params = {key: value for key, value in settings.items() if key not in swept_training}
@@ -95,6 +100,25 @@ def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None =
                                                    name, point, _seeds(config, model, name),
                                                    online=online)
     return _share_trainings(runs)
+
+
+def _run_name(made_by: dict, method: str, point: dict, swept_at: str, where: str) -> str:
+    """The name of ``method``'s run at sweep ``point`` (swept at the config key ``swept_at``): a path
+    segment and wildcard value the workflow holds, made by this method and point alone (on every model it
+    trains on); two makers of one name would train, evaluate and fill a row in one set of files.
+    ``made_by``: run name -> (method, point) that made it first, and where."""
+    run_name = method + "".join(f"_{key.replace(TIED, '-')}{value}" for key, value in point.items())
+    if run_name not in made_by:  # a name of several models is checked once
+        check_name(run_name, f"{where}: methods.{method}: run name")
+        check_wildcard_value(run_name, RUN_WILDCARD, f"{where}: methods.{method}: run name")
+    source = f"{swept_at} {', '.join(f'{key}={value}' for key, value in point.items())}" if point \
+        else f"methods.{method}"
+    maker = (method, json.dumps(point, sort_keys=True))
+    first = made_by.setdefault(run_name, (maker, source))
+    if first[0] != maker:
+        raise ConfigError(f"{where}: {first[1]} and {source} both make the run {run_name!r}; expected one method "
+                          "or sweep point per run name (rename the method)")
+    return run_name
 
 
 def _seeds(config: Mapping, model: Mapping, method: str) -> tuple[int, ...]:

@@ -42,6 +42,15 @@ REPRODUCTION_TABLE = tuple(f"results/tables/reproduction.{ext}" for ext in ("csv
 NOTHING = "(?!)"
 
 
+def _check_own_tables(config: Mapping, where: str) -> None:
+    """No config table takes the name of a table the workflow makes itself (two rules would make its files)."""
+    own = sorted({Path(path).stem for path in (*COST_TABLE, *REPRODUCTION_TABLE)})
+    for name in config["tables"]:
+        if name in own:
+            raise ConfigError(f"{where}: tables.{name}: the name of a table the workflow makes itself "
+                              f"({', '.join(own)}); expected another name")
+
+
 class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
     """Runs, benchmarks, tables and figures of a ``config`` valid for ``fpa.config`` (the checks
     of ``fpa.planning.validation`` run here, errors naming ``where``); ``basedir`` is the
@@ -75,6 +84,7 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         """Validate ``config`` (its defaults filled in place) and plan it; a ``ConfigError`` names
         ``where`` and the key."""
         validate_base_config(config, where)
+        _check_own_tables(config, where)
         plan = cls(config, basedir, where)
         outside = outside_work_areas(plan.final_output(), ".")
         if outside:  # names and catalog paths are checked one by one; this is what they add up to

@@ -12,6 +12,7 @@ from typing import Mapping
 
 from fpa.aggregation.layout import Layout, build_layout
 from fpa.config.runs import expand_runs
+from fpa.config.wildcards import check_wildcard_value
 from fpa.containment import SEGMENT, check_name
 from fpa.errors import ConfigError
 from fpa.figures import FIGURES
@@ -19,8 +20,10 @@ from fpa.resources import check_resources
 
 #: a name of the config that becomes a path segment (a wildcard of the DAG): ``fpa.containment``'s
 NAME = SEGMENT
-#: the config's sections whose keys are such names, and its single name (``experiment``)
-NAMED_SECTIONS = ("models", "benchmarks", "tables")
+#: the config's sections whose keys are such names, and its single name (``experiment``), by the
+#: wildcard of the rules' path templates they fill (the runs fill ``method``: ``fpa.config.runs``)
+NAMED_SECTIONS = {"models": "model", "benchmarks": "bench", "tables": "table"}
+EXPERIMENT = "experiment"
 
 
 def check_planning(config: Mapping, where: str, runs: Mapping | None = None) -> dict[str, Layout]:
@@ -30,16 +33,52 @@ def check_planning(config: Mapping, where: str, runs: Mapping | None = None) -> 
     check_resources(config, where)
     _check_figures(config, where)
     runs = expand_runs(config, where) if runs is None else runs
-    return {name: build_layout(name, spec, config, runs, where) for name, spec in config["tables"].items()}
+    layouts = {name: build_layout(name, spec, config, runs, where) for name, spec in config["tables"].items()}
+    for name, layout in layouts.items():
+        check_labels(layout, f"{where}: tables.{name}")
+    return layouts
+
+
+def check_labels(layout: Layout, where: str) -> None:
+    """Each row and column of a table is listed once (its results fill one entry of the table's JSON,
+    keyed by it), and a reader tells a block's rows apart by their labels (a per-seed row by the run
+    above it) and the columns by their headers: two alike are refused, naming both."""
+    _listed_once([row.key for block in layout.blocks for row in block.rows], "row", where)
+    _listed_once(list(layout.column_keys or layout.columns), "column", where)
+    for block in layout.blocks:
+        _first_alike([(row.key, row.label) for row in block.rows if row.seed is None], "rows", "labelled",
+                     "a distinct label per row of a block (methods.<m>.label, a label in rows, or group_by: sweep)",
+                     where)
+    _first_alike(list(zip(layout.column_keys or layout.columns, layout.columns)), "columns", "headed",
+                 "a distinct header per column (benchmarks.<b>.label, or column_labels)", where)
+
+
+def _listed_once(keys: list[str], what: str, where: str) -> None:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise ConfigError(f"{where}: the {what} {key!r} is listed twice; expected each {what} once")
+        seen.add(key)
+
+
+def _first_alike(named: list[tuple[str, str]], what: str, verb: str, expected: str, where: str) -> None:
+    """``ConfigError`` for the first two of ``named`` (key, text) whose texts are alike."""
+    seen: dict[str, str] = {}
+    for key, text in named:
+        first = seen.setdefault(text.strip(), key)
+        if first != key:
+            raise ConfigError(f"{where}: {what} {first!r} and {key!r} are both {verb} {text!r}; expected {expected}")
 
 
 def check_names(config: Mapping, where: str) -> None:
     """Names that become path segments are one segment each (``fpa.containment.check_name``), as the
-    workflow's wildcards take them."""
-    named = {f"{section}.{key}": key for section in NAMED_SECTIONS for key in config[section]}
-    named["experiment"] = config["experiment"]
-    for key_path, name in named.items():
+    workflow's wildcards take them, and fit every consumer of the wildcard they fill (``fpa.config.wildcards``)."""
+    named = {f"{section}.{key}": (key, wildcard) for section, wildcard in NAMED_SECTIONS.items()
+             for key in config[section]}
+    named[EXPERIMENT] = (config[EXPERIMENT], EXPERIMENT)
+    for key_path, (name, wildcard) in named.items():
         check_name(name, f"{where}: {key_path}")
+        check_wildcard_value(name, wildcard, f"{where}: {key_path}")
 
 
 def _check_figures(config: Mapping, where: str) -> None:
