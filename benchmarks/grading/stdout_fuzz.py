@@ -253,7 +253,9 @@ def fuzz(examples: int, seed: int, baseline: str | None = None) -> dict:
                           "baseline_examples": _examples(found["baseline"])} if before else {})}
     from importlib.metadata import version
 
-    return {"benchmark": "stdout_fuzz", "examples_per_class": examples, "seed": seed,
+    from fpa.provenance.record import project_version
+
+    return {"benchmark": "stdout_fuzz", "code": project_version(), "examples_per_class": examples, "seed": seed,
             "nvidia_livecodebench": version("nvidia-livecodebench"),
             "baseline": commit_of(ROOT, baseline) if baseline else None,
             "classes": rows}
