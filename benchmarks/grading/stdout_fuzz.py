@@ -275,7 +275,8 @@ def markdown(record: dict) -> str:
     before = f"`{record['baseline'][:7]}` (floats)" if with_baseline else ""
     head = "| class | pairs | LCB passes | LCB fails | ours ≠ LCB |" + (f" {before} ≠ LCB |" if with_baseline else "")
     lines = [f"Up to {record['examples_per_class']} generated pairs per class (hypothesis seed {record['seed']}), "
-             f"each judged by nvidia-livecodebench {record['nvidia_livecodebench']}'s `grade_stdio`:", "", head,
+             f"each judged by nvidia-livecodebench {record['nvidia_livecodebench']}'s `grade_stdio` and by ours at "
+             f"`{record['code']['commit'][:7]}`:", "", head,
              "|---|---:|---:|---:|---:|" + ("---:|" if with_baseline else "")]
     for name, row in record["classes"].items():
         cells = [name, row["pairs"], row["lcb_passes"], row["pairs"] - row["lcb_passes"], row["ours_disagrees"]]

@@ -65,7 +65,7 @@ def measure(functions: dict, lines: int, rounds: int) -> dict:
 def markdown(record: dict) -> str:
     baseline = record["baseline"][:7]
     lines = [f"{record['lines']:,} line pairs per call, median of {record['rounds']} paired rounds (CPU time), "
-             f"ours against `{baseline}`:", "",
+             f"ours at `{record['code']['commit'][:7]}` against `{baseline}`:", "",
              f"| workload | ours, ms | `{baseline}`, ms | ratio (ours / `{baseline}`) |", "|---|---:|---:|---:|"]
     for name, row in record["workloads"].items():
         lines.append(f"| {name} | {row['median_s']['ours'] * 1e3:.1f} | {row['median_s']['baseline'] * 1e3:.1f} | "
