@@ -2,12 +2,15 @@
 
 ``last_boxed`` is the one answer extractor of the project (the Math-Verify grader in
 ``grading/math.py`` uses it too). The toy answer is an integer, so toy grading is an
-integer comparison and needs no symbolic parsing.
+integer comparison and needs no symbolic parsing. The boxed integer is read as a ``Decimal``
+(exact, in any script's decimal digits, and of any length: ``int()`` refuses a string of more
+than 4,300 digits, which failed a whole benchmark's job).
 """
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\b")
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -51,7 +54,7 @@ def grade_toy(completion: str, gold: str | int) -> bool:
     answer = last_boxed(completion)
     if answer is None or not _INTEGER.fullmatch(answer.replace(" ", "")):
         return False
-    return int(answer.replace(" ", "")) == int(gold)
+    return Decimal(answer.replace(" ", "")) == int(gold)
 
 
 def grade_toy_many(pairs) -> list[tuple[bool, str]]:

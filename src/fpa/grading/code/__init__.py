@@ -42,10 +42,14 @@ KNOWN_EXCEPTIONS = {
     "BigCodeBench/363": "bigcodebench 0.2.5's safe_environment blocks os.kill of multiprocessing.Pool workers; "
     "the Pool exit can hang until the time limit (flaky)",
 }
+#: A program with a lone surrogate cannot be written as UTF-8; every upstream harness fails it too
+#: (Python's ``compile`` refuses it), so it is graded here without a run instead of raising.
+NOT_UTF8 = (False, "code_not_utf8")
 _FENCE = re.compile(r"```(?:python|py|Python3?)?[ \t]*\n(.*?)```", re.DOTALL)
 
-__all__ = ["BENCHES", "MIRROR_PATHS", "default_mirror", "extract_code", "gold_selfcheck_code", "grade_bigcodebench_many",
-           "grade_code_many", "grade_humanevalplus_many", "grade_livecodebench_many", "grade_mbppplus_many", "load_tasks", "make_sandbox"]
+__all__ = ["BENCHES", "MIRROR_PATHS", "NOT_UTF8", "default_mirror", "extract_code", "gold_selfcheck_code",
+           "grade_bigcodebench_many", "grade_code_many", "grade_humanevalplus_many", "grade_livecodebench_many",
+           "grade_mbppplus_many", "is_utf8", "load_tasks", "make_sandbox"]
 
 
 def default_mirror() -> Path:
@@ -57,6 +61,14 @@ def extract_code(text: str) -> str:
     """The last fenced code block of a model answer, or the text itself when it has none."""
     blocks = _FENCE.findall(text)
     return blocks[-1] if blocks else text
+
+
+def is_utf8(code: str) -> bool:
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_bench(bench: str) -> None:
@@ -120,8 +132,8 @@ def grade_code_many(
 
     Tasks come from ``tasks``, else ``data_path``, else the mirror file of ``bench``
     (LiveCodeBench is not in the mirror: pass ``data_path``). Completions go through
-    ``extract_code``. Pairs are grouped by task; ``workers`` threads
-    grade the groups, and each run is its own sandboxed process.
+    ``extract_code``; a program that is not UTF-8 is ``NOT_UTF8`` without a run. Pairs are
+    grouped by task; ``workers`` threads grade the groups, and each run is its own sandboxed process.
     """
     _check_bench(bench)
     if tasks is None:
@@ -140,9 +152,14 @@ def grade_code_many(
     verdicts: list[tuple[bool, str]] = [(False, "not_graded")] * len(pairs)
 
     def grade_group(task_id: str) -> None:
-        codes = [extract_code(pairs[index][0]) for index in groups[task_id]]
-        for index, verdict in zip(groups[task_id], _grade_task(bench, tasks[task_id], codes, sandbox)):
-            verdicts[index] = verdict
+        codes = {index: extract_code(pairs[index][0]) for index in groups[task_id]}
+        runnable = [index for index, code in codes.items() if is_utf8(code)]
+        for index in codes.keys() - set(runnable):
+            verdicts[index] = NOT_UTF8
+        if runnable:
+            graded = _grade_task(bench, tasks[task_id], [codes[index] for index in runnable], sandbox)
+            for index, verdict in zip(runnable, graded):
+                verdicts[index] = verdict
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
         map_in_pool(pool, grade_group, list(groups), f"grade {bench}", unit="completion",

@@ -12,8 +12,8 @@ plain values), checks the result is a ``str`` and prints it; the host only ``jso
 
 Checks follow LCB's ``testing_util.run_test``: functional inputs are one JSON value per
 line, the result (tuples as lists) must equal ``json.loads(output)``; stdin programs
-must print the expected lines (stripped), a line also matching when all its tokens
-parse as the same floats. Each test runs with ``timeout_s`` (LCB: 6 s); first failure stops.
+must print the expected lines as ``stdout_match`` compares them (exact stripped lines, else
+``Decimal`` per token). Each test runs with ``timeout_s`` (LCB: 6 s); first failure stops.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import json
 import os
 import secrets
 
+from fpa.grading.code.stdout_match import stdout_matches
 from fpa.sandbox import Limits, Sandbox
 
 # LCB's testing_util prepends an import header to every program; this is its core.
@@ -85,24 +86,6 @@ def decode_tests(field: str, sandbox: Sandbox) -> list[dict]:
 
 def all_tests(problem: dict, sandbox: Sandbox) -> list[dict]:
     return decode_tests(problem["public_test_cases"], sandbox) + decode_tests(problem["private_test_cases"], sandbox)
-
-
-def _lines_match(got: str, want: str) -> bool:
-    if got == want:
-        return True
-    got_tokens, want_tokens = got.split(), want.split()
-    if len(got_tokens) != len(want_tokens):
-        return False
-    try:
-        return all(float(a) == float(b) for a, b in zip(got_tokens, want_tokens))
-    except ValueError:
-        return False
-
-
-def stdout_matches(got: str, want: str) -> bool:
-    got_lines = [line.strip() for line in got.strip().splitlines()]
-    want_lines = [line.strip() for line in want.strip().splitlines()]
-    return len(got_lines) == len(want_lines) and all(map(_lines_match, got_lines, want_lines))
 
 
 def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | None = None,

@@ -10,7 +10,9 @@ It reuses LiveCodeBench's checker in the same sandbox (``livecodebench.grade_one
 its limits: 6 s per test, the import header, first failure stops) in ``style="apps"``:
 a call-based problem may define a top-level function instead of ``class Solution``, and
 an output equal to the expected value unwrapped from a one-element list also passes, as
-in APPS's ``testing_util``. Correct = every kept test passes (reward +1, else -1).
+in APPS's ``testing_util``. Stdout is compared as LiveCodeBench compares it (``stdout_match``:
+exact stripped lines, else ``Decimal`` per token). Correct = every kept test passes (reward +1,
+else -1); a program that is not UTF-8 is ``NOT_UTF8`` without a run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from fpa.grading.code import extract_code, livecodebench, make_sandbox
+from fpa.grading.code import NOT_UTF8, extract_code, is_utf8, livecodebench, make_sandbox
 from fpa.progress import map_in_pool
 from fpa.sandbox import Sandbox
 
@@ -40,7 +42,10 @@ def grade_tests_one(completion: str, gold: str, sandbox: Sandbox) -> tuple[bool,
     spec = parse_spec(gold)
     tests = [{**test, "testtype": spec["testtype"]} for test in spec["tests"]]
     problem = {"question_id": "code_tests", "metadata": json.dumps({"func_name": spec.get("func_name")})}
-    return livecodebench.grade_one(problem, extract_code(completion), sandbox, tests=tests, style="apps")
+    code = extract_code(completion)
+    if not is_utf8(code):
+        return NOT_UTF8
+    return livecodebench.grade_one(problem, code, sandbox, tests=tests, style="apps")
 
 
 def grade_tests_many(pairs: Sequence[tuple[str, str]], *, workers: int | None = None,
