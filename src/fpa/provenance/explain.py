@@ -168,9 +168,9 @@ def _table_record(table: str | Path) -> tuple[dict, Path]:
     table's or whose record is another file's."""
     record = read_record(table)
     if record is None:
-        sidecar = record_in(Path(table))
-        if sidecar is not None:
-            raise ValueError(f"{table} is the provenance record of {sidecar['output']['path']}, not a table: "
+        held = record_in(Path(table))  # the table named is itself a sidecar
+        if held is not None:
+            raise ValueError(f"{table} is the provenance record of {held['output']['path']}, not a table: "
                              f"explain takes {TABLE_FILES}")
         raise ValueError(f"{table}: no provenance record ({sidecar_of(table)}); explain takes {TABLE_FILES}")
     workdir = workdir_of(record, table)
