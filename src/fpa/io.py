@@ -3,7 +3,9 @@ memory than its bounds.
 
 Every writer goes to a temporary sibling and renames it into place, so a killed
 job leaves either the complete old state or nothing that looks like an output;
-the next writer of that output removes the temporary it left.
+the next writer of that output removes the temporary it left, and only a temporary:
+a directory named for its writer that holds the mark ``atomic_path`` wrote into it,
+which no name of a config or catalog can give a finished output.
 
 Every JSONL reader goes through ``iter_jsonl``, which reads one line at a time up to
 ``ReadBounds.line_bytes`` and stops a ``.gz`` at ``ReadBounds.total_bytes`` decompressed: a
@@ -40,12 +42,18 @@ def _current_umask() -> int:
 
 _UMASK = _current_umask()
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
-# ".<output name>.<pid>-<host>.<random>.tmp", as atomic_path names its temporaries (mkstemp's random part)
+# ".<output name>.<pid>-<host>.<random>.tmp", as atomic_path names its temporaries (mkdtemp's random part)
 _TEMP = re.compile(r"\.(.+)\.(\d+)-([A-Za-z0-9-]+)\.[a-z0-9_]+\.tmp")
 _TEMP_SUFFIX = ".tmp"
 # the longest parts of a temporary's name on any Linux host: a pid below pid_max's limit (2^22), a host
-# name of HOST_NAME_MAX (64) bytes, and mkstemp's 8 random characters
+# name of HOST_NAME_MAX (64) bytes, and mkdtemp's 8 random characters
 _LONGEST_PID, _LONGEST_HOST, _RANDOM_CHARS = 2 ** 22, "h" * 64, 8
+#: What ``atomic_path`` writes into each temporary, beside the output (``<output name>`` + this suffix,
+#: so never the output's own name): the mark by which the clean-up knows a temporary from a finished
+#: output whose name happens to match ``_TEMP`` (a catalog's file, ``resources/data/<path>``, may be
+#: named anything).
+PARTIAL_MARK = ".partial"
+_MARK_TEXT = "a partial output of fpa.io.atomic_path: removed once renamed into place, or once its writer is gone\n"
 log = logging.getLogger(__name__)
 
 
@@ -67,33 +75,31 @@ def is_temporary_name(name: str) -> bool:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, directory: bool = False) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` on success only.
+    """Yield a temporary path of the same name as ``path``; rename it onto ``path`` on success only.
 
-    The temporary name carries the writer's pid and host, so that the next writer of ``path``
-    removes what a killed one left (``remove_stale_temps``) and leaves a running one's alone.
+    The temporary lies in a directory beside ``path`` whose name carries the writer's pid and host,
+    and which holds a mark (``PARTIAL_MARK``), so that the next writer of ``path`` removes what a
+    killed one left (``remove_stale_temps``), leaves a running one's alone, and never takes a
+    finished output for a temporary.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target.parent, target.name)
     prefix = _temp_prefix(target.name, os.getpid(), _HOST)
-    if directory:
-        tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=target.parent))
-    else:
-        fd, name = tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=target.parent)
-        os.close(fd)
-        tmp = Path(name)
+    holder = Path(tempfile.mkdtemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=target.parent))
+    mark, tmp = holder / (target.name + PARTIAL_MARK), holder / target.name
     try:
+        mark.write_text(_MARK_TEXT)
+        tmp.mkdir() if directory else tmp.touch()
         yield tmp
         _follow_umask(tmp)
         if directory and target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
-    except BaseException:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.unlink(missing_ok=True)
-        raise
+        mark.unlink()
+        holder.rmdir()
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)  # what a failed writer left (nothing after a success)
 
 
 def remove_stale_temps(directory: str | os.PathLike, name: str | None = None) -> list[Path]:
@@ -104,20 +110,28 @@ def remove_stale_temps(directory: str | os.PathLike, name: str | None = None) ->
         pid, host = _TEMP.fullmatch(stale.name).group(2, 3)
         if host != _HOST or _is_running(int(pid)):
             continue
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            stale.unlink(missing_ok=True)
+        shutil.rmtree(stale, ignore_errors=True)
         log.warning("removed %s, left by process %s (no longer running)", stale, pid)
         removed.append(stale)
     return removed
 
 
 def temps_of(directory: str | os.PathLike, name: str | None = None) -> list[Path]:
-    """The temporaries of ``atomic_path`` writers in ``directory`` (of the output ``name``, else of any)."""
+    """The temporaries of ``atomic_path`` writers in ``directory`` (of the output ``name``, else of any):
+    the directories named as it names them that hold its mark."""
     matches = (_TEMP.fullmatch(entry.name) for entry in os.scandir(directory))
     return [Path(directory) / match.group(0) for match in matches
-            if match is not None and (name is None or match.group(1) == name)]
+            if match is not None and (name is None or match.group(1) == name)
+            and _is_marked(Path(directory) / match.group(0), match.group(1))]
+
+
+def _is_marked(temp: Path, name: str) -> bool:
+    mark = temp / (name + PARTIAL_MARK)
+    try:
+        return not temp.is_symlink() and mark.is_file() and mark.stat().st_size == len(_MARK_TEXT) \
+            and mark.read_text() == _MARK_TEXT
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _is_running(pid: int) -> bool:

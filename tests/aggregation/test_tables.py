@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import replace
 
 import pytest
 
@@ -48,12 +49,15 @@ def test_avg_is_per_run_then_over_seeds_and_cells_keep_their_sources():
     assert len(cells["a"]["Avg."]["sources"][0]["files"]) == 2
 
 
-def test_headers_come_from_labels_and_key_the_cells():
+def test_headers_come_from_labels_and_the_cells_are_keyed_by_column():
     values = {("fpa", 1, "mbppplus"): 0.5, ("fpa", 1, "lcb"): 0.1, ("fpa", 2, "mbppplus"): 0.6, ("fpa", 2, "lcb"): 0.2}
-    layout = _layout(["fpa"], ["mbppplus", "lcb"], headers=["MBPP+", "lcb"])
+    layout = replace(_layout(["fpa"], ["mbppplus", "lcb"], headers=["MBPP+", "MBPP+"]),
+                     column_keys=("mbppplus", "lcb", "avg"))
     filled = fill(layout, _results(values))
-    assert set(cells_record(layout, filled)["fpa"]) == {"MBPP+", "lcb", "Avg."}
-    assert "| Method | MBPP+ | lcb | Avg. |" in to_markdown(layout, filled)
+    row = cells_record(layout, filled)["fpa"]  # two columns that print one header are two cells
+    assert {key: cell["header"] for key, cell in row.items()} == {"mbppplus": "MBPP+", "lcb": "MBPP+", "avg": "Avg."}
+    assert (row["mbppplus"]["mean"], row["lcb"]["mean"]) == (pytest.approx(0.55), pytest.approx(0.15))
+    assert "| Method | MBPP+ | MBPP+ | Avg. |" in to_markdown(layout, filled)
     assert r"\textbf{MBPP+}" in to_latex(layout, filled)
 
 

@@ -1,9 +1,13 @@
-"""``fpa explain``: a changed file behind several evaluations is reported once, on stderr only."""
+"""``fpa explain``: a changed file behind several evaluations is reported once, on stderr only; a
+record is the record of the file it sits beside, found from any directory; an ambiguous row or
+column, or a file that is no table, is refused in one line that says what to name."""
 
 from __future__ import annotations
 
+import shutil
+
 from fpa.cli import main
-from fpa.io import sha256_path, write_text
+from fpa.io import sha256_path, write_json, write_text
 from fpa.provenance.record import Job
 
 
@@ -92,3 +96,104 @@ def test_an_unknown_row_lists_the_rows_as_printed(tmp_path, capsys):
         assert exit_info.code == 2
     assert "unknown row 'Off-RL'; expected a row as the table prints it, one of ['FPA'] (or its run: ['fpa'])" \
         in capsys.readouterr().err
+
+
+def _workflow_tree(workdir, monkeypatch, rows=(("fpa", "FPA"),), headers=(("toy9", "toy9"),)):
+    """A workflow's results as its jobs write them, in ``workdir``, with paths relative to it: per row
+    (run, label as printed) an evaluation of seeds 42 and 43 on each benchmark, and the table
+    ``results/tables/toy.csv`` with a column per (benchmark, header as printed)."""
+    monkeypatch.chdir(workdir)
+    cells = {}
+    for run, label in rows:
+        for bench, header in headers:
+            sources = []
+            for seed in (42, 43):
+                evaluation = f"results/eval/toy/{run}/{seed}/{bench}.json"
+                with Job("evaluate", {"seed": seed}, {}).output(evaluation) as tmp:
+                    write_text(tmp, f'{{"pass_at_1": 0.{seed}}}')
+                sources.append({"seed": seed, "value": seed / 100, "files": [evaluation],
+                                "sha256": {evaluation: sha256_path(evaluation)}})
+            cells.setdefault(run, {})[bench] = {"key": bench, "header": header, "label": label, "scale": 100,
+                                                "text": "42.50 ± 0.71", "sources": sources}
+    return _aggregate(cells)
+
+
+def _aggregate(cells):
+    """The table of ``cells`` (re-run as Snakemake re-runs it after an evaluation changed)."""
+    table = "results/tables/toy.csv"
+    evaluations = {path: path for row in cells.values() for cell in row.values() for source in cell["sources"]
+                   for path in source["files"]}
+    job = Job("aggregate", {}, evaluations)
+    with job.output(table, cells=cells) as tmp:
+        write_text(tmp, "table\n")
+    with job.output("results/tables/toy.json") as tmp:  # the table's JSON: its cells are its content
+        write_json(tmp, {"cells": cells})
+    return table, cells
+
+
+def _explain(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        main(["explain", *argv])
+        code = 0
+    except SystemExit as exit_info:
+        code = exit_info.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_record_copied_beside_another_file_is_refused(tmp_path, monkeypatch, capsys):
+    """Seed 43's evaluation replaced by a copy of seed 42's file and record, and the table re-run:
+    every sha256 matches, but the record is seed 42's."""
+    table, cells = _workflow_tree(tmp_path, monkeypatch)
+    for name in ("toy9.json", "toy9.json.prov.json"):
+        shutil.copy(f"results/eval/toy/fpa/42/{name}", f"results/eval/toy/fpa/43/{name}")
+    copied = "results/eval/toy/fpa/43/toy9.json"
+    cells["fpa"]["toy9"]["sources"][1]["sha256"] = {copied: sha256_path(copied)}
+    _aggregate(cells)
+    code, out, err = _explain(capsys, table, "--row", "FPA", "--col", "toy9")
+    assert code == 1 and err.splitlines()[1:] == [
+        "1 problem(s):", f"  {copied}: its record {copied}.prov.json describes results/eval/toy/fpa/42/toy9.json, "
+        "not this file (a copied or moved file and record)"], err
+    seed_43 = out[out.index("seed 43:"):]
+    assert "RECORD OF ANOTHER FILE" in seed_43 and '"seed":42' not in seed_43, out
+
+
+def test_a_moved_table_is_refused_and_explain_runs_from_any_directory(tmp_path, monkeypatch, capsys):
+    table, _ = _workflow_tree(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path / "results" / "eval")  # the records' paths are relative to tmp_path
+    code, out, err = _explain(capsys, "../tables/toy.csv", "--row", "fpa", "--col", "toy9")
+    assert code == 0 and "all 3 files verified" in out, out + err
+    (tmp_path / "elsewhere").mkdir()
+    for name in ("toy.csv", "toy.csv.prov.json"):
+        shutil.copy(tmp_path / "results" / "tables" / name, tmp_path / "elsewhere" / name)
+    code, out, err = _explain(capsys, "../../elsewhere/toy.csv", "--row", "fpa", "--col", "toy9")
+    assert (code, out) == (2, "") and err == (
+        "fpa explain: error: ../../elsewhere/toy.csv: its record ../../elsewhere/toy.csv.prov.json describes "
+        "results/tables/toy.csv, not this file (a copied or moved file and record); explain the table where its "
+        "job wrote it\n")
+
+
+def test_an_ambiguous_row_or_column_lists_its_candidates(tmp_path, monkeypatch, capsys):
+    table, _ = _workflow_tree(tmp_path, monkeypatch, rows=(("fpa", "FPA"), ("fpa_lam2", "FPA")),
+                              headers=(("toy8", "Toy"), ("toy9", "Toy")))
+    code, _, err = _explain(capsys, table, "--row", "FPA", "--col", "toy9")
+    assert code == 2 and err == (f"fpa explain: error: {table}: row 'FPA' is ambiguous: the table prints it for the "
+                                 "runs ['fpa', 'fpa_lam2']; name one by its run: --row fpa or --row fpa_lam2\n")
+    code, _, err = _explain(capsys, table, "--row", "fpa_lam2", "--col", "toy")
+    assert code == 2 and err == (f"fpa explain: error: {table}: column 'toy' is ambiguous: the table prints it for "
+                                 "the keys ['toy8', 'toy9']; name one by its key: --col toy8 or --col toy9\n")
+    code, out, _ = _explain(capsys, table, "--row", "fpa_lam2", "--col", "toy9")
+    assert code == 0 and "row 'FPA' (run fpa_lam2), column 'Toy' = " in out
+    assert "results/eval/toy/fpa_lam2/42/toy9.json" in out and "/fpa/" not in out
+
+
+def test_a_file_that_is_no_table_says_what_it_is_and_a_tables_json_explains(tmp_path, monkeypatch, capsys):
+    table, _ = _workflow_tree(tmp_path, monkeypatch)
+    takes = "explain takes results/tables/<name>.csv (or .md, .tex, .html, .json)"
+    evaluation = "results/eval/toy/fpa/42/toy9.json"
+    for path, what in ((evaluation, "is an output of rule 'evaluate', not a table"),
+                       (f"{table}.prov.json", f"is the provenance record of {table}, not a table")):
+        code, _, err = _explain(capsys, path, "--row", "fpa", "--col", "toy9")
+        assert (code, err) == (2, f"fpa explain: error: {path} {what}: {takes}\n")
+    code, out, err = _explain(capsys, "results/tables/toy.json", "--row", "fpa", "--col", "toy9")
+    assert code == 0 and "all 3 files verified" in out, out + err

@@ -15,6 +15,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import read_json, read_jsonl, write_jsonl
 from fpa.reference.cache import write_reference_cache
+from fpa.toy.model import ToyModelConfig, build_toy_model
 from fpa.toy.task import make_problems
 from fpa.training import batches as B
 from fpa.training.checkpoints import snapshot_name, snapshot_steps
@@ -85,21 +86,30 @@ def test_diagnostics_off_leaves_offrl_without_reference(tmp_path, toy_model_dir,
     assert not (tmp_path / "work" / "snapshots").exists()
 
 
+# a toy model that has learnt the chains of its own 12 SFT problems by heart: sampled at temperature 1
+# it solves some of them, not all, so Pass@1 tells one sampling of them from another
+SCORING = ToyModelConfig(n_train_problems=12, n_operands=3, min_operands=3, slip_rate=0.0, d_model=64, n_heads=1,
+                         d_ff=128, steps=200, batch_size=16, lr=3e-3, warmup_steps=10, log_every=100)
+
+
 @pytest.mark.slow  # three `fpa` processes: train, curve, evaluate
-def test_curve_equals_evaluate_of_each_snapshot(tmp_path, toy_model_dir, tiny_dataset):
-    run = {"objective": "offrl", "params": {}, "training": {**TRAINING, "epochs": 1, "snapshot_every": 2}}
+def test_curve_equals_evaluate_of_each_snapshot(tmp_path, tiny_dataset):
+    build_toy_model(tmp_path / "base", SCORING)
+    # a learning rate that keeps what the model has learnt (TRAINING's unlearns it in 2 steps)
+    run = {"objective": "offrl", "params": {}, "training": {**TRAINING, "lr": 1e-4, "epochs": 1, "snapshot_every": 2}}
     fpa = [sys.executable, "-m", "fpa"]
-    subprocess.run(fpa + ["train", "--model", str(toy_model_dir), "--train", str(tiny_dataset / "train.jsonl"),
+    subprocess.run(fpa + ["train", "--model", str(tmp_path / "base"), "--train", str(tiny_dataset / "train.jsonl"),
                           "--val", str(tiny_dataset / "val.jsonl"), "--run-json", json.dumps(run), "--method", "offrl",
                           "--seed", "1", "--work", str(tmp_path / "work"), "--out", str(tmp_path / "ckpt"),
                           "--snapshots", str(tmp_path / "snapshots")], check=True, capture_output=True)
     assert snapshot_steps(tmp_path / "snapshots") == [2]
     record = read_json(tmp_path / "snapshots.prov.json")
     assert record["snapshot_steps"] == [2] and record["snapshot_elapsed_s"]["2"] > 0
-    write_jsonl(tmp_path / "bench.jsonl", make_problems(6, seed=0, n_operands=3))
-    bench = {"source": "toy", "n": 2, "grader": "toy", "n_problems": 6, "n_operands": 3}
-    config = {"generation": {"backend": "hf", "stop": [], "temperature": 1.0, "max_new_tokens": 12, "batch_size": 8},
-              "prompt_template": "Q: {problem}\nA:", "chat_template": False, "benchmarks": {"b": bench}}
+    problems = make_problems(SCORING.n_train_problems, SCORING.seed, split="sft", n_operands=SCORING.n_operands)
+    write_jsonl(tmp_path / "bench.jsonl", problems)
+    bench = {"source": "toy", "n": 4, "grader": "toy", "n_problems": len(problems), "n_operands": SCORING.n_operands}
+    config = {"generation": {"backend": "hf", "stop": [], "temperature": 1.0, "max_new_tokens": 56, "batch_size": 48},
+              "prompt_template": SCORING.prompt_template, "chat_template": False, "benchmarks": {"b": bench}}
     common = ["--config-json", json.dumps(config), "--seed", "3"]
     subprocess.run(fpa + ["curve", "--snapshots", str(tmp_path / "snapshots"), "--benchmark", "b",
                           str(tmp_path / "bench.jsonl"), "--work", str(tmp_path / "curve-work"),
@@ -109,5 +119,11 @@ def test_curve_equals_evaluate_of_each_snapshot(tmp_path, toy_model_dir, tiny_da
                    check=True, capture_output=True)
     with open(tmp_path / "curve.csv") as handle:
         (row,) = list(csv.DictReader(handle))
-    assert (row["step"], row["benchmark"], row["n"]) == ("2", "b", "2")
-    assert float(row["pass_at_1"]) == read_json(tmp_path / "eval.json")["pass_at_1"]
+    evaluation = read_json(tmp_path / "eval.json")
+    assert (row["step"], row["benchmark"], row["n"]) == ("2", "b", "4")
+    assert 0 < evaluation["pass_at_1"] < 1, evaluation["correct"]  # else any sampling would give the same
+    assert float(row["pass_at_1"]) == evaluation["pass_at_1"]
+    # and its samples are evaluate's: those of the shards it kept (fpa.generation.shards), in order
+    shards = sorted((tmp_path / "curve-work" / snapshot_name(2) / "b").glob("shard-*.json"))
+    assert [[c["text"] for c in row] for shard in shards for row in read_json(shard)["completions"]] \
+        == evaluation["completions"]

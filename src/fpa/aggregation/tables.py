@@ -150,12 +150,13 @@ def _ratio(row: FilledRow, rows: list[FilledRow]) -> FilledRow:
 
 
 def cells_record(layout: Layout, filled) -> dict:
-    """row key -> column -> {text, mean, std, sources, the row's label as printed, the scale from a
-    source's value to the printed unit}: the sidecar's map for ``fpa explain``."""
+    """row key -> column key -> {text, mean, std, sources, the row's label and the column's header as
+    printed, the scale from a source's value to the printed unit}: the sidecar's map for ``fpa explain``
+    (keyed by column key, as two columns may print one header)."""
     scale = _scale(layout)
-    return {r.row.key: {column: {"key": key, "text": c.text, "mean": c.mean, "std": c.std, "sources": c.sources,
-                                 "label": _label(r.row), "scale": scale,
-                                 **({"paper": c.comparison} if c.comparison else {})}
+    return {r.row.key: {key: {"key": key, "header": column, "text": c.text, "mean": c.mean, "std": c.std,
+                              "sources": c.sources, "label": _label(r.row), "scale": scale,
+                              **({"paper": c.comparison} if c.comparison else {})}
                         for column, key, c in zip(layout.columns, layout.column_keys or layout.columns, r.cells)}
             for _, rows in filled for r in rows}
 

@@ -8,7 +8,7 @@ import sys
 from fpa.errors import ConfigError
 from fpa.objectives import OBJECTIVES
 from fpa.planning import judge
-from fpa.provenance.explain import explain_cell
+from fpa.provenance.explain import TABLE_FILES, explain_cell
 
 
 def explain(args) -> None:
@@ -54,7 +54,7 @@ def check_config(args) -> None:
 
 def register(commands) -> None:
     parser = commands.add_parser("explain")
-    parser.add_argument("table", help="results/tables/<table>.csv (or .md, .tex, .html)")
+    parser.add_argument("table", help=TABLE_FILES)
     parser.add_argument("--row", required=True,
                         help="the row as the table prints it (e.g. FPA, Base), or its run key (fpa); model/run when "
                              "the table has several models, run@seed for a per-seed row")

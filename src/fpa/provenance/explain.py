@@ -3,8 +3,13 @@
 From the table's sidecar to the evaluation files the cell averages, and from each
 back through checkpoint → training config → dataset → generation config → base
 model, verifying at every step that the file on disk still has the sha256 that was
-recorded when it was produced and when it was consumed. The row is named as the
-table prints it (``FPA``) or by its run (``fpa``); the values are in the table's unit.
+recorded when it was produced and when it was consumed, and that each record is the record
+of the file it sits beside (a copied or moved file and sidecar describe another file). The row
+is named as the table prints it (``FPA``) or by its run (``fpa``), the column as printed or by
+its key; the values are in the table's unit.
+
+Records name their files as their jobs did, relative to the workflow's directory; that
+directory is found from the table named (``workdir_of``), so explain runs from any directory.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fpa.io import sha256_path
-from fpa.provenance.record import RECORD_FIELDS, read_record
+from fpa.io import read_json, sha256_path
+from fpa.provenance.record import RECORD_FIELDS, describes, read_record, record_in, sidecar_of, workdir_of
 
 # the fields of a record shown on its own line; every other standard field is its environment
 CHAIN_FIELDS = frozenset({"rule", "output", "config", "inputs", "code_fingerprint", "project", "started",
                           "finished", "command", "usage"})
 SHORT = 160  # characters of a config shown on one line, unless the whole is asked for
+#: What explain takes: a table rule aggregate wrote (the cells are in the sidecars of its CSV,
+#: Markdown, LaTeX and HTML, and in its JSON itself)
+TABLE_FILES = "results/tables/<name>.csv (or .md, .tex, .html, .json)"
 
 
 @dataclass
@@ -32,6 +40,7 @@ class Explanation:
 @dataclass
 class _Walk:
     whole: bool  # print configs and recorded values whole
+    workdir: Path  # the directory the workflow ran in: recorded relative paths are relative to it
     environment: dict  # the environment printed last: a record's own is printed where it differs
     seen: set[str] = field(default_factory=set)
     out: Explanation = field(default_factory=Explanation)
@@ -70,13 +79,18 @@ def _environment_lines(record: dict, walk: _Walk, indent: str) -> list[str]:
 
 
 def _walk(path: str, expected_sha: str | None, depth: int, walk: _Walk) -> None:
-    indent, out = "  " * depth, walk.out
-    if not Path(path).exists():
+    indent, out, location = "  " * depth, walk.out, walk.workdir / path
+    if not location.exists():
         out.problems.append(f"{path}: missing")
         out.lines.append(f"{indent}{path}  MISSING")
         return
-    actual = sha256_path(path)
-    record = read_record(path)
+    actual = sha256_path(location)
+    record = read_record(location)
+    if record is not None and not describes(record, location, walk.workdir):
+        out.problems.append(f"{path}: its record {sidecar_of(path)} describes {record['output']['path']}, not this "
+                            "file (a copied or moved file and record)")
+        out.lines.append(f"{indent}{path}  [RECORD OF ANOTHER FILE: {record['output']['path']}]")
+        return
     status = "sha256 ok"
     if expected_sha is not None and expected_sha != actual:
         status = "SHA256 MISMATCH (changed since it was consumed)"
@@ -108,18 +122,62 @@ def _walk(path: str, expected_sha: str | None, depth: int, walk: _Walk) -> None:
         _walk(spec["path"], spec["sha256"], depth + 2, walk)
 
 
+def _printed(name: str) -> str:
+    return name.replace("†", "").strip().casefold()
+
+
+def _pick(wanted: str, names: dict[str, str], table: str | Path, what: str, key: str, option: str) -> str:
+    """The key of the row or column ``wanted``: its key itself, else the one name as the table prints it
+    (any case, without the dagger) among ``names`` (key -> name as printed)."""
+    if wanted in names:
+        return wanted
+    matches = [k for k, name in names.items() if _printed(name) == _printed(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ValueError(f"{table}: {what} {wanted!r} is ambiguous: the table prints it for the {key}s {matches}; "
+                         f"name one by its {key}: {' or '.join(f'{option} {k}' for k in matches)}")
+    raise ValueError(f"{table}: unknown {what} {wanted!r}; expected a {what} as the table prints it, one of "
+                     f"{list(dict.fromkeys(names.values()))} (or its {key}: {sorted(names)})")
+
+
 def find_row(cells: dict, row: str, table: str | Path) -> str:
     """The run key of ``row``: the label as the table prints it (any case), or the key itself."""
-    if row in cells:
-        return row
-    by_label = {next(iter(columns.values())).get("label", key).casefold(): key for key, columns in cells.items()}
-    wanted = row.replace("†", "").strip().casefold()
-    matches = {key for label, key in by_label.items() if label.replace("†", "").strip() == wanted}
-    if len(matches) == 1:
-        return matches.pop()
-    labels = [next(iter(columns.values())).get("label", key) for key, columns in cells.items()]
-    raise ValueError(f"{table}: unknown row {row!r}; expected a row as the table prints it, one of {labels} "
-                     f"(or its run: {sorted(cells)})")
+    labels = {key: next(iter(columns.values())).get("label", key) for key, columns in cells.items()}
+    return _pick(row, labels, table, "row", "run", "--row")
+
+
+def find_column(row_cells: dict, col: str, table: str | Path) -> str:
+    """The key of column ``col`` in a row's cells: the header as the table prints it (any case), or its
+    key (a record written before the cells were keyed by column key is keyed by header)."""
+    headers = {key: cell.get("header", key) for key, cell in row_cells.items()}
+    return _pick(col, headers, table, "column", "key", "--col")
+
+
+def table_cells(table: str | Path, record: dict) -> dict:
+    """The cells of a table: in the record of its CSV, Markdown, LaTeX or HTML, in its JSON itself."""
+    if "cells" in record:
+        return record["cells"]
+    if record["rule"] == "aggregate":
+        return read_json(table)["cells"]
+    raise ValueError(f"{table} is an output of rule {record['rule']!r}, not a table: explain takes {TABLE_FILES}")
+
+
+def _table_record(table: str | Path) -> tuple[dict, Path]:
+    """The table's record and the directory its job ran in; a one-line refusal of a file that is no
+    table's or whose record is another file's."""
+    record = read_record(table)
+    if record is None:
+        held = record_in(Path(table))  # the table named is itself a sidecar
+        if held is not None:
+            raise ValueError(f"{table} is the provenance record of {held['output']['path']}, not a table: "
+                             f"explain takes {TABLE_FILES}")
+        raise ValueError(f"{table}: no provenance record ({sidecar_of(table)}); explain takes {TABLE_FILES}")
+    workdir = workdir_of(record, table)
+    if workdir is None:
+        raise ValueError(f"{table}: its record {sidecar_of(table)} describes {record['output']['path']}, not this "
+                         "file (a copied or moved file and record); explain the table where its job wrote it")
+    return record, workdir
 
 
 def _value(source: dict, cell: dict) -> str:
@@ -128,23 +186,20 @@ def _value(source: dict, cell: dict) -> str:
 
 
 def explain_cell(table: str | Path, row: str, col: str, *, whole: bool = False) -> Explanation:
-    record = read_record(table)
-    if record is None:
-        raise ValueError(f"{table}: no provenance record ({table}.prov.json)")
-    cells = record["cells"]
+    record, workdir = _table_record(table)
+    cells = table_cells(table, record)
     key = find_row(cells, row, table)
-    if col not in cells[key]:
-        raise ValueError(f"{table}: unknown column {col!r}; expected one of {sorted(cells[key])}")
-    cell = cells[key][col]
-    walk = _Walk(whole, environment={})
-    _walk(str(table), None, 0, walk)
+    column = find_column(cells[key], col, table)
+    cell = cells[key][column]
+    walk = _Walk(whole, workdir, environment={})
+    _walk(record["output"]["path"], None, 0, walk)
     runs = len(cell["sources"])
     summary = f"mean ± sample std over {runs} seeds" if runs > 1 else f"one run, seed {cell['sources'][0]['seed']}"
     out = walk.out
     # of the whole table's chain, its own line and environment; the cell's chain follows
     head = out.lines[:2 + len(environment_of(record))]
-    out.lines = [f"{table}: row {cell.get('label', key)!r} (run {key}), column {col!r} = {cell['text']}  "
-                 f"({summary})", *[line for line in head if not line.lstrip().startswith("config:")]]
+    out.lines = [f"{table}: row {cell.get('label', key)!r} (run {key}), column {cell.get('header', column)!r} = "
+                 f"{cell['text']}  ({summary})", *[line for line in head if not line.lstrip().startswith("config:")]]
     walk.seen = set()
     walk.environment = environment_of(record)
     for source in cell["sources"]:

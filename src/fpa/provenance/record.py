@@ -8,7 +8,8 @@ rules have sidecars of their own, so a chain can be walked back from any file.
 ``Job.output(path)`` wraps ``fpa.io.atomic_path``: the output is written to a
 temporary path, hashed, its sidecar written, and only then renamed into place, so
 an output never exists without its record. ``remove_leftovers`` (the workflow's onstart
-hook) removes the records whose output Snakemake deleted after a failed job.
+hook) removes the records whose output Snakemake deleted after a failed job. A record is the
+record of the file it sits beside only where its output path names that file (``describes``).
 """
 
 from __future__ import annotations
@@ -161,10 +162,46 @@ class Job:
             write_json(sidecar_of(path), record)
 
 
+def workdir_of(record: dict, path: str | os.PathLike) -> Path | None:
+    """The directory the job that wrote ``record`` ran in (the workflow's), as found from ``path``, the
+    file the record describes: ``path`` made absolute, less the output path the record names relative
+    to that directory (an absolute one: the current directory, where it names ``path``). None where
+    ``path`` is not where the record's output is: a file and sidecar copied or moved elsewhere, whose
+    config, inputs and hash are another file's. Paths compare as written, not through symlinks, so a
+    link to another run's file is not that file."""
+    recorded = Path(os.path.normpath(record["output"]["path"]))
+    actual = Path(os.path.abspath(path))
+    if recorded.is_absolute():
+        return Path.cwd() if recorded == actual else None
+    depth = len(recorded.parts)
+    return Path(*actual.parts[:-depth]) if actual.parts[-depth:] == recorded.parts else None
+
+
+def describes(record: dict, path: str | os.PathLike, workdir: Path) -> bool:
+    """Whether ``record`` is the record of the file at ``path``, its job having run in ``workdir``."""
+    return Path(os.path.abspath(workdir / record["output"]["path"])) == Path(os.path.abspath(path))
+
+
+def record_in(sidecar: Path) -> dict | None:
+    """The record a file named as a sidecar holds, if it is one: a JSON object whose output is the file
+    beside it. None for anything else, e.g. an output whose own name ends in ``SIDECAR_SUFFIX`` (a
+    benchmark named ``x.prov``: its evaluation ``x.prov.json`` holds no record of ``x``)."""
+    if not sidecar.name.endswith(SIDECAR_SUFFIX) or sidecar.is_symlink() or not sidecar.is_file():
+        return None
+    try:
+        record = read_json(sidecar)
+        output = sidecar.with_name(sidecar.name[: -len(SIDECAR_SUFFIX)])
+        return record if workdir_of(record, output) is not None else None
+    except (ValueError, OSError, TypeError, KeyError):  # not JSON, not an object, no output path
+        return None
+
+
 def remove_leftovers(*roots: str | os.PathLike) -> list[Path]:
     """Remove under ``roots`` what killed and failed jobs left: temporaries of writers no longer running
-    (``fpa.io.remove_stale_temps``), and sidecars whose output is gone (Snakemake deletes a failed job's
-    outputs, not their records) unless a writer of that output is still running. Returns what it removed."""
+    (``fpa.io.remove_stale_temps``), and records whose output is gone (Snakemake deletes a failed job's
+    outputs, not their records) unless a writer of that output is still running. Only what the project
+    left goes: a temporary holds ``atomic_path``'s mark, and a record names the output beside it
+    (``record_in``), which no name of a config gives a user's output. Returns what it removed."""
     removed = []
     for root in map(Path, roots):
         if not root.is_dir():
@@ -173,7 +210,9 @@ def remove_leftovers(*roots: str | os.PathLike) -> list[Path]:
             removed += remove_stale_temps(directory)
         for sidecar in sorted(root.rglob("*" + SIDECAR_SUFFIX)):
             output = sidecar.with_name(sidecar.name[: -len(SIDECAR_SUFFIX)])
-            if not (output.exists() or output.is_symlink() or temps_of(output.parent, output.name)):
+            if output.exists() or output.is_symlink() or temps_of(output.parent, output.name):
+                continue
+            if record_in(sidecar) is not None:
                 sidecar.unlink(missing_ok=True)
                 log.warning("removed %s, the record of an output that is gone", sidecar)
                 removed.append(sidecar)
