@@ -114,10 +114,12 @@ def test_a_name_at_its_limit_fits_the_file_system_and_one_byte_more_does_not(tmp
 
 
 def test_the_longest_temporary_name_bounds_a_real_one(tmp_path):
-    with atomic_path(tmp_path / "out.json") as tmp:
-        assert is_temporary_name(tmp.name)
-        assert len(tmp.name) <= len(longest_temporary_name("out.json"))
-        assert tmp.name.endswith(".tmp") and longest_temporary_name("out.json").startswith(".out.json.")
+    with atomic_path(tmp_path / "out.json") as tmp:  # the output's own name, in the temporary's directory
+        holder = tmp.parent
+        assert is_temporary_name(holder.name)
+        assert max(len(holder.name), *(len(entry.name) for entry in holder.iterdir())) <= len(
+            longest_temporary_name("out.json"))
+        assert holder.name.endswith(".tmp") and longest_temporary_name("out.json").startswith(".out.json.")
 
 
 @pytest.mark.parametrize("section, suffix", [("methods", ""), ("models", ".jsonl"), ("benchmarks", ".jsonl"),
