@@ -6,7 +6,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import read_json
 from fpa.data.prompts import PAPER_MATH_TEMPLATE
-from fpa.toy.model import TOY_PRESETS, ToyModelConfig, build_toy_model, get_batch, get_lr, with_overrides
+from fpa.toy.model import build_toy_model, get_batch, get_lr
+from fpa.toy.settings import TOY_PRESETS, ToyModelConfig, with_overrides
 from fpa.toy.tokenizer import build_tokenizer
 
 MICRO = ToyModelConfig(n_train_problems=50, d_model=64, n_heads=1, n_layers=1, d_ff=64, steps=3, batch_size=4, log_every=2)
@@ -41,7 +42,7 @@ def test_same_seed_same_weights(tmp_path):
 def test_config_checks():
     with pytest.raises(ValueError, match="head_dim 64"):
         ToyModelConfig(d_model=100)
-    with pytest.raises(ValueError, match="unknown ToyModelConfig field"):
+    with pytest.raises(ValueError, match="slip: unknown key"):
         with_overrides(MICRO, slip=0.1)
     assert with_overrides(MICRO, slip_rate=0.2).slip_rate == 0.2
     assert set(TOY_PRESETS) == {"default", "ci"}
