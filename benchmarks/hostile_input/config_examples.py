@@ -3,7 +3,8 @@
 missing keys, non-string and duplicate keys, deep nests, unicode names, huge numbers, empty parts,
 alias bombs; and (issue 42) a top level that is not a mapping, every integer field of the schema at
 its extremes, control and non-BMP characters in every string field, prompt templates with and
-without their placeholder. ``configs()`` draws ``(config, text edits, mutation kinds)``;
+without their placeholder; and (issue 52) settings valid one by one whose jobs are certain to fail
+(``certain_failures.py``). ``configs()`` draws ``(config, text edits, mutation kinds)``;
 ``config_text`` writes them as YAML."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 from fpa.config.schema import ANY_ITEM, ANY_KEY, integer_fields, load_schema  # noqa: E402
+from hostile_input.certain_failures import certain_to_fail  # noqa: E402
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SCHEMA = load_schema()
@@ -168,8 +170,12 @@ def configs(draw) -> tuple[object, list[str], list[str]]:
         paths = list(_paths(config))
         kind = draw(st.sampled_from(["schema", "schema", "any", "delete", "unknown_key", "non_string_key",
                                      "deep", "empty", "rename", "duplicate", "alias_bomb", "integer_extreme",
-                                     "integer_extreme", "hostile_string", "template"]))
+                                     "integer_extreme", "hostile_string", "template", "certain_to_fail",
+                                     "certain_to_fail"]))
         kinds.append(kind)
+        if kind == "certain_to_fail":  # issue 52: benchmarks/hostile_input/certain_failures.py
+            kinds[-1] = f"{kind}:{draw(certain_to_fail(config))}"
+            continue
         if kind == "integer_extreme":
             pattern = draw(st.sampled_from(sorted(INTEGERS)))
             path = _instantiate(draw, config, pattern)

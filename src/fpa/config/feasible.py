@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpa.config.runs import TIED, Run
-from fpa.data.prompts import render_prompt
+from fpa.data.prompts import PLACEHOLDER, render_prompt
 from fpa.errors import ConfigError
 from fpa.memory.architecture import check_fields
 from fpa.toy.settings import toy_model_config
@@ -63,13 +63,15 @@ def _check_prompt_budget(config: Mapping, runs: Mapping[tuple[str, str], Run], w
     its reference cache (the top-level setting, where a run reads the cache) and of each offline run."""
     dataset = config["dataset"]
     toy_chains = dataset["source"] == "toy"
-    problem = "9" * (2 * dataset["n_operands"] - 1) if toy_chains else "9"  # a chain: digits and signs
+    # a chain of n operands is 2n - 1 digits and signs, each a byte (a token) more than one digit
+    extra = 2 * dataset["n_operands"] - 2 if toy_chains else 0
     why = (f"a {dataset['n_operands']}-operand chain, dataset.n_operands" if toy_chains
            else "a problem of one character, the shortest")
     for model_name, model in config["models"].items():
         if model["source"] != "toy":
             continue  # a hub tokenizer's token counts need its files
-        longest = token_count(render_prompt(model["prompt_template"], problem))
+        template = model["prompt_template"]
+        longest = token_count(render_prompt(template, "9")) + extra * template.count(PLACEHOLDER)
         offline = [run for (owner, _), run in runs.items() if owner == model_name and not run.online]
         settings = [(_training_key(config, model_name, run, "max_length"), run.training["max_length"])
                     for run in offline]
