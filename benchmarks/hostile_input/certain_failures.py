@@ -107,4 +107,4 @@ def certain_to_fail(draw, config: object) -> str:
     edit = draw(st.sampled_from(EDITS))
     if isinstance(config, dict):
         edit(draw, config)
-    return edit.__name__
+    return edit.__name__.lstrip("_")
