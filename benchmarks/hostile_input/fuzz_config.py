@@ -181,15 +181,21 @@ LONGEST_CHAIN_GENERATED = 10_000
 
 def first_job_problem(path: Path) -> None:
     """Raise ``Problem`` where an accepted config fails what its first jobs check before their work:
-    each toy model built (on the meta device: shapes, no memory) as rule toy_base_model builds it; its
-    longest training prompt, of a chain the toy training problems' generator writes, encoded as the
-    reference cache and training encode it at each max_length they use; each model's memory planned
-    above zero, as fpa plan-memory plans it."""
+    each toy model built (on the meta device: shapes, no memory) as rule toy_base_model builds it; the
+    toy training chains' lengths as rule toy_train_problems takes them, and the longest chain's
+    prompt encoded as the reference cache and training encode it at each max_length they use; a
+    validation benchmark's held-out split of two kept problems (the fewest that train) not empty;
+    each model's memory planned above zero, as fpa plan-memory plans it."""
+    from fpa.data.offline import hold_out
     from fpa.memory.plan import GIB, plan_memory
     from fpa.planning import judge
 
     plan = judge([path], ROOT)
+    dataset = plan.config["dataset"]
     try:
+        if any(bench["source"] == "validation" for bench in plan.config["benchmarks"].values()) and \
+                not hold_out(["a", "b"], dataset["validation_fraction"], dataset["seed"]):
+            raise ValueError("a validation benchmark of no held-out problem")
         for name, model in plan.config["models"].items():
             if model["source"] == "toy":
                 _build_toy_model_shapes(model)
@@ -219,13 +225,16 @@ def _build_toy_model_shapes(model: dict) -> None:
 def _encode_the_longest_prompt(plan, name: str, model: dict) -> None:
     from fpa.data.prompts import build_prompts
     from fpa.data.tokenize import encode_sample
-    from fpa.toy.task import make_problems
+    from fpa.toy.task import chain_lengths, make_problems
     from fpa.toy.tokenizer import build_tokenizer
 
     dataset = plan.config["dataset"]
-    if dataset["source"] != "toy" or dataset["n_operands"] > LONGEST_CHAIN_GENERATED:
+    if dataset["source"] != "toy":
         return
-    problem = make_problems(1, dataset["seed"], split="train", n_operands=dataset["n_operands"])[0]["problem"]
+    longest = chain_lengths(dataset["n_operands"], dataset["min_operands"])[-1]
+    if longest > LONGEST_CHAIN_GENERATED:
+        return
+    problem = make_problems(1, dataset["seed"], split="train", n_operands=longest)[0]["problem"]
     prompt = build_prompts(model["prompt_template"], [problem])[0]
     offline = [run for (owner, _), run in plan.runs.items() if owner == name and not run.online]
     lengths = [run.training["max_length"] for run in offline]
