@@ -17,7 +17,7 @@ SIZES = st.sampled_from([0, -1, 1, 2, 14, 64, 128, 2**31 - 1, 2**31, "2", 2.0, T
 QWEN_SHAPES = {"vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
                "num_attention_heads": 14, "num_key_value_heads": 2}
 TOY_KEYS = [field.name for field in fields(ToyModelConfig)] + ["preset", "d_modle"]
-TOY_VALUES = st.one_of(SIZES, st.sampled_from(["default", "ci", "huge", 0.5, 1.5, -0.1, "Q: {problem}"]))
+TOY_VALUES = st.one_of(SIZES, st.sampled_from(["default", "ci", "huge", 0.5, 1.5, -0.1, "Q: {problem}", "Q: {question}"]))
 
 
 def _mapping(config: dict, *keys: str) -> dict | None:

@@ -69,6 +69,10 @@ CASES = {  # name: (edit merged into config/config.yaml, the line after "<file>:
                      "models.toy.toy.d_model: expected an integer 1 <= d_model <= 2147483647, got 0"),
     "toy_string_size": ({"models": {"toy": {"toy": {"n_layers": "two"}}}},
                         "models.toy.toy.n_layers: expected integer, got 'two'"),
+    "toy_template_without_problem": (
+        {"models": {"toy": {"toy": {"prompt_template": "Q: {question}"}}}},
+        "models.toy.toy.prompt_template: expected the placeholder {problem} (replaced by the problem's text, so that "
+        "every prompt shows its problem), got 'Q: {question}'"),
     "toy_chat_template": ({"models": {"toy": {"chat_template": True}}},
                           "models.toy.chat_template: a toy model's tokenizer has no chat template; expected false, "
                           "got true"),
