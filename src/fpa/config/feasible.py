@@ -1,8 +1,8 @@
 """Settings valid one by one whose jobs the config alone says will fail, refused before any job runs
 (issue 52), each with one ``ConfigError`` naming the file, the key, what was expected and the value:
 
-- a toy model's settings, built as rule ``toy_base_model`` builds them (``fpa.toy.settings``), and no
-  chat template (the toy tokenizer has none);
+- a toy model's settings, built as rule ``toy_base_model`` builds them (``fpa.toy.settings``; its own
+  prompt_template holding ``{problem}``), and no chat template (the toy tokenizer has none);
 - a model's ``architecture``, read as the memory planner reads it (``fpa.memory.architecture``);
 - the toy training chains, ``dataset.min_operands`` .. ``n_operands`` (``fpa.toy.task.chain_lengths``);
 - a ``source: validation`` benchmark of a dataset that holds out no problem (validation_fraction 0);
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpa.config.runs import TIED, Run
+from fpa.config.templates import check_prompt_template
 from fpa.data.prompts import PLACEHOLDER, render_prompt
 from fpa.errors import ConfigError
 from fpa.memory.architecture import check_fields
@@ -28,6 +29,7 @@ from fpa.toy.tokenizer import token_count
 
 
 def check_feasible(config: Mapping, runs: Mapping[tuple[str, str], Run], where: str) -> None:
+    """Refuse what the module docstring lists; ``runs``: the config's expanded run grid."""
     for name, model in config["models"].items():
         if "architecture" in model:
             _refuse(check_fields, model["architecture"], where, f"models.{name}.architecture.")
@@ -52,7 +54,8 @@ def _refuse(check, *args, prefix: str = ""):
 
 
 def _check_toy_model(name: str, model: Mapping, where: str) -> None:
-    _refuse(toy_model_config, model["toy"], model["prompt_template"], prefix=f"{where}: models.{name}.toy.")
+    settings = _refuse(toy_model_config, model["toy"], model["prompt_template"], prefix=f"{where}: models.{name}.toy.")
+    check_prompt_template(settings.prompt_template, f"{where}: models.{name}.toy.prompt_template")
     if model["chat_template"]:
         raise ConfigError(f"{where}: models.{name}.chat_template: a toy model's tokenizer has no chat template; "
                           "expected false, got true")
