@@ -185,7 +185,7 @@ def first_job_problem(path: Path) -> None:
     toy training chains' lengths as rule toy_train_problems takes them, and the longest chain's
     prompt encoded as the reference cache and training encode it at each max_length they use; a
     validation benchmark's held-out split of two kept problems (the fewest that train) not empty;
-    each model's memory planned above zero, as fpa plan-memory plans it."""
+    each model's memory planned above zero, no part of it negative, as fpa plan-memory plans it."""
     from fpa.data.offline import hold_out
     from fpa.memory.plan import GIB, plan_memory
     from fpa.planning import judge
@@ -200,10 +200,10 @@ def first_job_problem(path: Path) -> None:
             if model["source"] == "toy":
                 _build_toy_model_shapes(model)
                 _encode_the_longest_prompt(plan, name, model)
-        negative = [estimate for estimate in plan_memory(plan.config, plan.runs, 80 * GIB, path.parent)
-                    if estimate.per_gpu <= 0]
-        if negative:
-            raise ValueError(f"planned memory {negative[0].per_gpu} bytes of {negative[0].rule} {negative[0].run}")
+        for estimate in plan_memory(plan.config, plan.runs, 80 * GIB, path.parent):
+            parts = {"per_gpu": estimate.per_gpu, **estimate.components}
+            if estimate.per_gpu <= 0 or min(parts.values()) < 0:
+                raise ValueError(f"planned memory of {estimate.rule} {estimate.run}: {parts}")
     except Exception as error:
         raise Problem(f"check-config accepts what its first job refuses: {type(error).__name__}: "
                       f"{_short(error)}") from None
