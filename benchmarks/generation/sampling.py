@@ -42,7 +42,8 @@ from fpa.data.prompts import render_prompt
 from fpa.generation.samplers import NOISE_BLOCK_FLOATS, NOISE_BLOCK_STEPS
 from fpa.generation.hf import HFBackend, row_seed
 from fpa.generation.stops import completion_fields
-from fpa.toy.model import TOY_PRESETS, build_toy_model
+from fpa.toy.model import build_toy_model
+from fpa.toy.settings import TOY_PRESETS
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 
 OUT = Path(__file__).resolve().parent / "results" / "sampling.json"

@@ -6,8 +6,9 @@ its extremes, control and non-BMP characters in every string field, prompt templ
 without their placeholder; and (issue 52) names that collide or break later: one run name made twice,
 names at and one byte past their limit, names that end as the project's reserved files do, tables
 named as the workflow's own, periodic names, braces in a path Snakemake reads, two rows or columns
-alike (``name_examples`` makes them; ``name_configs()`` draws them alone). ``configs()`` draws
-``(config, text edits, mutation kinds)``; ``config_text`` writes them as YAML."""
+alike (``name_examples`` makes them; ``name_configs()`` draws them alone); and settings valid one by one
+whose jobs are certain to fail (``certain_failures.py``). ``configs()`` draws ``(config, text edits, mutation
+kinds)``; ``config_text`` writes them as YAML."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 from fpa.config.schema import ANY_ITEM, ANY_KEY, integer_fields, load_schema  # noqa: E402
 from hostile_input.name_examples import mutate_names  # noqa: E402
+from hostile_input.certain_failures import certain_to_fail  # noqa: E402
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SCHEMA = load_schema()
@@ -172,10 +174,14 @@ def configs(draw) -> tuple[object, list[str], list[str]]:
         paths = list(_paths(config))
         kind = draw(st.sampled_from(["schema", "schema", "any", "delete", "unknown_key", "non_string_key",
                                      "deep", "empty", "rename", "duplicate", "alias_bomb", "integer_extreme",
-                                     "integer_extreme", "hostile_string", "template", "names"]))
+                                     "integer_extreme", "hostile_string", "template", "names", "certain_to_fail",
+                                     "certain_to_fail"]))
         kinds.append(kind)
         if kind == "names":
             kinds[-1] = mutate_names(draw, config)
+            continue
+        if kind == "certain_to_fail":  # issue 52: benchmarks/hostile_input/certain_failures.py
+            kinds[-1] = f"{kind}:{draw(certain_to_fail(config))}"
             continue
         if kind == "integer_extreme":
             pattern = draw(st.sampled_from(sorted(INTEGERS)))

@@ -99,12 +99,23 @@ def planning_verdict(path: Path) -> Verdict:
     except (RecursionError, ValueError) as error:  # upstream: docs/hostile_input.md
         return Verdict(False, f"snakemake: crashed: {type(error).__name__}: {_short(error)}")
     try:
-        judge([path], ROOT)
+        plan = judge([path], ROOT)
+        start_up_warnings(plan, path.parent)
     except ConfigError as error:
         return Verdict(False, str(error))
     except Exception as error:  # a traceback from the Snakefile
         raise Problem(f"planning crashed: {type(error).__name__}: {_short(error)}") from None
     return Verdict(True)
+
+
+def start_up_warnings(plan, workdir: Path) -> list[str]:
+    """What workflow/rules/common.smk prints after the judge, before any job: each GPU job whose
+    memory estimate exceeds gpu_memory_gb, and the disk estimate against the budget."""
+    from fpa.memory.cost import disk_warning
+    from fpa.memory.plan import memory_warnings
+
+    return memory_warnings(plan.config, plan.runs, workdir) + [
+        line for line in [disk_warning(plan.config, plan.runs, workdir, curves=plan.curves())] if line is not None]
 
 
 def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
@@ -185,13 +196,86 @@ def time_limit(seconds: int):
 
 
 def judge_example(config: object, edits: list[str], directory: Path) -> tuple[Path, Verdict, Verdict]:
-    """Write the example, judge it both ways, raise ``Problem`` unless they agree in time."""
+    """Write the example, judge it both ways, raise ``Problem`` unless they agree in time and what
+    both accept passes its first jobs' own checks (``first_job_problem``)."""
     path = directory / "config.yaml"
     path.write_text(config_text(config, edits), encoding="utf-8")
     with time_limit(EXAMPLE_SECONDS):
         check, planned = check_config_verdict(path), planning_verdict(path)
-    agree(check, planned)
+        agree(check, planned)
+        if check.accepted:
+            first_job_problem(path)
     return path, check, planned
+
+
+# --- what an accepted config's first jobs check before their work (issue 52) ---------------------------
+#: the longest toy chain whose training problem the check generates (a longer one is the job's own work)
+LONGEST_CHAIN_GENERATED = 10_000
+
+
+def first_job_problem(path: Path) -> None:
+    """Raise ``Problem`` where an accepted config fails what its first jobs check before their work:
+    each toy model built (on the meta device: shapes, no memory) as rule toy_base_model builds it; the
+    toy training chains' lengths as rule toy_train_problems takes them, and the longest chain's
+    prompt encoded as the reference cache and training encode it at each max_length they use; a
+    validation benchmark's held-out split of two kept problems (the fewest that train) not empty;
+    each model's memory planned above zero, no part of it negative, as fpa plan-memory plans it."""
+    from fpa.data.offline import hold_out
+    from fpa.memory.plan import GIB, plan_memory
+    from fpa.planning import judge
+
+    plan = judge([path], ROOT)
+    dataset = plan.config["dataset"]
+    try:
+        if any(bench["source"] == "validation" for bench in plan.config["benchmarks"].values()) and \
+                not hold_out(["a", "b"], dataset["validation_fraction"], dataset["seed"]):
+            raise ValueError("a validation benchmark of no held-out problem")
+        for name, model in plan.config["models"].items():
+            if model["source"] == "toy":
+                _build_toy_model_shapes(model)
+                _encode_the_longest_prompt(plan, name, model)
+        for estimate in plan_memory(plan.config, plan.runs, 80 * GIB, path.parent):
+            parts = {"per_gpu": estimate.per_gpu, **estimate.components}
+            if estimate.per_gpu <= 0 or min(parts.values()) < 0:
+                raise ValueError(f"planned memory of {estimate.rule} {estimate.run}: {parts}")
+    except Exception as error:
+        raise Problem(f"check-config accepts what its first job refuses: {type(error).__name__}: "
+                      f"{_short(error)}") from None
+
+
+def _build_toy_model_shapes(model: dict) -> None:
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    from fpa.toy.model import model_config
+    from fpa.toy.settings import toy_model_config
+    from fpa.toy.tokenizer import build_tokenizer
+
+    settings = toy_model_config(model["toy"], model["prompt_template"])
+    with torch.device("meta"):
+        Qwen2ForCausalLM(model_config(settings, build_tokenizer()))
+
+
+def _encode_the_longest_prompt(plan, name: str, model: dict) -> None:
+    from fpa.data.prompts import build_prompts
+    from fpa.data.tokenize import encode_sample
+    from fpa.toy.task import chain_lengths, make_problems
+    from fpa.toy.tokenizer import build_tokenizer
+
+    dataset = plan.config["dataset"]
+    if dataset["source"] != "toy":
+        return
+    longest = chain_lengths(dataset["n_operands"], dataset["min_operands"])[-1]
+    if longest > LONGEST_CHAIN_GENERATED:
+        return
+    problem = make_problems(1, dataset["seed"], split="train", n_operands=longest)[0]["problem"]
+    prompt = build_prompts(model["prompt_template"], [problem])[0]
+    offline = [run for (owner, _), run in plan.runs.items() if owner == name and not run.online]
+    lengths = [run.training["max_length"] for run in offline]
+    if any(run.reads_reference_cache() for run in offline):
+        lengths.append(plan.config["training"]["max_length"])
+    for max_length in lengths:
+        encode_sample(build_tokenizer(), prompt, " 1", max_length)
 
 
 # --- the benchmark: a larger budget, every problem recorded --------------------------------------------

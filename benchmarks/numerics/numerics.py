@@ -48,7 +48,8 @@ def toy_inputs():
     """Fixed random inputs at the toy model's shapes, and its layers' weight shapes (out, in)."""
     import torch
 
-    from fpa.toy.model import ToyModelConfig, model_config
+    from fpa.toy.model import model_config
+    from fpa.toy.settings import ToyModelConfig
     from fpa.toy.tokenizer import build_tokenizer
 
     cfg = ToyModelConfig()
@@ -87,7 +88,8 @@ def sft_step_hash(cfg) -> str:
     import torch
     from transformers import Qwen2ForCausalLM
 
-    from fpa.toy.model import model_config, sft_problems, train, with_overrides
+    from fpa.toy.model import model_config, sft_problems, train
+    from fpa.toy.settings import with_overrides
     from fpa.toy.tokenizer import build_tokenizer
 
     one_step = with_overrides(cfg, steps=1, warmup_steps=1, log_every=1, n_train_problems=cfg.batch_size * 7)

@@ -10,7 +10,8 @@ import fpa.cli.evaluate as evaluate_command
 from fpa.cli import main
 from fpa.grading import get_grader
 from fpa.io import read_json, write_jsonl
-from fpa.toy.model import ToyModelConfig, build_toy_model
+from fpa.toy.model import build_toy_model
+from fpa.toy.settings import ToyModelConfig
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 
 

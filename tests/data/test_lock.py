@@ -138,3 +138,34 @@ def test_paper_configs_make_an_unpinned_fetch_visible(capsys):
     for name in ("paper.yaml", "paper-code.yaml", "paper-stepdpo.yaml", "paper-rlvr.yaml"):
         error = _fails(["lock", "--check", str(ROOT / "config" / name)], capsys)
         assert "not pinned" in error and "run `fpa lock" in error, name
+
+
+def test_fetch_model_refuses_a_chat_template_its_tokenizer_lacks(project, capsys, tmp_path):
+    """Issue 52: before, the model was fetched and the first job rendering a prompt failed."""
+    import json
+
+    config, *_ = project
+    main(["lock", str(config)])
+    chat = {**yaml.safe_load(config.read_text())["models"]["tiny"], "chat_template": True}
+    out = tmp_path / "resources" / "models" / "tiny"
+    error = _fails(["fetch-model", "--config-json", json.dumps(chat), "--model-mirror", str(tmp_path / "hub"),
+                    "--out", str(out)], capsys)
+    assert ("fpa fetch-model: error: model org/tiny: chat_template: its tokenizer has no chat template to wrap the "
+            "prompts in; expected false (the prompt_template alone), got true") in error.splitlines()
+    assert not out.exists() and not list(out.parent.iterdir())
+
+
+def test_fetch_model_takes_a_chat_template_its_tokenizer_has(project, tmp_path):
+    import json
+
+    from transformers import AutoTokenizer
+
+    config, *_, snapshot = project
+    tokenizer = AutoTokenizer.from_pretrained(snapshot)
+    tokenizer.chat_template = "{{ messages[0]['content'] }}"
+    tokenizer.save_pretrained(snapshot)
+    main(["lock", str(config)])
+    chat = {**yaml.safe_load(config.read_text())["models"]["tiny"], "chat_template": True}
+    out = tmp_path / "resources" / "models" / "tiny"
+    main(["fetch-model", "--config-json", json.dumps(chat), "--model-mirror", str(tmp_path / "hub"), "--out", str(out)])
+    assert AutoTokenizer.from_pretrained(out).chat_template == tokenizer.chat_template

@@ -149,3 +149,52 @@ def test_validate_benchmark_writes_the_records_evaluation_reads(tmp_path, capsys
     with pytest.raises(SystemExit):
         main(["validate-benchmark", "--name", "mine", "--config-json", config, "--out", str(out), str(path)])
     assert f"{path}: expected 3 records, got 2" in capsys.readouterr().err
+
+
+SPEC = json.dumps({"testtype": "stdin", "tests": [{"input": "1\n", "output": "2\n"}]})
+
+
+@pytest.mark.parametrize("grader, answer, message", [
+    ("toy", "five", "expected an integer (the toy grader compares the last \\boxed{} with it), got 'five'"),
+    ("toy", "4.0", "expected an integer (the toy grader compares the last \\boxed{} with it), got '4.0'"),
+    ("code_tests", "print(2)", "code_tests: gold is not a JSON test spec (Expecting value): 'print(2)'"),
+    ("code_tests", '{"testtype": "stdin", "tests": []}', "code_tests: expected {testtype: stdin|functional, "
+     "func_name, tests: [...]}, got '{\"testtype\": \"stdin\", \"tests\": []}'"),
+])
+def test_validate_benchmark_refuses_a_gold_its_grader_cannot_read(tmp_path, capsys, grader, answer, message):
+    """Issue 52: before, the file passed and the evaluation job failed on the gold, after training."""
+    path = tmp_path / "mine.jsonl"
+    good = {"toy": "2", "code_tests": SPEC}[grader]
+    path.write_bytes(_lines([{**USER_ROWS[0], "answer": good}, {**USER_ROWS[1], "answer": answer}]))
+    out = tmp_path / "results" / "mine.jsonl"
+    config = json.dumps({"source": "file", "path": str(path), "n": 1, "grader": grader})
+    with pytest.raises(SystemExit) as exit_:
+        main(["validate-benchmark", "--name", "mine", "--config-json", config, "--out", str(out), str(path)])
+    assert exit_.value.code == 2 and not out.exists()
+    assert capsys.readouterr().err.splitlines()[0] == f"fpa validate-benchmark: error: {path}:2: field 'answer': {message}"
+
+
+@pytest.mark.parametrize("grader, answer", [("toy", " -12 "), ("math", "five"), ("math", "\\frac{1}{2}"),
+                                            ("code_tests", SPEC)])
+def test_validate_benchmark_takes_a_gold_its_grader_reads(tmp_path, grader, answer):
+    path = tmp_path / "mine.jsonl"
+    path.write_bytes(_lines([{**USER_ROWS[0], "answer": answer}]))
+    out = tmp_path / "mine.out.jsonl"
+    config = json.dumps({"source": "file", "path": str(path), "n": 1, "grader": grader})
+    main(["validate-benchmark", "--name", "mine", "--config-json", config, "--out", str(out), str(path)])
+    assert read_records(out)[0]["answer"] == answer
+
+
+@pytest.mark.parametrize("gold", ["4", " -12 ", "+7", "0", "five", "4.0", "", "1e3", "\\frac{1}{2}"])
+def test_the_toy_gold_check_refuses_what_the_toy_grader_cannot_grade(gold):
+    """The check is the grader's own reading of a gold: it refuses a gold exactly where grading it raises."""
+    from fpa.grading import get_gold_check, get_grader
+
+    def raises(function, *args) -> bool:
+        try:
+            function(*args)
+        except ValueError:
+            return True
+        return False
+
+    assert raises(get_gold_check("toy"), gold) == raises(get_grader("toy"), [("so \\boxed{4}", gold)])

@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from fpa.toy.model import ToyModelConfig, build_toy_model
+from fpa.toy.model import build_toy_model
+from fpa.toy.settings import ToyModelConfig
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,8 @@ from fpa.numerics import PORTABLE_ENV
 BUILD = """
 import hashlib, sys
 from safetensors.torch import load_file
-from fpa.toy.model import ToyModelConfig, build_toy_model
+from fpa.toy.model import build_toy_model
+from fpa.toy.settings import ToyModelConfig
 cfg = ToyModelConfig(n_train_problems=200, d_model=64, n_heads=1, n_layers=2, d_ff=128, steps=30, batch_size=16,
                      warmup_steps=3, log_every=10)
 build_toy_model(sys.argv[1], cfg, threads=2)

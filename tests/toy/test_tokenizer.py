@@ -4,7 +4,7 @@ from transformers import AutoTokenizer, Qwen2Config
 
 from fpa.data.prompts import render_prompt
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems, render_trace
-from fpa.toy.tokenizer import EOS, PAD, build_tokenizer, save_tokenizer
+from fpa.toy.tokenizer import EOS, PAD, build_tokenizer, save_tokenizer, token_count
 
 
 def test_round_trip_is_exact():
@@ -44,3 +44,11 @@ def test_auto_tokenizer_in_a_qwen2_model_dir_keeps_spaces(tmp_path):
     loaded = AutoTokenizer.from_pretrained(tmp_path)
     assert loaded(text, add_special_tokens=False)["input_ids"] == ids
     assert loaded.decode(ids + [loaded.eos_token_id], skip_special_tokens=True) == text
+
+
+def test_token_count_is_the_tokenizers_count_without_loading_it():
+    """``token_count`` (what fpa check-config counts a toy prompt with) agrees with the tokenizer on
+    ASCII, non-ASCII, decomposed (NFC-normalised) text and special tokens written in the text."""
+    tokenizer = build_tokenizer()
+    for text in ["Q: 1+2-3\nA:", "", "non-ASCII: é, ≥ \U0001F600", "e\u0301 composed", f"x{EOS}y{PAD}{PAD}", f"<|{EOS}"]:
+        assert token_count(text) == len(tokenizer(text, add_special_tokens=False)["input_ids"]), text

@@ -6,7 +6,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import read_json
 from fpa.data.prompts import PAPER_MATH_TEMPLATE
-from fpa.toy.model import TOY_PRESETS, ToyModelConfig, build_toy_model, get_batch, get_lr, with_overrides
+from fpa.toy.model import build_toy_model, get_batch, get_lr
+from fpa.toy.settings import TOY_PRESETS, ToyModelConfig, toy_model_config, with_overrides
 from fpa.toy.tokenizer import build_tokenizer
 
 MICRO = ToyModelConfig(n_train_problems=50, d_model=64, n_heads=1, n_layers=1, d_ff=64, steps=3, batch_size=4, log_every=2)
@@ -41,7 +42,7 @@ def test_same_seed_same_weights(tmp_path):
 def test_config_checks():
     with pytest.raises(ValueError, match="head_dim 64"):
         ToyModelConfig(d_model=100)
-    with pytest.raises(ValueError, match="unknown ToyModelConfig field"):
+    with pytest.raises(ValueError, match="slip: unknown key"):
         with_overrides(MICRO, slip=0.1)
     assert with_overrides(MICRO, slip_rate=0.2).slip_rate == 0.2
     assert set(TOY_PRESETS) == {"default", "ci"}
@@ -62,3 +63,27 @@ def test_a_long_template_keeps_every_trace_whole():
     batch = get_batch(["9+8-7+6-5+4-3+2"], cfg, tokenizer, random.Random(0))
     for labels in batch["labels"]:
         assert labels[labels != -100][-1] == tokenizer.eos_token_id
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"n_layers": "2"}, "n_layers: expected integer, got '2'"),
+    ({"n_layers": True}, "n_layers: expected integer, got True"),
+    ({"n_layers": 0}, "n_layers: expected an integer 1 <= n_layers <= 2147483647, got 0"),
+    ({"steps": 2**31}, "steps: expected an integer 1 <= steps <= 2147483647, got 2147483648"),
+    ({"min_operands": None, "lr": 0}, "lr: expected number > 0, got 0"),
+    ({"lr": "fast"}, "lr: expected number, got 'fast'"),
+    ({"weight_decay": -0.1}, "weight_decay: expected number >= 0, got -0.1"),
+    ({"min_operands": 1.5}, "min_operands: expected integer or null, got 1.5"),
+    ({"prompt_template": 3}, "prompt_template: expected string, got 3"),
+])
+def test_a_setting_the_build_cannot_use_is_refused_naming_it(overrides, message):
+    with pytest.raises(ValueError) as error:
+        with_overrides(MICRO, **overrides)
+    assert str(error.value) == message
+
+
+def test_the_presets_and_settings_a_config_names_build(tmp_path):
+    """What fpa check-config accepts (toy_model_config) is what rule toy_base_model builds from."""
+    cfg = toy_model_config({"preset": "ci", "steps": 2, "n_train_problems": 8, "batch_size": 4}, "Q: {problem}\nA:")
+    assert (cfg.steps, cfg.n_operands, cfg.prompt_template) == (2, TOY_PRESETS["ci"].n_operands, "Q: {problem}\nA:")
+    assert build_toy_model(tmp_path / "toy", cfg)["config"]["steps"] == 2

@@ -108,6 +108,7 @@ get_code_records = PLAN.code_records
 get_code_bench_pattern = PLAN.code_bench_pattern
 get_code_tasks = PLAN.code_tasks
 get_code_eval_code = PLAN.code_eval_code
+get_validate_code = PLAN.validate_code
 get_curve_snapshots = PLAN.curve_snapshots
 get_curve_records = PLAN.curve_records
 get_curve_args = PLAN.curve_args

@@ -62,7 +62,7 @@ rule validate_benchmark:
         **get_resources("light"),
     params:
         bench=get_benchmark_config,
-        code=get_code("fpa.cli.data", "fpa.data.validate"),
+        code=get_validate_code,
     shell:
         "python -m fpa validate-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
         "--code {params.code} --out {output:q} {input:q} > {log:q} 2>&1"

@@ -8,7 +8,9 @@ from fpa.data.benchmarks import load_benchmark
 from fpa.data.download import declared_duplicates, fetch, find_entry, read_benchmarks_config, read_bounds
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
 from fpa.data.models import fetch_snapshot, is_pinned
+from fpa.data.prompts import check_chat_template
 from fpa.data.validate import check_user_benchmark
+from fpa.grading import get_gold_check
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
 
@@ -44,7 +46,8 @@ def prepare_benchmark(args) -> None:
 def validate_benchmark(args) -> None:
     """A ``source: file`` benchmark (a user's own JSONL), checked before any job samples it."""
     setup(args)
-    records = check_user_benchmark(args.file, args.name, args.config_json.get("records"))
+    records = check_user_benchmark(args.file, args.name, args.config_json.get("records"),
+                                   get_gold_check(args.config_json["grader"]))
     with Job("validate_benchmark", args.config_json, {"file": args.file}, args.code).output(args.out) as tmp:
         write_jsonl(tmp, records)
     print(f"{args.name}: {len(records)} problems from {args.file}")
@@ -71,6 +74,8 @@ def fetch_model(args) -> None:
     job = Job("fetch_model", model, {}, args.code)
     with job.output(args.out, directory=True) as tmp:
         job.extra["snapshot"] = fetch_snapshot(model, tmp, args.model_mirror or None, where)
+        if model.get("chat_template"):
+            check_chat_template(tmp, where)
     pinned = "verified" if is_pinned(model) else "not pinned: run `fpa lock` on the config"
     print(f"{where}: {args.out} at revision {job.extra['snapshot']['revision']} "
           f"({len(job.extra['snapshot']['files'])} files, {pinned})")

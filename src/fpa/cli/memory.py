@@ -3,6 +3,7 @@ against the GPUs it requests, then each job family's disk and GPU-hours with the
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from fpa.config.runs import expand_runs
@@ -14,8 +15,12 @@ from fpa.planning import load_config_file
 
 def plan_memory_command(args) -> None:
     config = load_config_file(args.config)
+    assume = Assumptions.calibrated(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
+                                       if getattr(args, field) is not None})
     runs = expand_runs(config, where=args.config)
-    gpu_gb = args.gpu_memory_gb or config["gpu_memory_gb"]
+    gpu_gb = config["gpu_memory_gb"] if args.gpu_memory_gb is None else args.gpu_memory_gb
+    if not 0 < gpu_gb < math.inf:  # the config's is bounded by the schema
+        raise ValueError(f"--gpu-memory-gb: expected a finite number > 0, got {gpu_gb!r}")
     estimates = plan_memory(config, runs, int(gpu_gb * GIB), Path(args.root))
     if not estimates:
         raise ValueError(f"{args.config}: no model with a known architecture (a fetched config.json or "
@@ -24,8 +29,6 @@ def plan_memory_command(args) -> None:
         print(to_json(estimates))
         return
     print(format_plan(estimates, int(gpu_gb * GIB), parallel_variants(config, runs, Path(args.root))))
-    assume = Assumptions.calibrated(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
-                                       if getattr(args, field) is not None})
     print()
     if train_problems(config, assume) is None:
         print(f"Disk and GPU-hours: the problem count of dataset.source {config['dataset']['source']!r} is not "

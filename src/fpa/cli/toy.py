@@ -5,19 +5,18 @@ from __future__ import annotations
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.io import write_jsonl
 from fpa.provenance.record import Job
-from fpa.toy.task import make_mixed_problems
+from fpa.toy.settings import toy_model_config
+from fpa.toy.task import chain_lengths, make_mixed_problems
 
 
 def toy_model(args) -> None:
-    from fpa.toy.model import TOY_PRESETS, build_toy_model, with_overrides  # torch: not for toy-problems
+    from fpa.toy.model import build_toy_model  # torch: not for toy-problems
 
     setup(args)
-    overrides = dict(args.config_json.get("toy", {}))
-    preset = overrides.pop("preset", "default")
-    if preset not in TOY_PRESETS:
-        raise ValueError(f"models.<model>.toy.preset: expected one of {sorted(TOY_PRESETS)}, got {preset!r}")
-    overrides.setdefault("prompt_template", args.config_json["prompt_template"])
-    cfg = with_overrides(TOY_PRESETS[preset], **overrides)
+    try:
+        cfg = toy_model_config(args.config_json.get("toy", {}), args.config_json["prompt_template"])
+    except ValueError as error:
+        raise ValueError(f"models.<model>.toy.{error}") from None
     job = Job("toy_base_model", args.config_json, {}, args.code)
     with job.output(args.out, directory=True) as tmp:
         metrics = build_toy_model(tmp, cfg, threads=args.threads)
@@ -31,11 +30,12 @@ def toy_problems(args) -> None:
     n_operands = bench.get("n_operands", args.n_operands)
     if n is None or n_operands is None:
         raise ValueError("toy-problems: give --n and --n-operands or a --config-json with n_problems and n_operands")
-    min_operands = bench.get("min_operands") or n_operands
-    if not 2 <= min_operands <= n_operands:
-        raise ValueError(f"toy-problems: min_operands: expected 2 <= min_operands <= n_operands = {n_operands}, "
-                         f"got {min_operands}")
-    records = make_mixed_problems(n, args.seed, split=args.split, lengths=range(min_operands, n_operands + 1))
+    try:
+        lengths = chain_lengths(n_operands, bench.get("min_operands"))
+    except ValueError as error:
+        raise ValueError(f"toy-problems: {error}") from None
+    min_operands = lengths.start
+    records = make_mixed_problems(n, args.seed, split=args.split, lengths=lengths)
     if args.name:
         records = [{**record, "source": args.name} for record in records]
     config = {"split": args.split, "n": n, "n_operands": n_operands, "min_operands": min_operands,

@@ -3,7 +3,8 @@
 ``validate_config`` is what ``fpa.planning.validate_config`` calls first: it checks the values are
 plain data and match the schema, fills the schema's defaults (``fpa.config.schema``), then checks
 what the schema cannot say: the catalog entries a config uses (``fpa.config.catalog``), the graders
-(``fpa.config.graders``) and the run grid (``fpa.config.runs``). On any error it raises a
+(``fpa.config.graders``), the run grid (``fpa.config.runs``) and the settings whose jobs are
+certain to fail (``fpa.config.feasible``). On any error it raises a
 ``ConfigError`` whose message is one line naming the file, the key path, what was expected and the
 value received. The checks that need the figure, table-layout and resource registries (which
 import this package) are in ``fpa.planning.validation``.
@@ -16,6 +17,7 @@ from typing import Mapping
 
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.config.catalog import check_catalog_entry, load_catalog
+from fpa.config.feasible import check_feasible
 from fpa.config.graders import is_code_grader, reads_task_file, validation_grader
 from fpa.config.runs import expand_runs
 from fpa.config.schema import SCHEMA_PATH, check_against_schema, check_plain_data, fill_defaults, load_schema, read_config_file
@@ -79,6 +81,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     if BASE_METHOD in config["methods"]:
         raise ConfigError(f"{where}: methods.{BASE_METHOD}: reserved for the untrained model's row")
     runs = expand_runs(config, where, schema)
+    check_feasible(config, runs, where)
     _check_model_selection(config, runs, where)
     _check_online(config, runs, where)
 

@@ -45,6 +45,12 @@ class Run:
     def config_slice(self) -> dict:
         return {"objective": self.objective, "params": self.params, "training": self.training}
 
+    def reads_reference_cache(self) -> bool:
+        """Whether its training reads its model's reference cache: a cached-reference offline run, for
+        the objective's own terms or only the logged log-ratio diagnostics (training.diagnostics)."""
+        return not self.online and self.training["reference"] == "cached" and (
+            get_objective(self.objective).needs_reference or self.training["diagnostics"])
+
 
 def expand_runs(config: Mapping, where: str = "config", schema: Mapping | None = None) -> dict[tuple[str, str], Run]:
     """Models × methods × sweeps → ``{(model, run name): Run}`` with parsed params and merged settings.

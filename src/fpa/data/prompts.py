@@ -3,6 +3,8 @@ the template (the paper's ``\\boxed{X}``) need no escaping."""
 
 from __future__ import annotations
 
+import os
+
 PLACEHOLDER = "{problem}"
 
 #: The paper's prompt (appendix "Prompts"), used for the real math experiments.
@@ -22,6 +24,16 @@ def render_prompt(template: str, problem: str) -> str:
     if PLACEHOLDER not in template:
         raise ValueError(f"prompt_template: expected a {PLACEHOLDER} field, got {template!r}")
     return template.replace(PLACEHOLDER, problem)
+
+
+def check_chat_template(model_dir: str | os.PathLike, where: str) -> None:
+    """The tokenizer in ``model_dir`` has the chat template a ``chat_template: true`` model's prompts are
+    wrapped in (``build_prompts``); the check of rule ``fetch_model``, before any job samples it."""
+    from transformers import AutoTokenizer
+
+    if AutoTokenizer.from_pretrained(model_dir).chat_template is None:
+        raise ValueError(f"{where}: chat_template: its tokenizer has no chat template to wrap the prompts in; "
+                         "expected false (the prompt_template alone), got true")
 
 
 def build_prompts(template: str, problems: list[str], *, chat_tokenizer=None, chat_date: str = CHAT_DATE) -> list[str]:

@@ -38,7 +38,8 @@ def encode_sample(tokenizer, prompt: str, completion: str, max_length: int, *,
         raise ValueError(f"empty prompt after tokenisation: {prompt!r}")
     ids = (prompt_ids + completion_ids)[:max_length]
     if len(ids) <= len(prompt_ids):
-        raise ValueError(f"prompt of {len(prompt_ids)} tokens leaves no completion within max_length={max_length}")
+        raise ValueError(f"prompt of {len(prompt_ids)} tokens leaves no completion within max_length={max_length} "
+                         f"(training.max_length: expected more than the longest prompt's tokens)")
     return EncodedSample(ids, len(prompt_ids))
 
 

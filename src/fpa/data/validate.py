@@ -13,13 +13,13 @@ it is read, so a compression bomb costs no more memory than its bounds.
 
 ``check_user_benchmark`` is the check of a ``source: file`` benchmark (a user's own
 JSONL): the records evaluation reads, ``{id, problem, answer}``, each at most
-``USER_RECORD_BYTES`` long.
+``USER_RECORD_BYTES`` long, each answer one its grader can read (``fpa.grading.get_gold_check``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Mapping, Sequence, Union
+from typing import Callable, Mapping, Sequence, Union
 
 from fpa.data.text import check_duplicates, check_text
 from fpa.io import ReadBounds, iter_jsonl
@@ -105,9 +105,11 @@ def check_count(path: str | os.PathLike, got: int, expected: int | None) -> None
         raise ValueError(f"{path}: expected {expected} records, got {got}")
 
 
-def check_user_benchmark(path: str | os.PathLike, source: str, expected: int | None = None) -> list[dict]:
+def check_user_benchmark(path: str | os.PathLike, source: str, expected: int | None = None,
+                         gold_check: Callable[[str], object] | None = None) -> list[dict]:
     """A ``source: file`` benchmark as evaluation reads it: unique ids, text problems and answers that
-    a tokenizer takes (``fpa.data.text``), and no problem twice after NFC."""
+    a tokenizer takes (``fpa.data.text``), no problem twice after NFC, and each answer one that
+    ``gold_check`` (its grader's) does not refuse."""
     why = (f"a `source: file` benchmark: records of at most {USER_RECORD_BYTES} bytes, at most "
            f"{USER_BENCHMARK_BYTES} in all, fpa.data.validate")
     total = min(expected * USER_RECORD_BYTES, USER_BENCHMARK_BYTES) if expected else USER_BENCHMARK_BYTES
@@ -118,6 +120,11 @@ def check_user_benchmark(path: str | os.PathLike, source: str, expected: int | N
             if not isinstance(record[field], str) or not record[field].strip():
                 raise ValueError(f"{path}:{line}: field {field!r}: expected non-empty text, got {record[field]!r}")
             check_text(record[field], f"{path}:{line}", field)
+        if gold_check is not None:
+            try:
+                gold_check(record["answer"])
+            except ValueError as error:
+                raise ValueError(f"{path}:{line}: field 'answer': {error}") from None
         if record["id"] in seen:
             raise ValueError(f"{path}:{line}: id {record['id']!r}: expected unique ids, got a repeat of line "
                              f"{seen[record['id']]}")

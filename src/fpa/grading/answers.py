@@ -57,6 +57,15 @@ def grade_toy(completion: str, gold: str | int) -> bool:
     return Decimal(answer.replace(" ", "")) == int(gold)
 
 
+def check_toy_gold(gold: str) -> None:
+    """A gold answer ``grade_toy`` can compare with: an integer; a ``ValueError`` saying so otherwise."""
+    try:
+        int(gold)
+    except ValueError:
+        raise ValueError(f"expected an integer (the toy grader compares the last \\boxed{{}} with it), "
+                         f"got {gold!r}") from None
+
+
 def grade_toy_many(pairs) -> list[tuple[bool, str]]:
     """``grade_toy`` over ``(completion, gold)`` pairs, with the deciding rule."""
     verdicts = []

@@ -49,6 +49,15 @@ def measured_train_mfu(record: Path = GPU_RECORD) -> tuple[float, str] | None:
     return entry["result"]["planner_train_mfu"], where
 
 
+#: what each assumption may be, as (the test a value passes, what the message says was expected):
+#: shares of a peak or of a length, a rate or a count, a time; none makes a cost negative or NaN
+_SHARE = (lambda value: 0 < value <= 1, "a number in (0, 1]")
+_POSITIVE = (lambda value: 0 < value < math.inf, "a finite number > 0")
+ASSUMPTION_BOUNDS = {"peak_tflops": _POSITIVE, "train_mfu": _SHARE, "forward_mfu": _SHARE, "generation_mfu": _SHARE,
+                     "sequence_fill": _SHARE, "completion_fill": _SHARE, "train_problems": _POSITIVE,
+                     "engine_start_s": (lambda value: 0 <= value < math.inf, "a finite number >= 0")}
+
+
 @dataclass(frozen=True)
 class Assumptions:
     """What the GPU-hours rest on; each a ``fpa plan-memory`` option."""
@@ -62,6 +71,13 @@ class Assumptions:
     train_problems: int | None = None  # default: dataset.n_problems, else DATASET_PROBLEMS
     engine_start_s: float = 60.0  # a vLLM engine's start (load, profile, CUDA graphs): a minute or more
     train_mfu_source: str = "assumed: no GPU record with a measured training MFU"
+
+    def __post_init__(self):
+        """Each assumption within ``ASSUMPTION_BOUNDS``: no cost comes out negative, infinite or NaN."""
+        for name, (allowed, expected) in ASSUMPTION_BOUNDS.items():
+            value = getattr(self, name)
+            if value is not None and not allowed(value):
+                raise ValueError(f"{name} (--{name.replace('_', '-')}): expected {expected}, got {value!r}")
 
     @classmethod
     def calibrated(cls, record: Path = GPU_RECORD, **given) -> "Assumptions":

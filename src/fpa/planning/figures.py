@@ -17,6 +17,7 @@ import re
 from typing import Mapping
 
 from fpa.aggregation.layout import table_benchmarks
+from fpa.errors import ConfigError
 from fpa.figures import BASE_ROLE, FIGURES, ROLE_STYLES, Figure, figure_inputs, input_files
 
 FIGURE_FORMATS = ("png", "pdf")
@@ -166,6 +167,24 @@ def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
     """(model, figure) pairs the config asks for and has the runs of."""
     return [(model, name) for model in config["models"] for name in config["figures"]
             if figure_slice(FIGURES[name], config, runs, model) is not None]
+
+
+def check_snapshot_steps(config: Mapping, runs: Mapping, planned: list[tuple[str, str]], where: str) -> None:
+    """The future-policy analysis reads its run's snapshots at ``future_policy.anchor_step`` and
+    ``target_steps``: each a step at which the run takes one (a multiple of its snapshot_every)."""
+    from fpa.figures.future_policy_validation import FIGURE, ROLE
+
+    settings = config["future_policy"]
+    for model, name in planned:
+        if name != FIGURE.name:
+            continue
+        run = runs[(model, figure_slice(FIGURE, config, runs, model)["roles"][ROLE])]
+        every = run.training["snapshot_every"]
+        for key, step in [("anchor_step", settings["anchor_step"]), *(("target_steps", s) for s in settings["target_steps"])]:
+            if not every or step % every:
+                raise ConfigError(f"{where}: future_policy.{key}: run {run.name!r} of model {model!r} takes a snapshot "
+                                  f"every {every} steps (training.snapshot_every, 0: none); expected a multiple of "
+                                  f"it, got {step}")
 
 
 def planned_curves(config: Mapping, runs: Mapping) -> list[str]:

@@ -7,7 +7,6 @@ from pathlib import Path
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.data.dataset_files import CODE_TRAIN_FILES, MATH12K_FILES, STEP_DPO_FILE
 from fpa.data.download import ALL_SECTIONS, find_entry
-from fpa.objectives import get_objective
 
 
 class PlanPaths:
@@ -101,10 +100,7 @@ class PlanPaths:
         inputs = {"model": self.base_model(wildcards), "train": f"results/datasets/{wildcards.model}/train.jsonl",
                   "val": f"results/datasets/{wildcards.model}/val.jsonl"}
         run = self.run(wildcards)
-        # every cached-reference run reads the cache: the objective's own terms, or only the
-        # logged log-ratio diagnostics (training.diagnostics)
-        if run.training["reference"] == "cached" and (
-                get_objective(run.objective).needs_reference or run.training["diagnostics"]):
+        if run.reads_reference_cache():
             inputs["reference"] = f"results/reference/{wildcards.model}/cache"
         return inputs
 

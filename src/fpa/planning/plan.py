@@ -27,7 +27,7 @@ from fpa.data.dataset_files import DATASET_FILES
 from fpa.errors import ConfigError
 from fpa.figures import FIGURES
 from fpa.memory.training import compute_weights_dtype
-from fpa.planning.figures import FigurePlan, planned_curves
+from fpa.planning.figures import FigurePlan, check_snapshot_steps, planned_curves
 from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
@@ -78,6 +78,7 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         # the runs trained online (fpa.online, by rule train_online); rule train trains the others
         self.online_runs = sorted({run.name for run in self.runs.values() if run.online})
         FigurePlan.__init__(self)
+        check_snapshot_steps(config, self.runs, self.planned_figures(), where)
 
     @classmethod
     def from_config(cls, config: dict, basedir: str | Path, where: str = "config") -> Plan:

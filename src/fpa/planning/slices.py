@@ -143,5 +143,9 @@ class ConfigSlices:
     def code_eval_code(self, wildcards) -> str:
         return self.graders_code("fpa.cli.code", [wildcards.bench])
 
+    def validate_code(self, wildcards) -> str:
+        """``fpa validate-benchmark`` and the grader whose gold check it runs (``fpa.grading.get_gold_check``)."""
+        return self.graders_code("fpa.cli.data", [wildcards.bench])
+
     def figure_code(self, wildcards) -> str:
         return code_fingerprint(*FIGURE_MODULES, f"fpa.figures.{wildcards.figure}")

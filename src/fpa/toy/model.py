@@ -4,12 +4,13 @@ The result is an ordinary Hugging Face model directory (safetensors weights,
 tokenizer, generation config), so every later stage loads it exactly as it
 would load a real base model::
 
-    from fpa.toy.model import TOY_PRESETS, build_toy_model
+    from fpa.toy.model import build_toy_model
+    from fpa.toy.settings import TOY_PRESETS
     build_toy_model("resources/toy-base", TOY_PRESETS["default"])   # ~2-4 min on 2 cores
     build_toy_model("/tmp/toy-ci", TOY_PRESETS["ci"])              # seconds; accuracy > 0 only
 
 The slip rate sets how often the model's own traces go wrong, and thereby its
-base Pass@1 (see ``TOY_PRESETS`` for the calibration). ``metrics.json`` in the
+base Pass@1 (see ``fpa.toy.settings.TOY_PRESETS`` for the calibration). ``metrics.json`` in the
 directory stores the full config, the loss curve and the build time.
 """
 
@@ -19,7 +20,7 @@ import math
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 
 import torch
 from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
@@ -28,57 +29,11 @@ from fpa.data.prompts import render_prompt
 from fpa.data.tokenize import encode_sample
 from fpa.io import atomic_path, write_json
 from fpa.progress import progress
-from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_mixed_problems, render_trace
+from fpa.toy.settings import ToyModelConfig
+from fpa.toy.task import chain_lengths, make_mixed_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 
 MAX_LENGTH = 256  # tokens (= bytes) beyond the template's own text; a 6-operand problem + trace is ~80
-
-
-@dataclass(frozen=True)
-class ToyModelConfig:
-    seed: int = 0
-    # data: problems of the "sft" split, each step re-rendered with fresh slips
-    n_train_problems: int = 20_000
-    # chains of min_operands..n_operands operands, equally many of each (docs/toy.md: the benchmarks
-    # stay within this range; beyond it the model fails)
-    n_operands: int = 10
-    min_operands: int | None = 4
-    # per-step probability of a wrong (carried) partial sum; at 0.06 the 1,000-step SFT learns the
-    # arithmetic itself (toy7 ~89 % at T=0.7), at 0.09-0.13 the noisy labels keep it from it (docs/toy.md)
-    slip_rate: float = 0.06
-    prompt_template: str = DEFAULT_PROMPT_TEMPLATE
-    # model: Qwen2 with head_dim 64
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 2
-    d_ff: int = 256
-    # optimisation: AdamW, linear warmup then cosine decay to lr / 10
-    steps: int = 1000
-    batch_size: int = 32
-    lr: float = 2e-3  # 3e-3 and 6e-3 learnt the arithmetic clearly worse in 1000 steps
-    warmup_steps: int = 50
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    log_every: int = 50
-
-    def __post_init__(self):
-        if self.d_model != 64 * self.n_heads:
-            raise ValueError(f"d_model: expected 64 * n_heads = {64 * self.n_heads} (head_dim 64), got {self.d_model}")
-        if not 0.0 <= self.slip_rate < 1.0:
-            raise ValueError(f"slip_rate: expected a probability in [0, 1), got {self.slip_rate}")
-        if self.min_operands is not None and not 2 <= self.min_operands <= self.n_operands:
-            raise ValueError(f"min_operands: expected 2 <= min_operands <= n_operands = {self.n_operands}, "
-                             f"got {self.min_operands}")
-        if min(self.steps, self.batch_size, self.n_train_problems) < 1:
-            raise ValueError(f"steps, batch_size, n_train_problems: expected >= 1, got {self}")
-
-
-TOY_PRESETS = {
-    "default": ToyModelConfig(),
-    # CI: accuracy only has to be > 0, so that some problems get mixed samples.
-    "ci": ToyModelConfig(steps=150, n_train_problems=2_000, warmup_steps=15, log_every=25, n_operands=6,
-                         min_operands=None, slip_rate=0.13),
-}
 
 
 def sequence_budget(cfg: ToyModelConfig) -> int:
@@ -164,7 +119,7 @@ def train(model, problems: list[str], cfg: ToyModelConfig, tokenizer) -> list[di
 
 def sft_problems(cfg: ToyModelConfig) -> list[str]:
     """The SFT chains: ``n_train_problems`` of the "sft" split, split evenly over the chain lengths."""
-    lengths = range(cfg.min_operands or cfg.n_operands, cfg.n_operands + 1)
+    lengths = chain_lengths(cfg.n_operands, cfg.min_operands)
     return [r["problem"] for r in make_mixed_problems(cfg.n_train_problems, cfg.seed, split="sft", lengths=lengths)]
 
 
@@ -208,11 +163,3 @@ def build_toy_model(out_dir: str | os.PathLike, cfg: ToyModelConfig = ToyModelCo
         tokenizer.save_pretrained(tmp)
         write_json(tmp / "metrics.json", metrics)
     return metrics
-
-
-def with_overrides(cfg: ToyModelConfig, **overrides) -> ToyModelConfig:
-    """``cfg`` with some fields replaced; unknown names raise a ``ValueError`` listing the fields."""
-    unknown = sorted(set(overrides) - set(asdict(cfg)))
-    if unknown:
-        raise ValueError(f"unknown ToyModelConfig field(s) {unknown}; expected some of {sorted(asdict(cfg))}")
-    return replace(cfg, **overrides)

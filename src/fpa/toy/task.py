@@ -89,6 +89,14 @@ def make_problems(n: int, seed: int, *, split: str = "test", n_operands: int = 6
     return [{"id": problem_id(p), "problem": p, "answer": str(solve(p)), "source": SOURCE} for p in problems]
 
 
+def chain_lengths(n_operands: int, min_operands: int | None = None) -> range:
+    """The chain lengths of problems spread over ``min_operands..n_operands`` operands (None: all
+    ``n_operands``); a ``ValueError`` naming ``min_operands`` when that range is empty or starts below 2."""
+    if min_operands is not None and not 2 <= min_operands <= n_operands:
+        raise ValueError(f"min_operands: expected 2 <= min_operands <= n_operands = {n_operands}, got {min_operands}")
+    return range(min_operands or n_operands, n_operands + 1)
+
+
 def make_mixed_problems(n: int, seed: int, *, split: str, lengths: range) -> list[dict]:
     """``n`` problems of ``split`` spread evenly over the chain ``lengths`` (as many of each, rounded up)."""
     per_length = -(-n // len(lengths))

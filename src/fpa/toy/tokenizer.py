@@ -13,12 +13,20 @@ this one gives the same ids under either class.
 from __future__ import annotations
 
 import os
-
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
+import re
+import unicodedata
 
 PAD, EOS = "<|pad|>", "<|endoftext|>"
 SPECIAL_TOKENS = (PAD, EOS)
+_SPECIAL = re.compile("|".join(map(re.escape, SPECIAL_TOKENS)))
+
+
+def token_count(text: str) -> int:
+    """How many tokens ``build_tokenizer`` makes of ``text`` (no special tokens added): one per special
+    token written in it, and one per byte of the NFC form of the text between them. Without
+    tokenizers or transformers: what ``fpa check-config`` counts a toy prompt's tokens with."""
+    pieces = _SPECIAL.split(text)
+    return len(pieces) - 1 + sum(len(unicodedata.normalize("NFC", piece).encode()) for piece in pieces)
 
 
 def _byte_symbols() -> list[str]:
@@ -34,8 +42,11 @@ def _byte_symbols() -> list[str]:
     return symbols
 
 
-def build_tokenizer() -> PreTrainedTokenizerFast:
-    """The toy tokenizer: ids 0 and 1 are pad and eos, byte ``b`` is id ``b + 2``."""
+def build_tokenizer():
+    """The toy tokenizer (a ``PreTrainedTokenizerFast``): ids 0 and 1 are pad and eos, byte ``b`` is id ``b + 2``."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
     vocab = {token: i for i, token in enumerate([*SPECIAL_TOKENS, *_byte_symbols()])}
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     backend.normalizer = normalizers.NFC()
@@ -51,7 +62,7 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
     )
 
 
-def save_tokenizer(directory: str | os.PathLike) -> PreTrainedTokenizerFast:
+def save_tokenizer(directory: str | os.PathLike):
     tokenizer = build_tokenizer()
     tokenizer.save_pretrained(directory)
     return tokenizer
