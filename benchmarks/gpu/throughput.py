@@ -96,7 +96,7 @@ def model_flops(shape: Shape, lengths: list[int], completion_tokens: int) -> flo
     return 6 * body * sum(lengths) + 6 * arch.embedding_params * completion_tokens + attention
 
 
-def _step_shapes(run, steps: int) -> list[dict]:
+def step_shapes(run, steps: int) -> list[dict]:
     """Real tokens, squared lengths, completion and padded tokens of the first ``steps`` optimizer steps."""
     from fpa.training import batches as B
 
@@ -165,7 +165,7 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overri
                                 loop.TrainConfig.from_dict(training), seed=42)
     run.body.train()
     timed = _paired_steps(run, files, model, rounds, device)
-    steps = _step_shapes(run, rounds + 1)
+    steps = step_shapes(run, rounds + 1)
     peak = Assumptions().peak_tflops
     result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
                                                               "checkpoint_every_layers", "compile_layers",
