@@ -215,8 +215,8 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=1, help="optimizer steps counted (default 1)")
     parser.add_argument("--layers", type=int, default=3, help="decoder layers (default 3 of the 36)")
     parser.add_argument("--width", type=int, default=8, help="widths and lengths divided by this (default 8)")
-    parser.add_argument("--attention", nargs="+", default=["masked"], choices=ATTENTION,
-                        help="training.attention values to count (default masked)")
+    parser.add_argument("--attention", nargs="+", default=["masked", "packed"], choices=ATTENTION,
+                        help="training.attention values to count (default masked packed: padded, then packed)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     record = measure(args)
