@@ -208,6 +208,15 @@ def markdown(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_headline(record: dict) -> str:
+    """The index's line: each method's useful share, per layout counted."""
+    by_method = {}
+    for row in shares(record):
+        by_method.setdefault(LABELS[row["method"]], []).append(f"{100 * row['useful_share']:.1f} % {row['attention']}")
+    return ("useful FLOPs of a config/paper.yaml step: "
+            + "; ".join(f"{method} {', '.join(layouts)}" for method, layouts in by_method.items()))
+
+
 def main(argv=None) -> int:
     from fpa.training.body import ATTENTION
 
