@@ -14,8 +14,6 @@ largest (measured: equal).
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 from transformers import AutoTokenizer
@@ -163,4 +161,3 @@ def test_the_saved_policy_names_no_packed_attention(gqa_model_dir, tiny_dataset,
     assert lm.config._attn_implementation == "fpa_packed_sdpa"
     lm.save_pretrained(tmp_path)
     assert "fpa_packed_sdpa" not in (tmp_path / "config.json").read_text()
-    assert dataclasses.asdict(run.cfg)["attention"] == "packed"
