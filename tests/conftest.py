@@ -64,6 +64,15 @@ def tiny_samples(n_problems: int, k: int = 4, seed: int = 0) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
+def gqa_model_dir(tmp_path_factory):
+    """A random tiny Qwen3 with grouped K/V (4 query heads, 2 K/V heads) and the toy tokenizer."""
+    directory = tmp_path_factory.mktemp("qwen3-gqa")
+    build_tiny_model(directory, architecture="qwen3", num_hidden_layers=4, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=16, tie_word_embeddings=False)
+    return directory
+
+
+@pytest.fixture(scope="session")
 def toy_model_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("tiny-model")
     build_tiny_model(directory)

@@ -1,7 +1,8 @@
 """What a user's training step costs on one GPU: config/paper.yaml's ``training:`` as it is (FSDP2 at
 world 1, bf16 compute over fp32 masters, gradient checkpointing, the head's chunk from its memory
-budget), on a length mix like MATH's, padded as the trainer pads; tokens/s, MFU, peak memory and
-FPA / Off-RL per round; the body's faster settings beside it; the cost of ``training.deterministic``.
+budget, each micro-batch packed without padding: ``training.attention``'s default), on a length mix like
+MATH's; tokens/s, MFU, peak memory and FPA / Off-RL per round; the padded ``causal`` layout and the body's
+faster settings beside it; the cost of ``training.deterministic``.
 
     python benchmarks/gpu/throughput.py --write-lengths   # math_lengths.json from the MATH mirror (CPU)
 
@@ -96,7 +97,7 @@ def model_flops(shape: Shape, lengths: list[int], completion_tokens: int) -> flo
     return 6 * body * sum(lengths) + 6 * arch.embedding_params * completion_tokens + attention
 
 
-def _step_shapes(run, steps: int) -> list[dict]:
+def step_shapes(run, steps: int) -> list[dict]:
     """Real tokens, squared lengths, completion and padded tokens of the first ``steps`` optimizer steps."""
     from fpa.training import batches as B
 
@@ -165,14 +166,15 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overri
                                 loop.TrainConfig.from_dict(training), seed=42)
     run.body.train()
     timed = _paired_steps(run, files, model, rounds, device)
-    steps = _step_shapes(run, rounds + 1)
+    steps = step_shapes(run, rounds + 1)
     peak = Assumptions().peak_tflops
     result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
                                                               "checkpoint_every_layers", "compile_layers",
                                                               "attention", "adamw", "chunk_size", "deterministic")},
               "peak_tflops": peak, "methods": {}, "first_loss": timed["warm_results"],
               "ratio_time_fpa_over_offrl": ratio_spread(timed["rounds"], "fpa", "offrl"),
-              "padding_share": 1 - sum(sum(s["lengths"]) for s in steps) / sum(s["padded"] for s in steps),
+              "padding_share": 0.0 if run.cfg.attention == "packed" else
+              1 - sum(sum(s["lengths"]) for s in steps) / sum(s["padded"] for s in steps),
               "mean_tokens_per_example": sum(sum(s["lengths"]) for s in steps[1:]) / sum(len(s["lengths"])
                                                                                          for s in steps[1:])}
     for name, entries in timed["rounds"].items():

@@ -2,10 +2,11 @@
 
     python benchmarks/training/padding.py RUN_DIR     # a finished default run; writes benchmarks/training/results/padding.json
 
-Our trainer pads each micro-batch to its longest sequence and does not pack sequences
-(TRL's ``padding_free`` does). This counts, over every optimizer step of every seed of the
-run's config, the tokens of the batches ``fpa.training.batches`` draws (the trainer's own
-``global_batch`` and ``collate``) against their padded size.
+The trainer's padded layouts (``training.attention: masked`` or ``causal``) pad each micro-batch to
+its longest sequence (``packed`` lays it out in one row, ``fpa.training.packing``). This counts, over
+every optimizer step of every seed of the run's config, the tokens of the batches
+``fpa.training.batches`` draws (the trainer's own ``global_batch`` and ``collate``, padded) against
+their padded size.
 
 Then it times what packing would buy: the run's base model body, forward and backward on
 1 thread (a training job's), over the micro-batches of the first ``--steps`` steps of the first

@@ -48,8 +48,10 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     assert {k: e["status"] for k, e in runs.items()} == dict.fromkeys(TINY_RUN, "ok")
     users = runs["users_step"]["result"]
     assert set(users["variants"]) == {"configured", "causal"}  # tiny: the compiled variant left out
+    assert users["variants"]["configured"]["padding_share"] == 0  # packed (training.attention's default)
+    assert users["variants"]["causal"]["padding_share"] > 0  # MATH's mix, padded
     for variant in users["variants"].values():
-        assert variant["training"]["parallel"] == "fsdp" and variant["padding_share"] > 0  # MATH's mix, padded
+        assert variant["training"]["parallel"] == "fsdp"
         assert set(variant["methods"]) == {"fpa", "offrl"} and variant["ratio_time_fpa_over_offrl"]["n"] == 1
         assert all(m["mfu"]["median"] > 0 and m["tokens_per_s"]["median"] > 0 for m in variant["methods"].values())
     assert users["variants"]["causal"]["training"]["attention"] == "causal"

@@ -19,17 +19,9 @@ from fpa.training import batches as B
 from fpa.training import body as speed
 from fpa.training import loop
 
+# today's path: right-padded batches with their padding mask
 TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 2, "micro_batch_problems": 2,
-            "max_length": 128, "chunk_size": 32}
-
-
-@pytest.fixture(scope="module")
-def gqa_model_dir(tmp_path_factory, tiny_model_builder):
-    """A random tiny Qwen3 with grouped K/V and the toy tokenizer, saved as a hub checkpoint is."""
-    directory = tmp_path_factory.mktemp("qwen3-gqa")
-    tiny_model_builder(directory, architecture="qwen3", num_hidden_layers=4, num_attention_heads=4,
-                       num_key_value_heads=2, head_dim=16, tie_word_embeddings=False)
-    return directory
+            "max_length": 128, "chunk_size": 32, "attention": "masked"}
 
 
 def _loss_and_gradients(model_dir, data, **overrides) -> tuple[torch.Tensor, dict[str, torch.Tensor], loop.Session]:
@@ -105,7 +97,7 @@ def test_adamw_auto_is_fused_on_cuda_and_torchs_choice_on_cpu(gqa_model_dir, tin
 
 def test_bad_body_settings_fail_before_any_work():
     with pytest.raises(ValueError, match="training.attention: expected one of"):
-        speed.attention_mask_for("packed", torch.ones(1, 2))
+        speed.attention_mask_for("padded", torch.ones(1, 2))
     with pytest.raises(ValueError, match="training.checkpoint_every_layers: expected an integer >= 1, got 0"):
         speed.prepare_layers(None, loop.TrainConfig(checkpoint_every_layers=0))
 

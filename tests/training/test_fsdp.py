@@ -117,6 +117,30 @@ def test_fsdp_on_two_ranks_trains_the_weights_of_one_process(tmp_path, objective
         torch.testing.assert_close(fsdp[name], single[name], rtol=1e-5, atol=1e-5, msg=name)
 
 
+def _assert_same_training(out: Path, expected: Path) -> None:
+    """The same training and validation losses at each step, and the same final weights."""
+    for key, atol in (("loss", 1e-5), ("val_loss", 1e-6)):
+        torch.testing.assert_close(torch.tensor(_metrics(out, key)), torch.tensor(_metrics(expected, key)),
+                                   rtol=1e-5, atol=atol, msg=key)
+    weights, expected_weights = (load_file(str(path / "model.safetensors")) for path in (out, expected))
+    assert weights.keys() == expected_weights.keys()
+    for name in expected_weights:
+        torch.testing.assert_close(weights[name], expected_weights[name], rtol=1e-5, atol=1e-5, msg=name)
+
+
+@LAUNCHES_RANKS
+def test_fsdp_on_two_ranks_trains_packed_as_padded(tmp_path, two_ranks, toy_model_dir, tiny_dataset):
+    """``training.attention: packed`` (the default, the module's other runs) against the padded ``masked``
+    under FSDP2 on 2 ranks: the same training and validation losses and weights (tolerances as FSDP's
+    against one process: AdamW normalises tiny gradients that rounding in another order moves)."""
+    _fpa_train(_command(tmp_path, toy_model_dir, tiny_dataset, "offrl", "fsdp", None,
+                        {**TRAINING, "attention": "masked"}))
+    packed_out, masked_out = two_ranks("offrl", "fsdp"), tmp_path / "out"
+    assert json.loads((masked_out / "training_state.json").read_text())["training"]["attention"] == "masked"
+    assert json.loads((packed_out / "training_state.json").read_text())["training"]["attention"] == "packed"
+    _assert_same_training(packed_out, masked_out)
+
+
 @LAUNCHES_RANKS
 @SHARES_TWO_RANKS
 def test_fsdp_and_ddp_on_two_ranks_train_the_same_losses_and_weights(two_ranks):
@@ -126,13 +150,7 @@ def test_fsdp_and_ddp_on_two_ranks_train_the_same_losses_and_weights(two_ranks):
     DDP against one process on uneven shards: tests/training/test_loop.py."""
     ddp_out, fsdp_out = two_ranks("offrl", "ddp"), two_ranks("offrl", "fsdp")
     assert json.loads((ddp_out / "training_state.json").read_text())["training"]["parallel"] == "ddp"
-    for key, atol in (("loss", 1e-5), ("val_loss", 1e-6)):
-        torch.testing.assert_close(torch.tensor(_metrics(fsdp_out, key)), torch.tensor(_metrics(ddp_out, key)),
-                                   rtol=1e-5, atol=atol, msg=key)
-    ddp, fsdp = (load_file(str(out / "model.safetensors")) for out in (ddp_out, fsdp_out))
-    assert fsdp.keys() == ddp.keys()
-    for name in ddp:
-        torch.testing.assert_close(fsdp[name], ddp[name], rtol=1e-5, atol=1e-5, msg=name)
+    _assert_same_training(fsdp_out, ddp_out)
 
 
 @LAUNCHES_RANKS

@@ -22,17 +22,46 @@ CONFIG = {"dataset": {"source": "toy", "n_problems": 1000, "validation_fraction"
 
 def _run(**training) -> Run:
     base = {"epochs": 2, "batch_problems": 8, "max_length": 512, "precision": "bf16", "snapshot_every": 100,
-            "gradient_checkpointing": True}
+            "gradient_checkpointing": True, "checkpoint_every_layers": 1, "attention": "packed"}
     return Run("fpa", "fpa", {}, {**base, **training}, seeds=(1, 2))
 
 
-def test_training_disk_and_gpu_hours_follow_their_formulas():
-    cost = training_cost(CONFIG, "m", [_run()], ARCH, Assumptions())
+def _flops_record(path: Path) -> Path:
+    """A FLOP count as benchmarks/training/flops.py writes it: 60 useful of 120 executed padded with
+    checkpointing (100 without), of 80 packed with it (64 without)."""
+    cases = [{"method": "offrl", "attention": attention, "gradient_checkpointing": checkpointing, "total": total}
+             for attention, checkpointing, total in (("masked", True, 120), ("masked", False, 100),
+                                                     ("packed", True, 80), ("packed", False, 64))]
+    path.write_text(json.dumps({"commit": "abc1234", "useful": {"step": 60}, "cases": cases}))
+    return path
+
+
+def test_training_disk_and_gpu_hours_follow_their_formulas(tmp_path):
+    cost = training_cost(CONFIG, "m", [_run()], ARCH, Assumptions(), _flops_record(tmp_path / "flops.json"))
     steps = 2 * math.ceil(900 / 8)  # 226 optimizer steps: 2 snapshots, the final checkpoint, a resumable one
     assert cost.jobs == 2
     assert cost.disk_bytes == 2 * ((steps // 100 + 1) * 2 * ARCH.params + 12 * ARCH.params)
     tokens = steps * 8 * 8 * 512 * 0.5
-    assert cost.gpu_hours == pytest.approx(2 * tokens * 8 * ARCH.params / (0.35 * 989e12) / 3600, rel=1e-12)
+    share = 60 / 80  # packed, checkpointing every layer
+    assert cost.gpu_hours == pytest.approx(2 * tokens * 6 * ARCH.params / (0.35 * share * 989e12) / 3600, rel=1e-12)
+    assert "75 % of the FLOPs useful (flops.json: packed, checkpointing every 1 layer(s), at abc1234)" in cost.note
+
+
+@pytest.mark.parametrize(("training", "share"), [
+    ({"attention": "masked"}, 60 / 120),
+    ({"attention": "causal"}, 60 / 120),  # the padded rows of masked, without the mask
+    ({"attention": "packed", "gradient_checkpointing": False}, 60 / 64),
+    ({"attention": "masked", "checkpoint_every_layers": 2}, 60 / (100 + 20 / 2)),
+])
+def test_training_gpu_hours_count_the_useful_share_of_the_layout_and_its_recomputation(tmp_path, training, share):
+    record = _flops_record(tmp_path / "flops.json")
+    packed = training_cost(CONFIG, "m", [_run()], ARCH, Assumptions(), record)
+    other = training_cost(CONFIG, "m", [_run(**training)], ARCH, Assumptions(), record)
+    assert other.gpu_hours / packed.gpu_hours == pytest.approx((60 / 80) / share, rel=1e-12)
+    # no count of the layout: checkpointing's second forward alone, as the planner assumed before
+    unknown = training_cost(CONFIG, "m", [_run(**training)], ARCH, Assumptions(), tmp_path / "absent.json")
+    assert f"{100 * (0.75 if _run(**training).training['gradient_checkpointing'] else 1):.0f} % of the FLOPs useful " \
+           "(assumed: no FLOP count of this layout)" in unknown.note
 
 
 def test_a_bf16_run_writes_its_snapshots_in_half_the_disk_of_an_fp32_run():
@@ -80,18 +109,26 @@ def _gpu_record(path: Path, mode: str, users_step: dict | None) -> Path:
     return path
 
 
-def test_the_planner_takes_training_mfu_from_the_gpu_record_and_names_it(tmp_path):
-    measured = {"status": "ok", "result": {"planner_train_mfu": 0.41}}
-    full = Assumptions.calibrated(_gpu_record(tmp_path / "gpu.json", "full", measured))
-    assert full.train_mfu == 0.41
-    assert "train_mfu_source: measured: gpu.json, users_step on NVIDIA H200 at abc1234" in "\n".join(full.lines())
-    given = Assumptions.calibrated(tmp_path / "gpu.json", train_mfu=0.2)
-    assert (given.train_mfu, given.train_mfu_source) == (0.2, "given (--train-mfu)")
+def test_the_planner_takes_the_gpus_rate_from_the_measured_mfu_and_the_useful_share_and_names_them(tmp_path):
+    """The measured MFU of the layout users_step ran, over that layout's useful share: the GPU's rate on the
+    FLOPs it executes, which another layout's share then turns into hours."""
+    flops = _flops_record(tmp_path / "flops.json")
+    configured = {"attention": "masked", "gradient_checkpointing": True, "checkpoint_every_layers": 1}
+    measured = {"status": "ok", "result": {"planner_train_mfu": 0.41,
+                                           "variants": {"configured": {"training": configured}}}}
+    full = Assumptions.calibrated(_gpu_record(tmp_path / "gpu.json", "full", measured), flops)
+    assert full.train_hfu == pytest.approx(0.41 / (60 / 120), rel=1e-12)
+    assert ("train_hfu_source: measured: gpu.json, users_step on NVIDIA H200 at abc1234: MFU 0.410 / useful share "
+            "0.500 (flops.json: masked, checkpointing every 1 layer(s), at abc1234)") in "\n".join(full.lines())
+    named_no_layout = {"status": "ok", "result": {"planner_train_mfu": 0.41}}
+    assert Assumptions.calibrated(_gpu_record(tmp_path / "old.json", "full", named_no_layout), flops).train_hfu == 0.41
+    given = Assumptions.calibrated(tmp_path / "gpu.json", flops, train_hfu=0.2)
+    assert (given.train_hfu, given.train_hfu_source) == (0.2, "given (--train-hfu)")
     # a tiny CPU record, a record without the measurement, no record: the stated default
-    for record in (_gpu_record(tmp_path / "tiny.json", "tiny", measured), _gpu_record(tmp_path / "old.json", "full", None),
+    for record in (_gpu_record(tmp_path / "tiny.json", "tiny", measured), _gpu_record(tmp_path / "none.json", "full", None),
                    tmp_path / "absent.json"):
-        default = Assumptions.calibrated(record)
-        assert (default.train_mfu, default.train_mfu_source) == (Assumptions().train_mfu, Assumptions().train_mfu_source)
-    cost = training_cost(CONFIG, "m", [_run()], ARCH, full)
-    assert cost.gpu_hours == pytest.approx(training_cost(CONFIG, "m", [_run()], ARCH, Assumptions()).gpu_hours
-                                           * 0.35 / 0.41, rel=1e-12)
+        default = Assumptions.calibrated(record, flops)
+        assert (default.train_hfu, default.train_hfu_source) == (Assumptions().train_hfu, Assumptions().train_hfu_source)
+    cost = training_cost(CONFIG, "m", [_run()], ARCH, full, flops)
+    assert cost.gpu_hours == pytest.approx(training_cost(CONFIG, "m", [_run()], ARCH, Assumptions(), flops).gpu_hours
+                                           * 0.35 / full.train_hfu, rel=1e-12)

@@ -130,7 +130,8 @@ def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
 
 def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_path):
     """The cache job asks for a GPU: its command computes there (it computed on the CPU: weeks for
-    12K problems x 8 samples), its forward in the training's precision (bf16 autocast)."""
+    12K problems x 8 samples), its forward in the training's precision (bf16 autocast) and layout (packed,
+    the schema's default)."""
     config = load_config_file(ROOT / "config" / "paper.yaml")
     assert config["resources"]["cache_reference"]["gpu"] >= 1 and config["training"]["precision"] == "bf16"
     target = "results/reference/qwen3-4b-base/cache"
@@ -141,6 +142,7 @@ def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_pa
     argv = shlex.split(command)
     assert argv[argv.index("--device") + 1] == "cuda" and argv[argv.index("--precision") + 1] == "bf16"
     assert argv[argv.index("--weights-dtype") + 1] == "bfloat16"  # FSDP gathers the policy's weights in bf16
+    assert argv[argv.index("--attention") + 1] == "packed"
 
 
 def test_paper_training_job_launches_a_process_per_gpu(tmp_path):

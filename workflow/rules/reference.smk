@@ -19,12 +19,14 @@ rule cache_reference:
         numerics=get_numerics(),
         max_length=config["training"]["max_length"],
         precision=config["training"]["precision"],
+        attention=config["training"]["attention"],
         device=get_device("cache_reference"),
         weights_dtype=get_reference_weights_dtype(),
         code=get_code("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
         "--max-length {params.max_length} --precision {params.precision} --weights-dtype {params.weights_dtype} "
+        "--attention {params.attention} "
         "--device {params.device} "
         "--code {params.code} --threads {threads} "
         "--out {output} > {log} 2>&1"

@@ -38,7 +38,7 @@ def plan_memory_command(args) -> None:
     print(format_costs(costs, assume, config["budget"]["disk_gb"]))
 
 
-ASSUMPTION_FIELDS = ("peak_tflops", "train_mfu", "forward_mfu", "generation_mfu", "sequence_fill", "completion_fill",
+ASSUMPTION_FIELDS = ("peak_tflops", "train_hfu", "forward_mfu", "generation_mfu", "sequence_fill", "completion_fill",
                      "train_problems", "engine_start_s")
 
 
@@ -51,6 +51,6 @@ def register(commands) -> None:
     for field in ASSUMPTION_FIELDS:
         parser.add_argument(f"--{field.replace('_', '-')}", type=int if field == "train_problems" else float,
                             help=f"GPU-hours assumption (default {getattr(Assumptions(), field)}"
-                            + ("; measured where benchmarks/gpu/results/gpu.json has users_step)" if field == "train_mfu"
+                            + ("; measured where benchmarks/gpu/results/gpu.json has users_step)" if field == "train_hfu"
                                else ")"))
     parser.set_defaults(handler=plan_memory_command)

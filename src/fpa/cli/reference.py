@@ -8,6 +8,7 @@ from fpa.cli.common import setup
 from fpa.io import read_jsonl
 from fpa.provenance.record import Job
 from fpa.reference.cache import write_reference_cache
+from fpa.training.body import ATTENTION, is_packed
 
 
 def cache_reference(args) -> None:
@@ -16,12 +17,12 @@ def cache_reference(args) -> None:
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     device = reference_device(args.device)
     config = {"max_length": args.max_length, "dtype": args.dtype, "precision": args.precision,
-              "weights_dtype": args.weights_dtype}
+              "weights_dtype": args.weights_dtype, "attention": args.attention}
     job = Job("cache_reference", config, {"model": args.model, "train": args.train, "val": args.val}, args.code)
     with job.output(args.out, directory=True) as tmp:
         manifest = write_reference_cache(args.model, samples, tokenizer, tmp, max_length=args.max_length,
                                          dtype=args.dtype, precision=args.precision, device=device,
-                                         weights_dtype=args.weights_dtype)
+                                         weights_dtype=args.weights_dtype, packed=is_packed(args.attention))
         job.extra["cache"] = {k: v for k, v in manifest.items() if k != "samples"}
     print(f"cached {len(samples)} samples on {device}")
 
@@ -50,6 +51,8 @@ def register(commands) -> None:
                         help="the forward's precision: the training's (training.precision), as the policy's")
     parser.add_argument("--weights-dtype", default="float32", choices=["float32", "bfloat16"],
                         help="the dtype the training computes its weights in (FSDP's gathered dtype)")
+    parser.add_argument("--attention", default="masked", choices=ATTENTION,
+                        help="the training's layout (training.attention): packed runs each batch without padding")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
                         help="where the reference runs (the rule passes cuda when its job has a GPU)")
     parser.add_argument("--code", default=None)

@@ -7,8 +7,10 @@ or not); the reference cache z_ref in its storage dtype (``fpa.reference.cache``
 log-normalisers and int32 targets per token and the fp32 head; sampling its completions as text.
 
 GPU-hours, from FLOPs at an assumed utilisation of the GPU's peak (``Assumptions``, printed
-with the plan and overridable; training's from the GPU record's measured MFU where it has one): training 6 FLOPs a parameter a token (8 with gradient
-checkpointing's second forward), the cache's and evaluation's prompt forward 2. Generation
+with the plan and overridable): training's model FLOPs, 6 a parameter a token, over the GPU's rate on the
+FLOPs it executes (``train_hfu``, from the GPU record's measured MFU where it has one) times the share of
+them the model needs, counted per layout and checkpointing (``fpa.memory.useful_share``: padding and
+recomputation executed, not useful); the cache's and evaluation's prompt forward 2. Generation
 (sampling, evaluation, model selection and every snapshot of each planned curve) as its backend
 runs it, engine start-ups included (``fpa.memory.generation_cost``). Token counts are the mean
 tokens a sequence (an assumed fraction of ``max_length`` / ``max_new_tokens``).
@@ -25,6 +27,7 @@ from typing import Mapping, Sequence
 from fpa.memory.architecture import Architecture
 from fpa.memory.generation_cost import GPU_RECORD, DecodeRate, engines_per_job, generation_hours, hf_decode_rate
 from fpa.memory.plan import model_architecture, sequences_per_problem
+from fpa.memory.useful_share import FLOPS_RECORD, useful_share
 
 GB = 1e9
 #: training problems of a dataset source before the validation split, where the config does not state
@@ -36,17 +39,23 @@ CACHE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
 
-def measured_train_mfu(record: Path = GPU_RECORD) -> tuple[float, str] | None:
-    """The Off-RL MFU of config/paper.yaml's training as measured on a GPU (a full run's ``users_step``) and
-    where it comes from; None where ``record`` holds none."""
+def measured_train_hfu(record: Path = GPU_RECORD, flops: Path = FLOPS_RECORD) -> tuple[float, str] | None:
+    """The GPU's rate on executed FLOPs in config/paper.yaml's training as measured on a GPU (a full run's
+    ``users_step``: its Off-RL MFU over the useful share of the layout it ran) and where it comes from;
+    None where ``record`` holds none."""
     if not Path(record).is_file():
         return None
     data = json.loads(Path(record).read_text())
     entry = data.get("measurements", {}).get("users_step", {})
     if data.get("mode") != "full" or entry.get("status") != "ok" or "planner_train_mfu" not in entry["result"]:
         return None
+    mfu = entry["result"]["planner_train_mfu"]
     where = f"measured: {Path(record).name}, users_step on {data['gpu']} at {entry.get('commit', data['commit'])}"
-    return entry["result"]["planner_train_mfu"], where
+    training = entry["result"].get("variants", {}).get("configured", {}).get("training")
+    if training is None:
+        return mfu, f"{where}: its MFU (the record names no layout to divide by its useful share)"
+    share, source = useful_share(training, flops)
+    return mfu / share, f"{where}: MFU {mfu:.3f} / useful share {share:.3f} ({source})"
 
 
 #: what each assumption may be, as (the test a value passes, what the message says was expected):
@@ -63,14 +72,14 @@ class Assumptions:
     """What the GPU-hours rest on; each a ``fpa plan-memory`` option."""
 
     peak_tflops: float = 989.0  # H100 SXM, bf16 dense
-    train_mfu: float = 0.35
+    train_hfu: float = 0.35  # executed FLOPs (padding and recomputation included) / (seconds x peak)
     forward_mfu: float = 0.45  # the cache's forward passes
     generation_mfu: float = 0.06  # vLLM decoding, memory-bound
     sequence_fill: float = 0.5  # mean tokens of a training sequence / max_length
     completion_fill: float = 0.5  # mean generated tokens / generation.max_new_tokens
     train_problems: int | None = None  # default: dataset.n_problems, else DATASET_PROBLEMS
     engine_start_s: float = 60.0  # a vLLM engine's start (load, profile, CUDA graphs): a minute or more
-    train_mfu_source: str = "assumed: no GPU record with a measured training MFU"
+    train_hfu_source: str = "assumed: no GPU record with a measured training MFU"
 
     def __post_init__(self):
         """Each assumption within ``ASSUMPTION_BOUNDS``: no cost comes out negative, infinite or NaN."""
@@ -80,13 +89,13 @@ class Assumptions:
                 raise ValueError(f"{name} (--{name.replace('_', '-')}): expected {expected}, got {value!r}")
 
     @classmethod
-    def calibrated(cls, record: Path = GPU_RECORD, **given) -> "Assumptions":
-        """The defaults with ``train_mfu`` measured in the GPU ``record`` where it has one, then ``given``."""
-        measured = None if "train_mfu" in given else measured_train_mfu(record)
+    def calibrated(cls, record: Path = GPU_RECORD, flops: Path = FLOPS_RECORD, **given) -> "Assumptions":
+        """The defaults with ``train_hfu`` measured in the GPU ``record`` where it has one, then ``given``."""
+        measured = None if "train_hfu" in given else measured_train_hfu(record, flops)
         if measured is not None:
-            given = {"train_mfu": measured[0], "train_mfu_source": measured[1], **given}
-        elif "train_mfu" in given:
-            given = {"train_mfu_source": "given (--train-mfu)", **given}
+            given = {"train_hfu": measured[0], "train_hfu_source": measured[1], **given}
+        elif "train_hfu" in given:
+            given = {"train_hfu_source": "given (--train-hfu)", **given}
         return cls(**given)
 
     def lines(self) -> list[str]:
@@ -122,23 +131,28 @@ def _gpu_hours(tokens: float, flops_per_token: float, mfu: float, assume: Assump
     return tokens * flops_per_token / (mfu * assume.peak_tflops * 1e12) / 3600
 
 
-def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, assume: Assumptions) -> Cost:
+def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, assume: Assumptions,
+                  flops: Path = FLOPS_RECORD) -> Cost:
     """The offline training runs of ``model`` (each trained once per seed)."""
     problems, per_problem = train_problems(config, assume), sequences_per_problem(config)
     disk = hours = 0.0
     jobs = 0
+    shares = {}
     for run in runs:
         t = run.training
         steps = t["epochs"] * math.ceil(problems / t["batch_problems"])
         snapshots = steps // t["snapshot_every"] if t["snapshot_every"] else 0
         saved = SAVED_BYTES[t["precision"]] * arch.params
         tokens = steps * t["batch_problems"] * per_problem * t["max_length"] * assume.sequence_fill
-        flops = (8 if t["gradient_checkpointing"] else 6) * arch.params
+        share, source = useful_share(t, flops)
+        shares[source] = share
         seeds = len(run.seeds)
         jobs += seeds
         disk += seeds * ((snapshots + 1) * saved + 12 * arch.params)
-        hours += seeds * _gpu_hours(tokens, flops, assume.train_mfu, assume)
-    return Cost("train", model, jobs, disk, hours, "snapshots + final in the training dtype, + one fp32 resumable")
+        hours += seeds * _gpu_hours(tokens, 6 * arch.params, assume.train_hfu * share, assume)
+    useful = "; ".join(f"{100 * share:.0f} % of the FLOPs useful ({source})" for source, share in shares.items())
+    return Cost("train", model, jobs, disk, hours,
+                f"snapshots + final in the training dtype, + one fp32 resumable; {useful}")
 
 
 def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, assume: Assumptions,

@@ -40,6 +40,7 @@ from fpa.data.tokenize import encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
 from fpa.reference.collate import collate
 from fpa.reference.model import online_reference_hidden, reference_head_weight
+from fpa.training.packing import decoder_inputs, use_packed_attention
 from fpa.training.precision import autocast_dtype
 
 FORMAT_VERSION = 1
@@ -111,11 +112,12 @@ class _ShardWriter:
 def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict], tokenizer,
                           out_dir: str | os.PathLike, *, max_length: int, dtype: str = "bfloat16",
                           shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu",
-                          precision: str = "fp32", weights_dtype: str = "float32") -> dict:
+                          precision: str = "fp32", weights_dtype: str = "float32", packed: bool = False) -> dict:
     """Run the reference over every sample on ``device`` and write the cache; returns the manifest.
 
     The forward computes as the policy's does: its weights loaded in ``weights_dtype`` (float32, or
-    bfloat16 where FSDP gathers the policy's in it), under the training's ``precision`` (bf16 autocast).
+    bfloat16 where FSDP gathers the policy's in it), under the training's ``precision`` (bf16 autocast),
+    each ``batch_size`` samples ``packed`` in one row without padding (``fpa.training.packing``) or padded.
 
     ``samples``: dicts with "id" (unique), "prompt", "completion". Tokenised with
     ``encode_sample``; a sample whose prompt leaves no completion raises ``ValueError``.
@@ -132,15 +134,17 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
                               weights_dtype=weights_dtype)
     encoded = [encode_record(tokenizer, s, max_length) for s in samples]
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_storage_dtype(weights_dtype)).to(device).eval()
+    if packed:
+        use_packed_attention(model)
     head = reference_head_weight(model).detach().float()
     pad_id = pad_token_id(tokenizer)
     seq_logp = torch.empty(len(samples))
     with atomic_path(out_dir, directory=True) as tmp:
         writer = _ShardWriter(tmp, shard_tokens)
         for first in range(0, len(encoded), batch_size):
-            batch = collate(encoded[first : first + batch_size], pad_id)
-            z = online_reference_hidden(model, batch.input_ids.to(device), batch.attention_mask.to(device),
-                                        batch.predict_mask.to(device), autocast).to(storage)
+            batch = collate(encoded[first : first + batch_size], pad_id, packed)
+            z = online_reference_hidden(model, predict_mask=batch.predict_mask.to(device), autocast=autocast,
+                                        **decoder_inputs(batch, device)).to(storage)
             targets = batch.targets.to(device)
             lse, logp = _head_stats(z, head, targets)
             bounds = torch.cumsum(batch.lengths, 0).tolist()

@@ -1,5 +1,6 @@
-"""Encoded samples as one right-padded batch, with the positions that predict completion tokens (the
-rows of the reference cache and of the policy's hidden states, in the same order)."""
+"""Encoded samples as one batch, right-padded or packed (``fpa.training.packing``), with the positions that
+predict completion tokens (the rows of the reference cache and of the policy's hidden states, in the same
+order)."""
 
 from __future__ import annotations
 
@@ -10,30 +11,31 @@ import torch
 from torch import Tensor
 
 from fpa.data.tokenize import EncodedSample
+from fpa.training.packing import lay_out
 
 
 @dataclass(frozen=True)
 class Batch:
-    """Right-padded model inputs. ``predict_mask`` [B, L] marks the positions predicting
+    """Model inputs, right-padded or packed. ``predict_mask`` [R, L] marks the positions predicting
     completion tokens; ``targets`` [N] are those tokens in row-major order of the mask,
-    the same order as ``hidden[predict_mask]``."""
+    the same order as ``hidden[predict_mask]``; a packed row adds ``position_ids`` and
+    ``sequence_lengths`` (else None)."""
 
     input_ids: Tensor
     attention_mask: Tensor
     predict_mask: Tensor
     targets: Tensor
     lengths: Tensor  # [B] completion tokens per sample
+    position_ids: Tensor | None = None
+    sequence_lengths: tuple[int, ...] | None = None
 
 
-def collate(encoded: Sequence[EncodedSample], pad_id: int) -> Batch:
-    width = max(len(e.input_ids) for e in encoded)
-    input_ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros_like(input_ids)
-    predict_mask = torch.zeros_like(input_ids, dtype=torch.bool)
-    for row, e in enumerate(encoded):
-        input_ids[row, : len(e.input_ids)] = torch.tensor(e.input_ids)
-        attention_mask[row, : len(e.input_ids)] = 1
-        predict_mask[row, e.prompt_len - 1 : len(e.input_ids) - 1] = True
+def collate(encoded: Sequence[EncodedSample], pad_id: int, packed: bool = False) -> Batch:
+    layout = lay_out([e.input_ids for e in encoded], pad_id, packed)
+    predict_mask = torch.zeros_like(layout.input_ids, dtype=torch.bool)
+    for e, row, start in zip(encoded, layout.row, layout.start):
+        predict_mask[row, start + e.prompt_len - 1 : start + len(e.input_ids) - 1] = True
     targets = torch.cat([torch.tensor(e.input_ids[e.prompt_len :]) for e in encoded])
     lengths = torch.tensor([e.completion_len for e in encoded])
-    return Batch(input_ids, attention_mask, predict_mask, targets, lengths)
+    return Batch(layout.input_ids, layout.attention_mask, predict_mask, targets, lengths, layout.position_ids,
+                 layout.sequence_lengths)

@@ -27,6 +27,7 @@ from transformers import AutoModelForCausalLM
 from fpa.objectives.base import Objective
 from fpa.reference.cache import CachedBatch, ReferenceCache
 from fpa.training.batches import Batch
+from fpa.training.packing import decoder_inputs, use_packed_attention
 from fpa.training.precision import decoder_hidden
 
 
@@ -95,11 +96,14 @@ class CachedReference:
 
 
 class OnlineReference:
-    """The reference body beside the policy, its forward in the policy's precision (``autocast``)."""
+    """The reference body beside the policy, its forward in the policy's precision (``autocast``) and on its
+    batches' layout (``packed``: the policy's packed attention, ``fpa.training.packing``)."""
 
-    def __init__(self, model_dir: str, device, autocast: torch.dtype | None = None):
+    def __init__(self, model_dir: str, device, autocast: torch.dtype | None = None, packed: bool = False):
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
         self.model.requires_grad_(False)
+        if packed:
+            use_packed_attention(self.model)
         self.weight = self.model.get_output_embeddings().weight
         self.device, self.autocast = device, autocast
 
@@ -108,14 +112,13 @@ class OnlineReference:
 
     @torch.no_grad()
     def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
-        out = decoder_hidden(self.model, batch.input_ids.to(self.device), batch.attention_mask.to(self.device),
-                             self.autocast)
+        out = decoder_hidden(self.model, autocast=self.autocast, **decoder_inputs(batch, self.device))
         return ReferenceInputs(out[batch.rows.to(self.device), batch.positions.to(self.device)], self.weight, None)
 
 
 def make_reference(objective: Objective, mode: str, *, reference_dir: str | None, model_dir: str,
                    train_samples: list[dict], val_samples: list[dict], device, diagnostics: bool = False,
-                   autocast: torch.dtype | None = None):
+                   autocast: torch.dtype | None = None, packed: bool = False):
     splits = {"train": train_samples, "val": val_samples}
     per_token = bool({"hat", "fwd_kl"} & set(objective.requires))
     if not objective.needs_reference:
@@ -123,7 +126,7 @@ def make_reference(objective: Objective, mode: str, *, reference_dir: str | None
             return CachedReference(reference_dir, splits, device, per_token=False)
         return None
     if mode == "online":
-        return OnlineReference(model_dir, device, autocast)
+        return OnlineReference(model_dir, device, autocast, packed)
     if mode != "cached":
         raise ValueError(f"training.reference: expected 'cached' or 'online', got {mode!r}")
     if reference_dir is None:

@@ -21,11 +21,13 @@ def reference_head_weight(model) -> Tensor:
 
 
 @torch.no_grad()
-def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor, predict_mask: Tensor,
-                            autocast: torch.dtype | None = None) -> Tensor:
+def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor | None, predict_mask: Tensor,
+                            autocast: torch.dtype | None = None, position_ids: Tensor | None = None,
+                            sequence_lengths: tuple[int, ...] | None = None) -> Tensor:
     """z_ref [N, d] fp32 at ``predict_mask`` positions: the reference body's forward, no head, in the
-    training's precision path (``fpa.training.precision.decoder_hidden``).
+    training's precision path (``fpa.training.precision.decoder_hidden``), padded or packed (a packed row
+    gives ``position_ids`` and ``sequence_lengths``, and no mask).
 
     ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs).
     """
-    return decoder_hidden(ref_model, input_ids, attention_mask, autocast)[predict_mask]
+    return decoder_hidden(ref_model, input_ids, attention_mask, autocast, position_ids, sequence_lengths)[predict_mask]

@@ -1,4 +1,4 @@
-"""Samples → problem groups → deterministic batches → padded tensors.
+"""Samples → problem groups → deterministic batches → padded or packed tensors.
 
 A batch is a set of whole problem groups (all kept samples of each problem), so
 group-level quantities (preference pairs, A*-PO's V*(x), KTO's batch z0) never see
@@ -16,6 +16,7 @@ from torch import Tensor
 
 from fpa.data.offline import group_by_problem
 from fpa.data.tokenize import EncodedSample, encode_record
+from fpa.training.packing import lay_out
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,13 @@ class Group:
 
 @dataclass
 class Batch:
-    """Right-padded sequences of one micro-batch.
+    """The B sequences of one micro-batch, right-padded (one a row) or packed (one row, ``fpa.training.packing``).
 
-    input_ids, attention_mask: [B, L]; rows: [N] batch row of each completion token;
-    positions: [N] position of the hidden state predicting it; targets: [N] token ids;
-    sample_index: [B] indices into the dataset; reward, length: [B] float; group: [B] long.
+    input_ids, attention_mask: [R, L]; rows: [N] row of input_ids of each completion token;
+    positions: [N] position in that row of the hidden state predicting it; targets: [N] token ids;
+    sequence: [N] the sequence (0..B-1) of each completion token; sample_index: [B] indices into the
+    dataset; reward, length: [B] float; group: [B] long; packed only: position_ids [1, L], restarting at
+    each sequence, and sequence_lengths, the tokens of each sequence (else None).
     """
 
     input_ids: Tensor
@@ -38,10 +41,13 @@ class Batch:
     rows: Tensor
     positions: Tensor
     targets: Tensor
+    sequence: Tensor
     sample_index: Tensor
     reward: Tensor
     length: Tensor
     group: Tensor
+    position_ids: Tensor | None = None
+    sequence_lengths: tuple[int, ...] | None = None
 
 
 def encode_dataset(tokenizer, samples: list[dict], max_length: int) -> list[EncodedSample]:
@@ -82,30 +88,31 @@ def sample_indices(groups: list[Group]) -> list[int]:
     return [i for g in groups for i in g.samples]
 
 
-def collate(groups: list[Group], encoded: list[EncodedSample], samples: list[dict], pad_id: int) -> Batch:
+def collate(groups: list[Group], encoded: list[EncodedSample], samples: list[dict], pad_id: int,
+            packed: bool = False) -> Batch:
     indices = sample_indices(groups)
-    width = max(len(encoded[i].input_ids) for i in indices)
-    input_ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(indices), width), dtype=torch.long)
-    rows, positions, targets = [], [], []
-    for row, i in enumerate(indices):
-        ids, start = encoded[i].input_ids, encoded[i].prompt_len
-        input_ids[row, :len(ids)] = torch.tensor(ids)
-        attention_mask[row, :len(ids)] = 1
-        rows += [row] * (len(ids) - start)
-        positions += range(start - 1, len(ids) - 1)
-        targets += ids[start:]
+    layout = lay_out([encoded[i].input_ids for i in indices], pad_id, packed)
+    rows, positions, targets, sequence = [], [], [], []
+    for number, i in enumerate(indices):
+        ids, prompt = encoded[i].input_ids, encoded[i].prompt_len
+        rows += [layout.row[number]] * (len(ids) - prompt)
+        positions += range(layout.start[number] + prompt - 1, layout.start[number] + len(ids) - 1)
+        targets += ids[prompt:]
+        sequence += [number] * (len(ids) - prompt)
     group_of = {i: g.problem_index for g in groups for i in g.samples}
     return Batch(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
+        input_ids=layout.input_ids,
+        attention_mask=layout.attention_mask,
         rows=torch.tensor(rows),
         positions=torch.tensor(positions),
         targets=torch.tensor(targets),
+        sequence=torch.tensor(sequence),
         sample_index=torch.tensor(indices),
         reward=torch.tensor([float(samples[i]["reward"]) for i in indices]),
         length=torch.tensor([float(encoded[i].completion_len) for i in indices]),
         group=torch.tensor([group_of[i] for i in indices]),
+        position_ids=layout.position_ids,
+        sequence_lengths=layout.sequence_lengths,
     )
 
 

@@ -1,5 +1,6 @@
 """The policy body at the device's speed: the optimizer's kernel, which layers keep their activations,
-compiled decoder layers, the attention mask, and bit-exact determinism (``training.*`` keys).
+compiled decoder layers, padding or packing and the attention mask, and bit-exact determinism
+(``training.*`` keys).
 
 What the strongest peers do, and where this differs:
 
@@ -18,9 +19,11 @@ What the strongest peers do, and where this differs:
 - ``attention: causal``: right-padded batches pass no attention mask. Every real token precedes its
   row's padding, so a causal mask alone hides the padding from it: the real positions' hidden
   states are the masked path's, and without a mask SDPA keeps its flash kernel and grouped K/V
-  (Transformers' ``use_gqa_in_sdpa``) instead of the math kernel over repeated K/V. TRL's
-  ``padding_free`` (packing with ``position_ids``) needs flash-attention's varlen kernels, absent
-  here, and also saves the padding's FLOPs; that is not built.
+  (Transformers' ``use_gqa_in_sdpa``) instead of the math kernel over repeated K/V.
+- ``attention: packed`` (the default): no padding at all, the micro-batch's sequences end to end in one
+  row with restarting positions and SDPA per sequence (``fpa.training.packing``, which says why that
+  kernel): the body computes the real tokens only. TRL's ``padding_free`` packs alike but needs
+  flash-attention's varlen kernels (a GPU and a package); torchtitan's document masks take FlexAttention.
 - ``deterministic``: torch's deterministic algorithms, cuBLAS's fixed workspace, cuDNN's
   deterministic kernels and exact fp32 matmuls outside the loss head (which sets its own), so that
   a resumed CUDA run is bit-identical to a straight one.
@@ -32,7 +35,9 @@ import os
 
 import torch
 
-ATTENTION = ("masked", "causal")
+from fpa.training.packing import use_packed_attention
+
+ATTENTION = ("masked", "causal", "packed")
 ADAMW = ("auto", "default", "fused")
 #: cuBLAS's deterministic workspace (CUDA docs, "Results reproducibility"): read at its first handle
 CUBLAS_WORKSPACE = ":4096:8"
@@ -48,11 +53,14 @@ def fused_adamw(adamw: str, device: torch.device) -> bool | None:
 
 
 def prepare_layers(lm, cfg) -> None:
-    """Activation checkpointing of every ``checkpoint_every_layers``-th layer and compiled decoder layers,
-    in place, before data parallel wraps the model."""
+    """The packed attention (``attention: packed``), activation checkpointing of every
+    ``checkpoint_every_layers``-th layer and compiled decoder layers, in place, before data parallel wraps
+    the model."""
     if cfg.checkpoint_every_layers < 1:
         raise ValueError(f"training.checkpoint_every_layers: expected an integer >= 1, got "
                          f"{cfg.checkpoint_every_layers!r}")
+    if is_packed(cfg.attention):
+        use_packed_attention(lm)
     if cfg.gradient_checkpointing:
         lm.gradient_checkpointing_enable(every_n_layers=cfg.checkpoint_every_layers)
     if cfg.compile_layers:
@@ -60,10 +68,17 @@ def prepare_layers(lm, cfg) -> None:
             layer.compile()
 
 
-def attention_mask_for(attention: str, attention_mask: torch.Tensor) -> torch.Tensor | None:
-    """The mask the decoder gets for a right-padded batch: the padding mask, or None (``causal``)."""
+def is_packed(attention: str) -> bool:
+    """Whether ``training.attention`` packs the micro-batches (else it pads them)."""
     if attention not in ATTENTION:
         raise ValueError(f"training.attention: expected one of {list(ATTENTION)}, got {attention!r}")
+    return attention == "packed"
+
+
+def attention_mask_for(attention: str, attention_mask: torch.Tensor) -> torch.Tensor | None:
+    """The mask the decoder gets: a right-padded batch's padding mask (``masked``), or None (``causal``,
+    and ``packed``, whose sequences have no padding)."""
+    is_packed(attention)
     return attention_mask if attention == "masked" else None
 
 

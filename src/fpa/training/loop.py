@@ -34,7 +34,7 @@ from fpa.progress import progress
 from fpa.reference.inputs import make_reference
 from fpa.training import batches as B
 from fpa.training.batch_statistic import batch_mean, with_batch_mean
-from fpa.training.body import attention_mask_for, fused_adamw, make_deterministic, prepare_layers
+from fpa.training.body import attention_mask_for, fused_adamw, is_packed, make_deterministic, prepare_layers
 from fpa.training.checkpoints import (resume_state, save_policy, save_resumable, snapshot_path, track_validation,
                                       write_final_checkpoint)
 from fpa.training.parallel import DataParallel, Policy, make_parallel
@@ -68,7 +68,7 @@ class TrainConfig:
     gradient_checkpointing: bool = False
     checkpoint_every_layers: int = 1
     compile_layers: bool = False
-    attention: str = "masked"
+    attention: str = "packed"  # or masked / causal: padded micro-batches (fpa.training.body)
     deterministic: bool = False
     chunk_size: int | str = 1024  # or "auto": from head_memory_mb
     head_memory_mb: float = 1024.0
@@ -171,7 +171,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     reference = make_reference(objective, cfg.reference, reference_dir=reference_dir, model_dir=model_dir,
                                train_samples=train_split.samples, val_samples=val_split.samples,
                                device=accelerator.device, diagnostics=cfg.diagnostics,
-                               autocast=autocast_dtype(cfg.precision))
+                               autocast=autocast_dtype(cfg.precision), packed=is_packed(cfg.attention))
     policy = Policy(lm, autocast_dtype(cfg.precision))
     body, optimizer = parallel.prepare(policy, lambda weights: torch.optim.AdamW(
         weights, lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
@@ -189,7 +189,7 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
                    upcoming: list[B.Group] | None = None):
     """The objective's statistics of ``micro``; the reference rows of ``upcoming`` (the next micro-batch)
     are read meanwhile."""
-    batch = B.collate(micro, split.encoded, split.samples, pad_token_id(run.tokenizer))
+    batch = B.collate(micro, split.encoded, split.samples, pad_token_id(run.tokenizer), is_packed(run.cfg.attention))
     ref = run.reference.inputs(batch, split.name) if run.reference else None
     if run.reference and upcoming:
         run.reference.prefetch(B.sample_indices(upcoming), split.name)
@@ -201,7 +201,8 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
                               head_precision=run.cfg.head_precision)
 
     mask = attention_mask_for(run.cfg.attention, batch.attention_mask)
-    return body(batch.input_ids, mask, statistics), int(batch.targets.numel())
+    return (body(batch.input_ids, mask, statistics, batch.position_ids, batch.sequence_lengths),
+            int(batch.targets.numel()))
 
 
 def _with_next(micros: list) -> list[tuple]:
@@ -337,4 +338,6 @@ def train(*, model_dir: str, train_path: str, val_path: str, reference_dir: str 
 
 
 def _to(batch: B.Batch, device) -> B.Batch:
-    return B.Batch(**{f.name: getattr(batch, f.name).to(device) for f in dataclasses.fields(batch)})
+    """``batch`` with its tensors on ``device`` (its sequence lengths stay on the host)."""
+    return B.Batch(**{f.name: value.to(device) if isinstance(value := getattr(batch, f.name), torch.Tensor) else value
+                      for f in dataclasses.fields(batch)})

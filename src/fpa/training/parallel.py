@@ -62,7 +62,8 @@ class Policy(torch.nn.Module):
     """The causal LM as DDP / FSDP wrap it: one forward from tokens to the objective's statistics.
 
     ``statistics(hidden, head_weight)`` runs inside this forward, outside autocast (the chunked
-    head keeps its fp32 accumulation); ``hidden`` [B, L, d] is the decoder's final (post-norm)
+    head keeps its fp32 accumulation); a packed batch adds its ``position_ids`` and ``sequence_lengths``
+    (``fpa.training.packing``); ``hidden`` [B, L, d] is the decoder's final (post-norm)
     output in fp32, ``head_weight`` [V, d] the output head (unsharded under FSDP).
     """
 
@@ -71,8 +72,10 @@ class Policy(torch.nn.Module):
         self.lm = lm
         self.autocast_dtype = autocast_dtype
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor, statistics: Callable):
-        hidden = decoder_hidden(self.lm, input_ids, attention_mask, self.autocast_dtype)
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None, statistics: Callable,
+                position_ids: Tensor | None = None, sequence_lengths: tuple[int, ...] | None = None):
+        hidden = decoder_hidden(self.lm, input_ids, attention_mask, self.autocast_dtype, position_ids,
+                                sequence_lengths)
         return statistics(hidden, self.lm.get_output_embeddings().weight)
 
 

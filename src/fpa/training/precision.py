@@ -49,10 +49,13 @@ def autocast_dtype(precision: str) -> torch.dtype | None:
     return AUTOCAST[precision]
 
 
-def decoder_hidden(lm, input_ids: Tensor, attention_mask: Tensor, autocast: torch.dtype | None) -> Tensor:
-    """The decoder's final (post-norm) hidden states [B, L, d] in fp32, under ``autocast`` if given."""
+def decoder_hidden(lm, input_ids: Tensor, attention_mask: Tensor | None, autocast: torch.dtype | None,
+                   position_ids: Tensor | None = None, sequence_lengths: tuple[int, ...] | None = None) -> Tensor:
+    """The decoder's final (post-norm) hidden states [B, L, d] in fp32, under ``autocast`` if given; a packed
+    row passes its ``position_ids`` and ``sequence_lengths`` (``fpa.training.packing``)."""
+    packed = {} if sequence_lengths is None else {"position_ids": position_ids, "sequence_lengths": sequence_lengths}
     with torch.autocast(input_ids.device.type, dtype=autocast, enabled=autocast is not None):
-        hidden = lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        hidden = lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, **packed).last_hidden_state
     return hidden.float()
 
 

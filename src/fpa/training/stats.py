@@ -26,7 +26,7 @@ def per_sequence(values: Tensor | None, rows: Tensor, batch_size: int) -> Tensor
 def sequence_stats(hidden: Tensor, head_weight: Tensor, batch: Batch, objective: Objective, params: object, *,
                    reference: ReferenceInputs | None, pair_seed: int, chunk_size: int,
                    head_precision: str = "fp32") -> SequenceStats:
-    """hidden: [B, L, d] policy final hidden states; ``reference`` at the batch's completion positions."""
+    """hidden: [R, L, d] policy final hidden states; ``reference`` at the batch's completion positions."""
     ref = reference or ReferenceInputs(None, None, None)
     tokens = token_statistics(
         hidden[batch.rows, batch.positions], head_weight, batch.targets,
@@ -34,19 +34,19 @@ def sequence_stats(hidden: Tensor, head_weight: Tensor, batch: Batch, objective:
         lam=objective.hat_lambda(params), want_kl="fwd_kl" in objective.requires, chunk_size=chunk_size,
         head_precision=head_precision,
     )
-    size = batch.input_ids.shape[0]
+    size = len(batch.sample_index)
     chosen = rejected = None
     if "pairs" in objective.requires:
         chosen, rejected = build_pairs(batch.reward, batch.group, getattr(params, "pairing"), pair_seed)
     return SequenceStats(
-        logp=per_sequence(tokens.logp, batch.rows, size),
+        logp=per_sequence(tokens.logp, batch.sequence, size),
         length=batch.length,
         reward=batch.reward,
         group=batch.group,
-        ref_logp=ref.sequence_logp if ref.sequence_logp is not None else per_sequence(tokens.ref_logp, batch.rows,
-                                                                                      size),
-        hat_logp=per_sequence(tokens.hat_logp, batch.rows, size),
-        fwd_kl=per_sequence(tokens.fwd_kl, batch.rows, size),
+        ref_logp=ref.sequence_logp if ref.sequence_logp is not None else per_sequence(tokens.ref_logp,
+                                                                                      batch.sequence, size),
+        hat_logp=per_sequence(tokens.hat_logp, batch.sequence, size),
+        fwd_kl=per_sequence(tokens.fwd_kl, batch.sequence, size),
         chosen=chosen,
         rejected=rejected,
     )
