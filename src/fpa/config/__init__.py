@@ -89,9 +89,9 @@ def _check_sampled_benchmark(config: dict, name: str, key: str, where: str) -> N
         raise ConfigError(f"{where}: {key}: unknown benchmark {name!r}; expected one of {sorted(config['benchmarks'])}")
     grader = config["benchmarks"][name]["grader"]
     if reads_task_file(grader):
-        from fpa.grading import GRADER_NAMES
+        from fpa.grading import GRADERS
 
-        in_record = [other for other in GRADER_NAMES if not reads_task_file(other)]
+        in_record = [other for other in GRADERS if not reads_task_file(other)]
         raise ConfigError(f"{where}: {key}: {name!r} is graded by {grader!r}, which reads its benchmark's task file "
                           f"in an evaluate_code job; snapshots are sampled and graded in one job (graders whose "
                           f"answer is in the record: {', '.join(in_record)})")

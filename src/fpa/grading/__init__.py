@@ -11,40 +11,30 @@ benchmark family use the same grader.
 - ``code_tests``: the code training reward (TACO, APPS); the gold is the problem's JSON
   test spec, run with LCB's checker in the same sandbox (``fpa.grading.code.tests``).
 
-Code graders (``CODE_GRADERS``) also take ``workers=`` (threads, one sandboxed process each).
+Each grader module declares its ``GRADERS`` and is named below (``fpa.registry``); the graders
+that run code (``code_graders``) also take ``workers=`` (threads, one sandboxed process each).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Callable, Sequence
+from typing import Callable
 
-Pairs = Sequence[tuple[str, str]]
-Verdicts = list[tuple[bool, str]]
+from fpa.grading.grader import Grader, Pairs, Verdicts
+from fpa.registry import Registry
 
-_GRADERS = {
-    "toy": "fpa.grading.answers:grade_toy_many",
-    "math": "fpa.grading.math:grade_math_many",
-    "mbppplus": "fpa.grading.code:grade_mbppplus_many",
-    "humanevalplus": "fpa.grading.code:grade_humanevalplus_many",
-    "bigcodebench": "fpa.grading.code:grade_bigcodebench_many",
-    "livecodebench": "fpa.grading.code:grade_livecodebench_many",
-    "code_tests": "fpa.grading.code.tests:grade_tests_many",
-}
-GRADER_NAMES = tuple(_GRADERS)
-#: Graders that execute code in the sandbox (evaluated by the ``evaluate_code`` rule).
-CODE_GRADERS = ("mbppplus", "humanevalplus", "bigcodebench", "livecodebench", "code_tests")
+GRADERS = Registry("grader", __name__, ("answers", "math", "code.mbppplus", "code.bigcodebench",
+                                        "code.livecodebench", "code.tests"), "GRADERS")
+#: The module a grader lives in (for code fingerprints).
+grader_module = GRADERS.module_of
 
 
 def get_grader(name: str) -> Callable[[Pairs], Verdicts]:
-    if name not in _GRADERS:
-        raise ValueError(f"grader: expected one of {sorted(_GRADERS)}, got {name!r}")
-    module, function = _GRADERS[name].split(":")
-    return getattr(importlib.import_module(module), function)
+    return GRADERS.lookup(name).grade_many
 
 
-def grader_module(name: str) -> str:
-    """The module a grader lives in (for code fingerprints), without importing it."""
-    if name not in _GRADERS:
-        raise ValueError(f"grader: expected one of {sorted(_GRADERS)}, got {name!r}")
-    return _GRADERS[name].split(":")[0]
+def code_graders() -> list[str]:
+    """The graders that execute code in the sandbox (evaluated by the ``evaluate_code`` rule)."""
+    return [name for name, grader in GRADERS.items() if grader.runs_code]
+
+
+__all__ = ["GRADERS", "Grader", "Pairs", "Verdicts", "code_graders", "get_grader", "grader_module"]
