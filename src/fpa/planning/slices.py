@@ -130,7 +130,7 @@ class ConfigSlices:
         return code_fingerprint("fpa.training.loop", objective.loss.__module__)
 
     def online_code(self, wildcards) -> str:
-        return code_fingerprint("fpa.cli.train_online", "fpa.online.run", "fpa.online.trainer",
+        return code_fingerprint("fpa.cli.train_online", "fpa.training.online.run", "fpa.training.online.trainer",
                                 ONLINE_METHODS.module_of(self.run(wildcards).objective),
                                 grader_module(self.dataset_grader()))
 
