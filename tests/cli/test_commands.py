@@ -40,7 +40,8 @@ def test_help_groups_the_commands_and_imports_no_command_module():
             "try:\n    main(['--help'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
             "print(sorted(m for m in sys.modules if m.startswith('fpa.')), file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stderr.strip() == "['fpa.cli', 'fpa.cli.commands', 'fpa.cli.entry']"  # the face and its two modules
+    # the face and its two modules
+    assert result.stderr.strip() == "['fpa.cli', 'fpa.cli.commands', 'fpa.cli.entry']"
     assert result.stdout.index("Commands for you:") < result.stdout.index("explain") < result.stdout.index("Pipeline steps")
     assert "`" not in result.stdout
 
