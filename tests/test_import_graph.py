@@ -55,6 +55,12 @@ def test_fpa_modules_import_no_circle():
     assert circles() == []
 
 
+def test_the_gpu_benchmark_modules_import_no_circle(monkeypatch):
+    """benchmarks/gpu: its tables render the record that its throughput module measures, not the other way too."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    assert circles("gpu") == []
+
+
 def test_a_circle_through_a_deferred_import_is_found(tmp_path):
     """fpa.io imports fpa.safe_load; safe_load importing io in a function closes a circle."""
     source = _source_with(tmp_path, "safe_load.py", "\n\ndef _write():\n    from fpa import io\n")

@@ -3,11 +3,8 @@ ratios with their spread over rounds, the other measurements, the GPU named; not
 
 from __future__ import annotations
 
-from pathlib import Path
+from gpu.paper import PAPER_GPUS, paper_overhead
 
-import yaml
-
-PAPER_RESULTS = Path(__file__).resolve().parents[2] / "config" / "paper_results.yaml"
 LABELS = {"offrl": "Off-RL", "fpa": "Off-RL w/ FPA"}
 GIB = 2**30
 
@@ -18,12 +15,6 @@ def _spread(s: dict, digits: int = 3) -> str:
 
 def _gib(value) -> str:
     return "–" if value is None else f"{value:.1f}"
-
-
-def paper_overhead(model: str = "qwen3-4b-base") -> dict:
-    """{run: (examples/s, peak "GB")} as the paper prints them (config/paper_results.yaml)."""
-    rows = yaml.safe_load(PAPER_RESULTS.read_text())["overhead"]["models"][model]
-    return {run: tuple(float(x) for x in cells.split()) for run, cells in rows.items()}
 
 
 def _overhead(result: dict, paper: dict | None) -> list[str]:
@@ -105,9 +96,7 @@ def _other(key: str, r: dict) -> list[str]:
         return [f"Generation, {r['shape']} ({r['dtype']}), {r['prompt_tokens']}-token prompts, {r['new_tokens']} new "
                 f"tokens per row, T = {r['temperature']}: tokens/s {sizes}."]
     if key in ("users_step", "deterministic"):
-        from gpu.throughput import markdown_lines
-
-        return markdown_lines(key, r)
+        return _throughput(key, r)
     if key == "overhead_large" and "skipped" in r:
         return [f"{r['shape']}: {r['skipped']}."]
     return []
@@ -151,4 +140,37 @@ def _dag(r: dict) -> list[str]:
         host = "" if job["host_peak_mb"] is None else f"{job['host_peak_mb']:,.0f}"
         lines.append(f"| {job['rule']} | {job['output']} | {job['device']} | {job['dtype']} | {job['wall_s']:.1f} | "
                      f"{gpu} | {host} |")
+    return lines
+
+
+def _throughput(key: str, result: dict) -> list[str]:
+    """The record's ``users_step`` and ``deterministic`` entries as Markdown."""
+    if key == "deterministic":
+        ratio, resume = result["offrl_step_ratio_deterministic_over_configured"], result["resume"]
+        cost = "not measured" if ratio is None else f"{ratio['median']:.3f} [{ratio['min']:.3f}–{ratio['max']:.3f}]"
+        return [f"training.deterministic: Off-RL step time deterministic / configured {cost} (per round index); "
+                f"resume under it, {resume['shape']}: {'bit-identical' if resume['bit_identical'] else 'DIFFERENT'} "
+                f"over {resume['tensors']} tensors."]
+    lengths = result["lengths"]
+    lines = [f"What users run, {result['shape']}, world {result['world']}: {result['examples_per_step']} examples a "
+             f"step, lengths from {lengths['source']} ({lengths['unit']}, one toy token each; mean prompt "
+             f"{lengths['mean_prompt']:.0f}, solution {lengths['mean_completion']:.0f}); {result['rounds']} paired "
+             "rounds; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
+             "| variant | method | tokens/s per GPU | examples/s | MFU | peak GiB | FPA / Off-RL | padding |",
+             "|---|---|---:|---:|---:|---:|---|---:|"]
+    for name, variant in result["variants"].items():
+        if "error" in variant:
+            lines.append(f"| {name} | failed: {variant['error'][:120]} | | | | | | |")
+            continue
+        ratio = variant["ratio_time_fpa_over_offrl"]
+        for method, f in variant["methods"].items():
+            peak = "–" if f["peak_gib"] is None else f"{f['peak_gib']:.1f}"
+            lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
+                         f"| {100 * f['mfu']['median']:.1f} % | {peak} | {ratio['median']:.3f} "
+                         f"[{ratio['min']:.3f}–{ratio['max']:.3f}] | {100 * variant['padding_share']:.0f} % |")
+    for method, p in result.get("paper", {}).items():
+        lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
+                     f"{PAPER_GPUS} H200), {p['paper_tokens_per_s_per_gpu_at_our_mean_length']:,.0f} tokens/s at our "
+                     f"mean length; ours {p['ours_examples_per_s']:.2f} examples/s, {p['ours_tokens_per_s']:,.0f} "
+                     "tokens/s.")
     return lines

@@ -41,14 +41,12 @@ if __name__ == "__main__":  # run as a script: benchmarks/ on the path, as run.p
 from gpu.budget import free_device_memory  # noqa: E402
 from gpu.clock import paired_rounds, ratio_spread, spread  # noqa: E402
 from gpu.models import Shape, _text, paper_config  # noqa: E402
-from gpu.tables import paper_overhead  # noqa: E402
+from gpu.paper import PAPER_GPUS, paper_overhead  # noqa: E402
 
 from fpa.io import atomic_path, sha256_path, write_jsonl  # noqa: E402
 from fpa.training.body import CUBLAS_WORKSPACE  # noqa: E402
 
 LENGTHS = Path(__file__).resolve().parent / "math_lengths.json"
-#: "We conduct all training on a single node with two NVIDIA H200 GPUs" (the paper's training details)
-PAPER_GPUS = 2
 #: the body's faster settings, each beside config/paper.yaml's training as it is
 VARIANTS = {"configured": {}, "causal": {"attention": "causal"},
             "tuned": {"attention": "causal", "compile_layers": True, "checkpoint_every_layers": 2}}
@@ -286,36 +284,3 @@ if __name__ == "__main__":
         raise SystemExit(__doc__.split("\n\n")[1])
     written = write_math_lengths(mirror)
     print(f"{LENGTHS}: {len(written['prompt'])} records of {written['source']} ({written['sha256'][:12]})")
-
-
-def markdown_lines(key: str, result: dict) -> list[str]:
-    """The record's ``users_step`` and ``deterministic`` entries as Markdown."""
-    if key == "deterministic":
-        ratio, resume = result["offrl_step_ratio_deterministic_over_configured"], result["resume"]
-        cost = "not measured" if ratio is None else f"{ratio['median']:.3f} [{ratio['min']:.3f}–{ratio['max']:.3f}]"
-        return [f"training.deterministic: Off-RL step time deterministic / configured {cost} (per round index); "
-                f"resume under it, {resume['shape']}: {'bit-identical' if resume['bit_identical'] else 'DIFFERENT'} "
-                f"over {resume['tensors']} tensors."]
-    lengths = result["lengths"]
-    lines = [f"What users run, {result['shape']}, world {result['world']}: {result['examples_per_step']} examples a "
-             f"step, lengths from {lengths['source']} ({lengths['unit']}, one toy token each; mean prompt "
-             f"{lengths['mean_prompt']:.0f}, solution {lengths['mean_completion']:.0f}); {result['rounds']} paired "
-             "rounds; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
-             "| variant | method | tokens/s per GPU | examples/s | MFU | peak GiB | FPA / Off-RL | padding |",
-             "|---|---|---:|---:|---:|---:|---|---:|"]
-    for name, variant in result["variants"].items():
-        if "error" in variant:
-            lines.append(f"| {name} | failed: {variant['error'][:120]} | | | | | | |")
-            continue
-        ratio = variant["ratio_time_fpa_over_offrl"]
-        for method, f in variant["methods"].items():
-            peak = "–" if f["peak_gib"] is None else f"{f['peak_gib']:.1f}"
-            lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
-                         f"| {100 * f['mfu']['median']:.1f} % | {peak} | {ratio['median']:.3f} "
-                         f"[{ratio['min']:.3f}–{ratio['max']:.3f}] | {100 * variant['padding_share']:.0f} % |")
-    for method, p in result.get("paper", {}).items():
-        lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
-                     f"{PAPER_GPUS} H200), {p['paper_tokens_per_s_per_gpu_at_our_mean_length']:,.0f} tokens/s at our "
-                     f"mean length; ours {p['ours_examples_per_s']:.2f} examples/s, {p['ours_tokens_per_s']:,.0f} "
-                     "tokens/s.")
-    return lines

@@ -47,7 +47,7 @@ import sys
 import time
 from pathlib import Path
 
-from fpa.grading.code import MIRROR_PATHS, default_mirror, grade_code_many, load_tasks, mbppplus
+from fpa.grading.code import grade_code_many, load_tasks, mbppplus, mirror_task_file
 from fpa.io import write_json
 from fpa.sandbox import Sandbox
 
@@ -291,7 +291,7 @@ def main(argv=None) -> None:
         write_json(args.out, report)
         print_bound_cost(report, args)
         return
-    data = args.data or default_mirror() / MIRROR_PATHS["mbppplus"]
+    data = args.data or mirror_task_file("mbppplus")
     kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
     tasks = dict(kept[: args.tasks])
     pairs, kinds = make_pairs(tasks, args.samples)

@@ -17,7 +17,8 @@ from figure_helpers import write_slice_inputs
 
 from fpa.config import load_config_file
 from fpa.config.runs import expand_runs
-from fpa.figures import FIGURES, figure_inputs
+from fpa.figures import FIGURES
+from fpa.figures.inputs import figure_inputs
 from fpa.planning.figures import figure_slice, planned_figures
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"

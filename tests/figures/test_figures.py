@@ -80,7 +80,7 @@ def test_adding_a_method_changes_no_other_methods_style():
 
 @pytest.mark.parametrize("extra_methods, beside", [(0, False), (4, True)])
 def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path, monkeypatch, extra_methods, beside):
-    from fpa.figures import figure_inputs
+    from fpa.figures.inputs import figure_inputs
     from fpa.figures.accuracy_curves import LEGEND_INSIDE_MAX, draw
 
     monkeypatch.chdir(tmp_path)
@@ -212,7 +212,7 @@ def test_planning_figures_imports_no_plotting_or_table_packages():
 
 
 def test_wall_clock_starts_offline_runs_after_their_data_and_online_runs_at_zero(tmp_path, monkeypatch):
-    from fpa.figures import figure_inputs
+    from fpa.figures.inputs import figure_inputs
     from fpa.figures.wall_clock import clock_curves, time_to_accuracy
 
     monkeypatch.chdir(tmp_path)
@@ -278,7 +278,7 @@ def test_report_captions_are_clean_restructuredtext_that_reads_as_written(name):
 
 
 def test_token_lengths_draw_each_dataset_of_the_pilot_not_the_answer_only_contrast(tmp_path, monkeypatch):
-    from fpa.figures import figure_inputs
+    from fpa.figures.inputs import figure_inputs
     from fpa.figures.token_lengths import draw
 
     monkeypatch.chdir(tmp_path)

@@ -4,9 +4,8 @@ import threading
 from pathlib import Path
 
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import read_benchmarks_config
+from fpa.data.download import CATALOG, read_benchmarks_config
 from fpa.grading.math import GradeResult, grade_many, grade_math
-from fpa.grading.selfcheck import DEFAULT_CONFIG
 
 PATHOLOGICAL = "\\boxed{9^{9^{9^{9}}}}"  # parses, then sympy never finishes evaluating it
 
@@ -16,7 +15,7 @@ def real_cases(tiny: Path, per_benchmark: int = 4) -> list[tuple[str, str]]:
     or spaced form, another problem's gold, garbage, no box and a truncated box; boxed answers
     twice in different wrappings (a repeat that must hit the cache)."""
     pairs = []
-    for name, entry in read_benchmarks_config(DEFAULT_CONFIG)["benchmarks"].items():
+    for name, entry in read_benchmarks_config(CATALOG)["benchmarks"].items():
         if "missing" in entry:
             continue
         problems = load_benchmark(entry["loader"], tiny / entry["path"], source=name)[:per_benchmark + 1]

@@ -11,7 +11,7 @@ import pytest
 
 from fpa.data.code import build_code_train
 from fpa.data.offline import build_offline_dataset, grade_samples
-from fpa.grading import CODE_GRADERS, GRADER_NAMES, get_grader
+from fpa.grading import code_graders, get_grader
 from fpa.grading.code import livecodebench
 from fpa.grading.code.tests import grade_tests_many
 from fpa.sandbox import Sandbox
@@ -46,8 +46,7 @@ def sandbox():
 
 
 def test_registered_as_code_graders():
-    assert {"livecodebench", "code_tests"} <= set(GRADER_NAMES)
-    assert set(CODE_GRADERS) <= set(GRADER_NAMES)
+    assert {"livecodebench", "code_tests"} <= set(code_graders())
     assert get_grader("code_tests") is grade_tests_many
 
 

@@ -1,11 +1,11 @@
-"""An ``OnlineTrainer`` on the tiny model, as ``fpa.online.run`` builds one."""
+"""An ``OnlineTrainer`` on the tiny model, as ``fpa.training.online.run`` builds one."""
 
 from __future__ import annotations
 
 import torch
 
 from fpa.online import get_online_method
-from fpa.online.base import trl_settings
+from fpa.training.online.settings import trl_settings
 
 TRAINING = {"lr": 1e-3, "warmup_steps": 0, "max_grad_norm": 1.0, "weight_decay": 0.0, "adam_betas": [0.9, 0.999],
             "precision": "fp32", "gradient_checkpointing": False, "adamw": "default"}
@@ -18,7 +18,7 @@ def make_trainer(model_dir, out_dir, method: str, rows: list[dict], reward, dtyp
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig
 
-    from fpa.online.trainer import OnlineTrainer
+    from fpa.training.online.trainer import OnlineTrainer
 
     hyper = get_online_method(method).parse_params({**SMALL, **params}, "params")
     config = GRPOConfig(output_dir=str(out_dir), use_cpu=True, report_to="none", logging_steps=1, seed=0,

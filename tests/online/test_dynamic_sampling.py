@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from online_helpers import make_trainer
 
-from fpa.online.groups import concat_batches, informative_groups, take_groups
+from fpa.training.online.groups import concat_batches, informative_groups, take_groups
 
 
 def test_informative_groups_are_those_with_both_outcomes():

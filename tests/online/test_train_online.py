@@ -14,7 +14,7 @@ import torch
 from fpa.data.offline import grade_samples
 from fpa.grading import get_grader
 from fpa.io import read_json, read_jsonl, write_jsonl
-from fpa.online.reward import grader_reward
+from fpa.training.online.reward import grader_reward
 from fpa.toy.task import make_problems
 
 

@@ -31,11 +31,11 @@ def test_objective_and_online_enums_are_the_registries():
 
 
 def test_grader_enum_is_the_grader_registry():
-    from fpa.grading import GRADER_NAMES
+    from fpa.grading import GRADERS
 
     schema = load_schema()
     enum = schema["properties"]["benchmarks"]["additionalProperties"]["properties"]["grader"]["enum"]
-    assert sorted(enum) == sorted(GRADER_NAMES)
+    assert sorted(enum) == sorted(GRADERS)
 
 
 def test_every_schema_property_has_description_and_objects_are_closed():

@@ -12,7 +12,8 @@ import yaml
 from fpa.config import validate_config
 from fpa.config.graders import reads_task_file
 from fpa.errors import ConfigError
-from fpa.grading import CODE_GRADERS, GRADER_NAMES
+from fpa.grading import GRADERS
+from fpa.grading.code import code_benches
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_MIRROR = ROOT / "tests" / "fixtures" / "code" / "mirror"
@@ -36,8 +37,7 @@ def _code() -> dict:
 
 
 def test_only_the_code_benchmarks_own_graders_read_a_task_file():
-    assert [grader for grader in GRADER_NAMES if reads_task_file(grader)] == [
-        grader for grader in CODE_GRADERS if grader != "code_tests"]
+    assert [grader for grader in GRADERS if reads_task_file(grader)] == code_benches()
 
 
 def test_a_code_datasets_validation_problems_select_the_runs():

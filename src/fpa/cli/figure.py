@@ -8,7 +8,8 @@ The runs are named by ``--config-json``: ``{"model", "roles": {role: method}, "s
 from __future__ import annotations
 
 from fpa.cli.common import add_common, setup
-from fpa.figures import FIGURES, figure_inputs, input_files
+from fpa.figures import FIGURES
+from fpa.figures.inputs import figure_inputs, input_files
 from fpa.provenance.record import Job
 
 

@@ -13,7 +13,7 @@ its memory bound are recorded with the selection, as ``evaluate-code`` records t
 from __future__ import annotations
 
 from fpa.cli.curve import CURVE_FIELDS, add_snapshot_sampling, curve_models, curve_rows
-from fpa.grading import CODE_GRADERS
+from fpa.grading import code_graders
 from fpa.io import read_json
 from fpa.provenance.record import Job
 
@@ -41,7 +41,7 @@ def select_checkpoint(args) -> None:
 
 def sandbox_record(grader: str) -> dict:
     """How the candidates' programs ran (code graders only): the sandbox mode and memory bound."""
-    if grader not in CODE_GRADERS:
+    if grader not in code_graders():
         return {}
     from fpa.grading.code import sandbox_mode
     from fpa.sandbox import memory_bound

@@ -1,5 +1,5 @@
 """``fpa train-online``: one online method (GRPO, DAPO), one seed, on the training problems
-(``fpa.online.run``), in ``--processes`` ranks as ``fpa train``."""
+(``fpa.training.online.run``), in ``--processes`` ranks as ``fpa train``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from fpa.training import launch
 def run_online_training(args) -> None:
     launch.enter_ranks(args)
     from fpa.io import read_jsonl
-    from fpa.online.run import train_online
+    from fpa.training.online.run import train_online
     from fpa.provenance.record import Job
     from fpa.training.checkpoints import move_snapshots
     from fpa.training.metrics import elapsed_at

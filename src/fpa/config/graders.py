@@ -7,9 +7,9 @@ from __future__ import annotations
 def is_code_grader(grader: str) -> bool:
     """Graders that execute code in the sandbox (those of them that read a task file:
     ``reads_task_file``)."""
-    from fpa.grading import CODE_GRADERS
+    from fpa.grading import GRADERS
 
-    return grader in CODE_GRADERS
+    return grader in GRADERS and GRADERS[grader].runs_code
 
 
 def reads_task_file(grader: str) -> bool:

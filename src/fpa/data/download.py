@@ -33,9 +33,14 @@ from pathlib import Path
 
 from fpa.data.validate import read_records
 from fpa.io import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, ReadBounds, atomic_path, copy_bounded, over_bound, sha256_file
+from fpa.project import PROJECT_ROOT
 from fpa.safe_load import load_yaml
 
 log = logging.getLogger(__name__)
+
+#: The project's catalog (a config's ``data.catalog`` by default): where the code graders' and the gold
+#: self-check's mirror files are named.
+CATALOG = PROJECT_ROOT / "config" / "benchmarks.yaml"
 
 FILE_KEYS = ("path", "sha256", "url", "upstream_format", "loader", "records")
 #: Optional per-file bounds (read_bounds), each a positive integer.

@@ -4,7 +4,7 @@ its curve here; nothing else re-runs."""
 
 from __future__ import annotations
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 
 LEGEND_INSIDE_MAX = 6  # more methods than this and the legend would cover the curves: it goes beside them
 
@@ -24,11 +24,11 @@ def draw(inputs: FigureInputs):
     return fig
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="accuracy_curves",
     roles=(),
     caption="Accuracy through training of every method (paper Figure 1, right): Pass@1 on the curve benchmark "
             "at each snapshot (step 0: the base model), mean ± std over seeds.",
     draw=draw,
     uses_curves=True,
-)
+),)

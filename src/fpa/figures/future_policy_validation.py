@@ -5,7 +5,7 @@ completion (right) against λ, one line per later snapshot. λ = 0 is the unmodi
 
 from __future__ import annotations
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 
 ROLE = "offrl"
 
@@ -39,7 +39,7 @@ def _enabled(config) -> bool:
     return bool(settings.get("anchor_step") and settings.get("target_steps") and config["curve_benchmarks"])
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="future_policy_validation",
     roles=(ROLE,),
     caption="Validating the future-policy approximation (paper Figure 'Validating the future-policy "
@@ -51,4 +51,4 @@ FIGURE = Figure(
     uses_metrics=False,
     analysis="future_policy",
     enabled=_enabled,
-)
+),)

@@ -9,7 +9,7 @@ cosine here means opposed updates: entanglement."""
 
 from __future__ import annotations
 
-from fpa.figures import BASE_ROLE, Figure, FigureInputs
+from fpa.figures.figure import BASE_ROLE, Figure, FigureInputs
 
 VARIANT_LABELS = {"full": "full trajectories", "answer_only": "final answer only", "imdb": "IMDb", "hh_rlhf": "HH"}
 
@@ -47,7 +47,7 @@ def draw(inputs: FigureInputs):
                frameon=False, fontsize=8)
     return fig
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="gradient_entanglement",
     roles=(),
     caption="Gradient entanglement (paper Figure 'Gradient entanglement across datasets'), at the base model on "
@@ -60,4 +60,4 @@ FIGURE = Figure(
     uses_metrics=False,
     analysis="entanglement",
     of_base=True,
-)
+),)

@@ -5,7 +5,7 @@ is FPA at λ = 0. Each point is one method of the config (a λ sweep expands int
 
 from __future__ import annotations
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 
 
 def draw(inputs: FigureInputs):
@@ -37,7 +37,7 @@ def draw(inputs: FigureInputs):
         ax.set(title=title, xlabel="λ (0: Off-RL)", ylabel="Pass@1 (%)")
     return fig
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="lambda_sensitivity",
     roles=(),
     caption="λ sensitivity (paper Figure 'λ Sensitivity'): final Pass@1 on the first table's first benchmark "
@@ -46,4 +46,4 @@ FIGURE = Figure(
     uses_metrics=False,
     uses_evals=True,
     objectives=("offrl", "fpa"),
-)
+),)

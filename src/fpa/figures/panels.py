@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from fpa.figures import FigureInputs
+from fpa.figures.figure import FigureInputs
 
 SMOOTH = 5  # steps of trailing mean for per-step metrics: one batch holds few problems
 

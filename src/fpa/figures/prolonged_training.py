@@ -8,7 +8,7 @@ often their gradients were strongly damped.
 
 from __future__ import annotations
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 
 ROLES = ("offrl", "fpa")
 THRESHOLD_COLUMN = {"offrl": "weight_below_0.2", "fpa": "hat_weight_below_0.2"}
@@ -47,7 +47,7 @@ def draw(inputs: FigureInputs):
     return fig
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="prolonged_training",
     roles=ROLES,
     caption="Training dynamics under prolonged training (paper Figure 'prolonged training'). Left: log π_θ − "
@@ -56,4 +56,4 @@ FIGURE = Figure(
             "trajectories whose gradient weight (π for Off-RL, π̂ for FPA) fell below 0.2. Mean ± std over seeds.",
     draw=draw,
     uses_curves=True,
-)
+),)

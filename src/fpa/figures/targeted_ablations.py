@@ -7,7 +7,7 @@ accuracy through training on the curve benchmark. Right: gradient norm per step.
 
 from __future__ import annotations
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 from fpa.figures.panels import SMOOTH
 
 ROLES = ("fpa_cor", "fpa_incor")
@@ -29,7 +29,7 @@ def draw(inputs: FigureInputs):
     return fig
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="targeted_ablations",
     roles=ROLES,
     caption="Targeted FPA ablations (paper Figure 'Targeted FPA ablations'): the π̂ weight on correct samples "
@@ -39,4 +39,4 @@ FIGURE = Figure(
             f"{SMOOTH} steps.",
     draw=draw,
     uses_curves=True,
-)
+),)

@@ -7,7 +7,7 @@ pairs whose gradients the pilot compares."""
 
 from __future__ import annotations
 
-from fpa.figures import BASE_ROLE, Figure, FigureInputs
+from fpa.figures.figure import BASE_ROLE, Figure, FigureInputs
 from fpa.figures.gradient_entanglement import variant_label
 
 # the offline data's trajectories cut to their answer are a contrast of the analysis, not a dataset
@@ -36,7 +36,7 @@ def draw(inputs: FigureInputs):
     return fig
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="token_lengths",
     roles=(),
     caption="Token lengths for each dataset (paper Figure 'Token lengths for each dataset'): the lengths of both "
@@ -47,4 +47,4 @@ FIGURE = Figure(
     uses_metrics=False,
     analysis="entanglement",
     of_base=True,
-)
+),)

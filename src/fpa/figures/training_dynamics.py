@@ -7,7 +7,7 @@ Centre: the weight each objective puts on its gradient, π^(1/|y|) for Off-RL an
 
 from __future__ import annotations
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 from fpa.figures.panels import SMOOTH
 
 ROLES = ("offrl", "fpa")
@@ -33,7 +33,7 @@ def draw(inputs: FigureInputs):
     return fig
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="training_dynamics",
     roles=ROLES,
     caption="Training dynamics of Off-RL and FPA (paper Figure 'Training Dynamics'). Left: log π_θ − log π_ref "
@@ -41,4 +41,4 @@ FIGURE = Figure(
             "Off-RL and π̂^(1/|y|) for FPA. Right: π̂/π of FPA's incorrect trajectories. Mean ± std over seeds, "
             f"trailing mean over {SMOOTH} steps.",
     draw=draw,
-)
+),)

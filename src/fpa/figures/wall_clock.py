@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from fpa.figures import Figure, FigureInputs
+from fpa.figures.figure import Figure, FigureInputs
 
 HOUR = 3600.0
 
@@ -74,7 +74,7 @@ def draw(inputs: FigureInputs):
     return fig
 
 
-FIGURE = Figure(
+FIGURES = (Figure(
     name="wall_clock",
     roles=(),
     caption="Pass@1 on the curve benchmark against wall-clock time (paper Figure 'Comparison to RLVR'): "
@@ -85,4 +85,4 @@ FIGURE = Figure(
     uses_stages=True,
     objectives=("offrl", "fpa", "grpo", "dapo"),
     table=time_to_accuracy,
-)
+),)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from fpa.grading.grader import Grader
+
 _BOX = re.compile(r"\\(?:boxed|fbox)\b")
 _INTEGER = re.compile(r"[+-]?\d+")
 
@@ -75,3 +77,6 @@ def grade_toy_many(pairs) -> list[tuple[bool, str]]:
         else:
             verdicts.append((grade_toy(completion, gold), "integer"))
     return verdicts
+
+
+GRADERS = (Grader("toy", grade_toy_many, gold_check=check_toy_gold),)

@@ -37,6 +37,7 @@ from multiprocessing import connection as mp_connection
 from typing import Iterator, Sequence
 
 from fpa.grading.answers import last_boxed
+from fpa.grading.grader import Grader
 
 STARTUP_S = 120.0  # a fresh worker imports nothing (forkserver) but builds the parser
 RULES = ("no_boxed", "math_verify", "exact_string", "parse_error", "timeout", "worker_died")
@@ -254,3 +255,6 @@ class _Worker:
 def grade_math_many(pairs, workers: int = 2, timeout_s: float = 10.0) -> list[tuple[bool, str]]:
     """``grade_many`` as the grader registry's ``(correct, rule)`` verdicts."""
     return [(result.correct, result.rule) for result in grade_many(pairs, workers=workers, timeout_s=timeout_s)]
+
+
+GRADERS = (Grader("math", grade_math_many),)

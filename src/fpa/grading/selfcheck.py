@@ -14,10 +14,9 @@ import os
 from pathlib import Path
 
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import declared_duplicates, read_benchmarks_config
+from fpa.data.download import CATALOG, declared_duplicates, read_benchmarks_config
 from fpa.grading.math import grade_many
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "config" / "benchmarks.yaml"
 COMPLETION = "The final answer is \\boxed{{{gold}}}"
 
 _UNITS = "Math-Verify's default units normalisation strips trailing single letters as units"
@@ -56,7 +55,7 @@ def gold_selfcheck(
     benchmarks: list[str] | None = None,
     workers: int = 2,
     timeout_s: float = 10.0,
-    config_path: str | os.PathLike = DEFAULT_CONFIG,
+    config_path: str | os.PathLike = CATALOG,
 ) -> dict:
     """Grade every gold against itself; return per-benchmark counts and the exceptions.
 

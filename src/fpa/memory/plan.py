@@ -19,7 +19,7 @@ from typing import Mapping
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, head_chunk_rows,
                                  training_memory)
-from fpa.online.base import COLOCATED_VLLM_SHARE
+from fpa.training.online.settings import COLOCATED_VLLM_SHARE
 from fpa.resources import job_world
 
 GIB = 2**30

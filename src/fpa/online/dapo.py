@@ -4,6 +4,6 @@ all agree are dropped and the batch refilled)."""
 
 from fpa.online.base import OnlineMethod
 
-METHOD = OnlineMethod("dapo", {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.28,
-                               "dynamic_sampling_rounds": 10},
-                      summary="DAPO: online, clip-higher (0.2/0.28), token-mean loss, dynamic sampling")
+ONLINE_METHODS = (OnlineMethod("dapo", {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.28,
+                                        "dynamic_sampling_rounds": 10},
+                               summary="DAPO: online, clip-higher (0.2/0.28), token-mean loss, dynamic sampling"),)

@@ -3,5 +3,6 @@ symmetric clip ε = 0.2, each completion's token-mean averaged over the group, n
 
 from fpa.online.base import OnlineMethod
 
-METHOD = OnlineMethod("grpo", {"loss_type": "grpo", "epsilon": 0.2, "epsilon_high": 0.2},
-                      summary="GRPO: online, group-normalised advantages, clipped ratio (ε = 0.2), sequence-mean loss")
+ONLINE_METHODS = (OnlineMethod("grpo", {"loss_type": "grpo", "epsilon": 0.2, "epsilon_high": 0.2},
+                               summary="GRPO: online, group-normalised advantages, clipped ratio (ε = 0.2), "
+                                       "sequence-mean loss"),)

@@ -18,7 +18,8 @@ from typing import Mapping
 
 from fpa.aggregation.layout import table_benchmarks
 from fpa.errors import ConfigError
-from fpa.figures import BASE_ROLE, FIGURES, ROLE_STYLES, Figure, figure_inputs, input_files
+from fpa.figures import BASE_ROLE, FIGURES, ROLE_STYLES, Figure
+from fpa.figures.inputs import figure_inputs, input_files
 
 FIGURE_FORMATS = ("png", "pdf")
 FIGURE_TABLE_FORMATS = ("csv", "md", "html")

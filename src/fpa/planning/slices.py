@@ -9,14 +9,12 @@ import json
 from fpa.analysis.preference_pairs import pair_loaders
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.data.offline import DATASET_GRADER
+from fpa.figures import FIGURES
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
+from fpa.online import ONLINE_METHODS
 from fpa.provenance.fingerprint import code_fingerprint
 from fpa.resources import job_processes
-
-FIGURE_MODULES = ("fpa.cli.figure", "fpa.figures", "fpa.figures.data", "fpa.figures.panels", "fpa.figures.paths",
-                  "fpa.figures.style")
-
 
 def as_json(obj) -> str:
     return json.dumps(obj, sort_keys=True)
@@ -132,8 +130,9 @@ class ConfigSlices:
         return code_fingerprint("fpa.training.loop", objective.loss.__module__)
 
     def online_code(self, wildcards) -> str:
-        return code_fingerprint("fpa.cli.train_online", "fpa.online.run", "fpa.online.trainer",
-                                f"fpa.online.{self.run(wildcards).objective}", grader_module(self.dataset_grader()))
+        return code_fingerprint("fpa.cli.train_online", "fpa.training.online.run", "fpa.training.online.trainer",
+                                ONLINE_METHODS.module_of(self.run(wildcards).objective),
+                                grader_module(self.dataset_grader()))
 
     def graders_code(self, command: str, benches) -> str:
         """Fingerprint of a command and the graders of ``benches``."""
@@ -148,4 +147,4 @@ class ConfigSlices:
         return self.graders_code("fpa.cli.data", [wildcards.bench])
 
     def figure_code(self, wildcards) -> str:
-        return code_fingerprint(*FIGURE_MODULES, f"fpa.figures.{wildcards.figure}")
+        return code_fingerprint("fpa.cli.figure", FIGURES.module_of(wildcards.figure))

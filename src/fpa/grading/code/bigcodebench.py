@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 
+from fpa.grading.code.bench import CodeBench
 from fpa.io import read_jsonl
 from fpa.sandbox import Limits, Sandbox
 
@@ -105,3 +106,11 @@ def check_environment(sandbox: Sandbox, modules=REQUIRED_MODULES) -> None:
 
 def default_sandbox() -> Sandbox:
     return Sandbox(LIMITS)
+
+
+def grade_task(task: dict, completions: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
+    return [grade_one(task, completion, sandbox) for completion in completions]
+
+
+GRADERS = (CodeBench("bigcodebench", task_file="bigcodebench", limits=LIMITS, load_tasks=load_tasks,
+                     grade_task=grade_task, gold_program=gold_program, check_environment=check_environment),)

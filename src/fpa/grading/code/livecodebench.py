@@ -22,6 +22,7 @@ import json
 import os
 import secrets
 
+from fpa.grading.code.bench import CodeBench
 from fpa.grading.code.stdout_match import stdout_matches
 from fpa.sandbox import Limits, Sandbox
 
@@ -125,3 +126,14 @@ def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | No
 
 def default_sandbox() -> Sandbox:
     return Sandbox(LIMITS)
+
+
+def grade_task(problem: dict, codes: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
+    """Every program of one problem, its tests decoded once."""
+    tests = all_tests(problem, sandbox)
+    return [grade_one(problem, code, sandbox, tests=tests) for code in codes]
+
+
+# no canonical solutions in the LiveCodeBench format
+GRADERS = (CodeBench("livecodebench", task_file="livecodebench_v6", limits=LIMITS, load_tasks=load_problems,
+                     grade_task=grade_task),)

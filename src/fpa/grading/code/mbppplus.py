@@ -27,6 +27,7 @@ import pickle
 import secrets
 from pathlib import Path
 
+from fpa.grading.code.bench import CodeBench
 from fpa.sandbox import Limits, Sandbox
 
 DATASETS = {"mbppplus": "mbpp", "humanevalplus": "humaneval"}
@@ -130,3 +131,8 @@ def _verdict(verdict: dict) -> tuple[bool, str]:
 
 def default_sandbox() -> Sandbox:
     return Sandbox(LIMITS)
+
+
+GRADERS = tuple(CodeBench(bench, task_file=bench, limits=LIMITS, load_tasks=functools.partial(load_tasks, bench),
+                          grade_task=functools.partial(grade_task, bench),
+                          gold_program=functools.partial(gold_program, bench)) for bench in DATASETS)

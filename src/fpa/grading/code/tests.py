@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from fpa.grading.code import NOT_UTF8, extract_code, is_utf8, livecodebench, make_sandbox
+from fpa.grading.grader import Grader
 from fpa.progress import map_in_pool
 from fpa.sandbox import Sandbox
 
@@ -59,3 +60,6 @@ def grade_tests_many(pairs: Sequence[tuple[str, str]], *, workers: int | None = 
     with ThreadPoolExecutor(max(1, workers)) as pool:
         return map_in_pool(pool, lambda pair: grade_tests_one(pair[0], pair[1], sandbox), list(pairs),
                            "grade code_tests", unit="completion")
+
+
+GRADERS = (Grader("code_tests", grade_tests_many, runs_code=True, gold_check=parse_spec),)

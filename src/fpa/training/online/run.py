@@ -32,11 +32,11 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
 from fpa.io import atomic_path, read_json, write_json
 from fpa.online import get_online_method
-from fpa.online.base import COLOCATED_VLLM_SHARE, trl_settings
-from fpa.online.reward import grader_reward
 from fpa.training.checkpoints import save_pretrained, snapshot_path
 from fpa.training.loop import TrainConfig
 from fpa.training.metrics import append_csv, elapsed_by_step, truncate_csv
+from fpa.training.online.reward import grader_reward
+from fpa.training.online.settings import COLOCATED_VLLM_SHARE, trl_settings
 from fpa.training.parallel import first_names, make_parallel
 
 log = logging.getLogger("fpa.train_online")
@@ -83,7 +83,7 @@ def train_online(*, model_dir: str, problems: list[dict], prompts: list[str], me
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from fpa.online.trainer import OnlineTrainer
+    from fpa.training.online.trainer import OnlineTrainer
 
     started = time.perf_counter()
     hyper = get_online_method(method).parse_params(params, "params")

@@ -18,7 +18,7 @@ import torch
 from trl import GRPOTrainer
 from trl.data_utils import is_conversational
 
-from fpa.online.groups import concat_batches, informative_groups, take_groups
+from fpa.training.online.groups import concat_batches, informative_groups, take_groups
 
 
 class OnlineTrainer(GRPOTrainer):
