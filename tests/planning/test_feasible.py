@@ -136,7 +136,7 @@ def test_snakemake_dry_run_refuses_a_zero_head_architecture_in_one_line(tmp_path
 @pytest.mark.parametrize("option, value, expected", [
     ("--gpu-memory-gb", "-1", "--gpu-memory-gb: expected a finite number > 0, got -1.0"),
     ("--gpu-memory-gb", "nan", "--gpu-memory-gb: expected a finite number > 0, got nan"),
-    ("--train-mfu", "-0.5", "train_mfu (--train-mfu): expected a number in (0, 1], got -0.5"),
+    ("--train-hfu", "-0.5", "train_hfu (--train-hfu): expected a number in (0, 1], got -0.5"),
     ("--sequence-fill", "2", "sequence_fill (--sequence-fill): expected a number in (0, 1], got 2.0"),
     ("--train-problems", "-5", "train_problems (--train-problems): expected a finite number > 0, got -5"),
     ("--engine-start-s", "inf", "engine_start_s (--engine-start-s): expected a finite number >= 0, got inf"),

@@ -62,7 +62,7 @@ def measured_train_hfu(record: Path = GPU_RECORD, flops: Path = FLOPS_RECORD) ->
 #: shares of a peak or of a length, a rate or a count, a time; none makes a cost negative or NaN
 _SHARE = (lambda value: 0 < value <= 1, "a number in (0, 1]")
 _POSITIVE = (lambda value: 0 < value < math.inf, "a finite number > 0")
-ASSUMPTION_BOUNDS = {"peak_tflops": _POSITIVE, "train_mfu": _SHARE, "forward_mfu": _SHARE, "generation_mfu": _SHARE,
+ASSUMPTION_BOUNDS = {"peak_tflops": _POSITIVE, "train_hfu": _SHARE, "forward_mfu": _SHARE, "generation_mfu": _SHARE,
                      "sequence_fill": _SHARE, "completion_fill": _SHARE, "train_problems": _POSITIVE,
                      "engine_start_s": (lambda value: 0 <= value < math.inf, "a finite number >= 0")}
 

@@ -173,13 +173,14 @@ def planned_figures(config: Mapping, runs: Mapping) -> list[tuple[str, str]]:
 def check_snapshot_steps(config: Mapping, runs: Mapping, planned: list[tuple[str, str]], where: str) -> None:
     """The future-policy analysis reads its run's snapshots at ``future_policy.anchor_step`` and
     ``target_steps``: each a step at which the run takes one (a multiple of its snapshot_every)."""
-    from fpa.figures.future_policy_validation import FIGURE, ROLE
+    from fpa.figures.future_policy_validation import FIGURES, ROLE
 
+    (figure,) = FIGURES
     settings = config["future_policy"]
     for model, name in planned:
-        if name != FIGURE.name:
+        if name != figure.name:
             continue
-        run = runs[(model, figure_slice(FIGURE, config, runs, model)["roles"][ROLE])]
+        run = runs[(model, figure_slice(figure, config, runs, model)["roles"][ROLE])]
         every = run.training["snapshot_every"]
         for key, step in [("anchor_step", settings["anchor_step"]), *(("target_steps", s) for s in settings["target_steps"])]:
             if not every or step % every:
