@@ -25,6 +25,11 @@ def job_processes(job: Mapping) -> int:
     return job.get("gpu", 0) or job.get("processes", 1)
 
 
+def job_device(config: Mapping, group: str) -> str:
+    """Where a job of ``group`` computes: ``cuda`` when it requests a GPU, else ``cpu``."""
+    return "cuda" if config["resources"][group]["gpu"] else "cpu"
+
+
 def job_world(job: Mapping) -> int:
     """Ranks of a training job over all its nodes: its data-parallel world size."""
     return job.get("nodes", 1) * job_processes(job)

@@ -14,7 +14,8 @@ from fpa.config.runs import expand_runs
 from fpa.planning import load_config_file
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
-from fpa.memory.training import TrainingJob, activation_bytes_per_token, head_chunk_rows, training_memory
+from fpa.memory.training import (TrainingJob, activation_bytes_per_token, head_chunk_rows, reference_cache_dtype,
+                                 training_memory)
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = {
@@ -139,3 +140,12 @@ def test_a_training_jobs_world_is_its_nodes_times_its_gpus_per_node():
     for key, estimate in two_nodes.items():
         assert estimate.gpus == 2
         assert estimate.components == one_node[key].components != one_gpu[key].components
+
+
+@pytest.mark.parametrize(("head_precision", "device", "expected"), [
+    ("auto", "cuda", "bfloat16"), ("auto", "cpu", "float32"), ("bf16", "cpu", "bfloat16"),
+    ("tf32", "cuda", "float32"), ("fp32", "cuda", "float32")])
+def test_the_reference_cache_stores_z_ref_as_the_heads_products_take_it(head_precision, device, expected):
+    """bf16 products round z_θ and z_ref alike for every objective; fp32 and TF32 ones take fp32 states (a bf16
+    cache there would round FPA's z_θ, not Off-RL's: benchmarks/numerics/lambda_zero.py)."""
+    assert reference_cache_dtype({"head_precision": head_precision}, device) == expected

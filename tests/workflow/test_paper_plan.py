@@ -143,6 +143,7 @@ def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_pa
     assert argv[argv.index("--device") + 1] == "cuda" and argv[argv.index("--precision") + 1] == "bf16"
     assert argv[argv.index("--weights-dtype") + 1] == "bfloat16"  # FSDP gathers the policy's weights in bf16
     assert argv[argv.index("--attention") + 1] == "packed"
+    assert argv[argv.index("--dtype") + 1] == "bfloat16"  # the head's bf16 products on CUDA take z_ref so
 
 
 def test_paper_training_job_launches_a_process_per_gpu(tmp_path):

@@ -206,8 +206,9 @@ def test_the_gpu_scripts_dag_reads_each_jobs_device_and_plans_the_gpu_jobs(rehea
     assert {row["rule"] for row in rows} == set(dag.RULES)
     assert {row["device"] for row in rows} == {"cpu"}
     assert all(row["wall_s"] > 0 and row["host_peak_mb"] > 0 for row in rows)
+    # the cache in fp32 on the CPU, where the head's products are fp32 (fpa.memory.training.reference_cache_dtype)
     assert {row["rule"]: row["dtype"] for row in rows} == {
-        "sample_offline": "float32", "cache_reference": "bfloat16", "train": "bf16", "evaluate": "float32"}
+        "sample_offline": "float32", "cache_reference": "float32", "train": "bf16", "evaluate": "float32"}
 
     config = dag.rehearsal_config(tmp_path, MIRROR, WHEELS, cuda=True, tiny=False)
     planned = subprocess.run(dag.snakemake_command(config, tmp_path / "dag", True, "-n"), env=dag.job_environment(),

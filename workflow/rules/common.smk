@@ -63,6 +63,7 @@ get_final_output = PLAN.final_output
 get_resources = PLAN.resources
 get_device = PLAN.device
 get_reference_weights_dtype = PLAN.reference_weights_dtype
+get_reference_dtype = PLAN.reference_dtype
 get_threads = PLAN.threads
 get_processes = PLAN.processes
 get_numerics = PLAN.numerics

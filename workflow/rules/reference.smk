@@ -22,11 +22,12 @@ rule cache_reference:
         attention=config["training"]["attention"],
         device=get_device("cache_reference"),
         weights_dtype=get_reference_weights_dtype(),
+        dtype=get_reference_dtype(),
         code=get_code("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
         "--max-length {params.max_length} --precision {params.precision} --weights-dtype {params.weights_dtype} "
         "--attention {params.attention} "
-        "--device {params.device} "
+        "--dtype {params.dtype} --device {params.device} "
         "--code {params.code} --threads {threads} "
         "--out {output} > {log} 2>&1"

@@ -46,7 +46,8 @@ def register(commands) -> None:
     parser.add_argument("--val", required=True)
     parser.add_argument("--max-length", type=int, required=True, help="max prompt+completion tokens, as training truncates")
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"],
-                        help="dtype of the cached hidden states")
+                        help="dtype of the cached hidden states; rule cache_reference passes the input precision "
+                             "of the training's head products (fpa.memory.training.reference_cache_dtype)")
     parser.add_argument("--precision", default="fp32", choices=["bf16", "fp32"],
                         help="the forward's precision: the training's (training.precision), as the policy's")
     parser.add_argument("--weights-dtype", default="float32", choices=["float32", "bfloat16"],

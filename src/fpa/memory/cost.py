@@ -27,7 +27,9 @@ from typing import Mapping, Sequence
 from fpa.memory.architecture import Architecture
 from fpa.memory.generation_cost import GPU_RECORD, DecodeRate, engines_per_job, generation_hours, hf_decode_rate
 from fpa.memory.plan import model_architecture, sequences_per_problem
+from fpa.memory.training import reference_cache_dtype
 from fpa.memory.useful_share import FLOPS_RECORD, useful_share
+from fpa.resources import job_device
 
 GB = 1e9
 #: training problems of a dataset source before the validation split, where the config does not state
@@ -156,8 +158,9 @@ def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, a
 
 
 def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, assume: Assumptions,
-                             rate: DecodeRate | None = None, cache_dtype: str = "bfloat16") -> list[Cost]:
-    """The offline dataset's sampling and the reference cache over it (one job each per model)."""
+                             rate: DecodeRate | None, cache_dtype: str) -> list[Cost]:
+    """The offline dataset's sampling and the reference cache over it, z_ref in ``cache_dtype`` (one job
+    each per model)."""
     sequences = dataset_problems(config, assume) * sequences_per_problem(config)
     completion = config["generation"]["max_new_tokens"] * assume.completion_fill
     out = []
@@ -259,13 +262,14 @@ def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions =
     catalog = yaml.safe_load(path.read_text()) if path.is_file() else {}
     architectures = {model: model_architecture(model, entry, root) for model, entry in config["models"].items()}
     rate = decode_rate(config, architectures)
+    cache_dtype = reference_cache_dtype(config["training"], job_device(config, "train"))
     costs = []
     for model, arch in architectures.items():
         trained = [run for (name, _), run in runs.items()
                    if name == model and not run.online and run.trained_as == run.name]
         if arch is None or not trained:
             continue
-        costs += sampling_and_cache_costs(config, model, arch, assume, rate)
+        costs += sampling_and_cache_costs(config, model, arch, assume, rate, cache_dtype)
         costs.append(training_cost(config, model, trained, arch, assume))
         costs.append(evaluation_cost(config, model, trained, arch, catalog, assume, rate))
         costs += [cost for cost in [curve_cost(config, model, runs, curves, arch, catalog, assume, rate)] if cost]

@@ -74,6 +74,29 @@ def compute_weights_dtype(training: dict) -> str:
     return fsdp_param_dtype(training) if training.get("parallel") == "fsdp" else "float32"
 
 
+def head_products(head_precision: str, device_type: str) -> str:
+    """The loss head's products for ``training.head_precision`` on a ``device_type`` (``cuda``, ``cpu``):
+    ``auto`` is bf16 on CUDA and fp32 elsewhere (TF32 is CUDA's alone); a precision is itself."""
+    if head_precision != "auto":
+        return head_precision
+    return "bf16" if device_type == "cuda" else "fp32"
+
+
+def reference_cache_dtype(training: dict, device_type: str) -> str:
+    """The dtype the reference cache stores z_ref in, for a training on ``device_type``: bfloat16
+    where the head's products are bf16, else float32.
+
+    FPA's π̂ takes h_θ − h_ref between equally rounded hidden states, so with a cache narrower than the
+    products it rounds z_θ to the cache's dtype for log π_θ too (``fpa.training.head_chunk.policy_dtype``,
+    no product beyond the reference's), and Off-RL, which reads no z_ref, does not: λ = 0 would differ
+    from Off-RL by that rounding. A cache in the products' own input precision rounds nothing they do not:
+    bf16 products round z_θ and z_ref to bf16 for every objective (CUDA's ``auto``, the paper's configs:
+    half the cache's bytes, no rounding added), and fp32 products (the CPU, the toy) and TF32 ones take
+    fp32 states, each rounded by the tensor cores alike. So FPA at λ = 0 is Off-RL, and FPA − Off-RL
+    carries λ alone (``benchmarks/numerics/lambda_zero.py``)."""
+    return "bfloat16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "float32"
+
+
 def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int = 3) -> int:
     """Rows per chunk of the loss head within ``budget_bytes`` of ``[chunk, V]`` fp32 buffers.
 

@@ -2,7 +2,9 @@
 
 Paper Eq. (3): ∇J = E[(1/|y|) · R · sg[π̂_λ(y|x)^(1/|y|)] · ∇ log π_θ(y|x)], with
 per token π̂_λ(·|x,y<t) = softmax((1+λ)·h_θ − λ·h_ref) ∝ π_θ^(1+λ)·π_ref^(−λ).
-λ = 0 is exactly Off-RL. ``apply_to`` restricts the π̂ weight to correct or to
+λ = 0 is exactly Off-RL: the same gradient bit for bit where the reference cache is stored in the
+head's products' input precision, as the workflow stores it (``fpa.memory.training.reference_cache_dtype``;
+``benchmarks/numerics/lambda_zero.py``). ``apply_to`` restricts the π̂ weight to correct or to
 incorrect samples (paper's "Cor. Only"/"Incor. Only" ablations); the other samples
 keep Off-RL's weight π_θ^(1/|y|).
 
@@ -52,7 +54,9 @@ def fpa_loss(stats: SequenceStats, params: FPAParams) -> tuple[Tensor, dict[str,
     uses_hat = {"all": torch.ones_like(correct), "correct": correct, "incorrect": ~correct}[params.apply_to]
     weight = torch.where(uses_hat, hat_logp, stats.logp).detach()
     weight = sequence_weight(weight, stats.length)
-    surrogate = stats.reward * weight * stats.logp / stats.length
+    # 1/|y| divides log π_θ, not R·w: the backward then rounds as Off-RL's chain rule does (R·w, then / |y|),
+    # and at λ = 0 (w the same bits as Off-RL's) FPA's gradient is Off-RL's bit for bit
+    surrogate = stats.reward * weight * (stats.logp / stats.length)
     loss = -surrogate.mean()
     return loss, {"weight_mean": weight.mean()}
 

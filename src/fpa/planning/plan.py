@@ -26,13 +26,13 @@ from fpa.containment import WORK_AREAS, outside_work_areas
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.errors import ConfigError
 from fpa.figures import FIGURES
-from fpa.memory.training import compute_weights_dtype
+from fpa.memory.training import compute_weights_dtype, reference_cache_dtype
 from fpa.planning.figures import FigurePlan, check_snapshot_steps, planned_curves
 from fpa.planning.paths import PlanPaths
 from fpa.planning.shell import ShellArgs
 from fpa.planning.slices import ConfigSlices
 from fpa.planning.validation import NAME, check_planning
-from fpa.resources import job_request
+from fpa.resources import job_device, job_request
 
 TABLE_FORMATS = ("csv", "md", "tex", "html")
 COST_TABLE = tuple(f"results/tables/cost_by_stage.{ext}" for ext in ("csv", "md", "html"))
@@ -135,12 +135,17 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
         return job_request(self.config["resources"][group])
 
     def device(self, group: str) -> str:
-        """Where a job of ``group`` computes: ``cuda`` when it requests a GPU, else ``cpu``."""
-        return "cuda" if self.config["resources"][group]["gpu"] else "cpu"
+        """Where a job of ``group`` computes (``fpa.resources.job_device``)."""
+        return job_device(self.config, group)
 
     def reference_weights_dtype(self) -> str:
         """The dtype the reference cache's model computes in: the training's (``compute_weights_dtype``)."""
         return compute_weights_dtype(self.config["training"])
+
+    def reference_dtype(self) -> str:
+        """The dtype the reference cache stores z_ref in: the input precision of the training's head
+        products, on the training's device (``reference_cache_dtype``)."""
+        return reference_cache_dtype(self.config["training"], self.device("train"))
 
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""

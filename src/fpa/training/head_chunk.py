@@ -53,8 +53,11 @@ def policy_dtype(hidden: Tensor, ref_hidden: Tensor | None, lam: float | None) -
     π̂'s h_θ − h_ref is then taken between equally rounded hidden states, so at step 0 (θ = ref) it is
     exactly 0 and π̂ = π_θ, not π_θ moved by λ times the rounding of z_ref; and log π_θ takes the same
     rounded states, so FPA pays no product beyond Off-RL's but the reference's. Under bf16 products
-    the rounding is the one the product makes anyway; under fp32 and TF32 FPA's log π_θ sees z_θ in
-    bf16 (Off-RL's, without a reference, does not).
+    the rounding is the one the product makes anyway; under fp32 and TF32 FPA's log π_θ would see z_θ in
+    bf16 and Off-RL's, without a reference, would not: FPA at λ = 0 would part from Off-RL by that rounding.
+    So the workflow stores the cache in the products' input precision (``reference_cache_dtype`` of
+    ``fpa.memory.training``: fp32 under fp32 and TF32 products), and this rounding is left to a cache made
+    narrower by hand (``fpa cache-reference --dtype``).
     """
     if ref_hidden is None or lam is None or ref_hidden.dtype.itemsize >= hidden.dtype.itemsize:
         return hidden.dtype

@@ -13,7 +13,7 @@ at λ times the gap between a bf16 and an fp32 forward.
 its softmax and sums are fp32 in every case. ``auto`` (the default) takes bf16 products on CUDA
 and exact fp32 ones elsewhere (what CPU runs, the toy's records among them, always computed):
 bf16's root-mean-square error against float64 in FPA's and Off-RL's weights and in log π_θ stays
-within twice the error that storing z in bf16 (the reference cache's default) already puts there (``benchmarks/head_precision.py``,
+within twice the error that storing z in bf16 (the reference cache's dtype under bf16 products) already puts there (``benchmarks/head_precision.py``,
 ``benchmarks/numerics/results/head_precision_cpu.json``), at the bf16 tensor cores' rate, twice TF32's
 on Ampere and Hopper.
 """
@@ -25,6 +25,8 @@ import contextlib
 import torch
 from torch import Tensor
 
+from fpa.memory.training import head_products
+
 AUTOCAST = {"bf16": torch.bfloat16, "fp32": None}
 #: fp32: exact products; tf32: fp32 products with TF32 tensor cores (10-bit mantissa inputs, fp32
 #: sums) on CUDA, exact elsewhere; bf16: bf16 products as autocast's lm_head (verl, OpenRLHF, TRL)
@@ -34,13 +36,11 @@ HEAD_PRECISION_CHOICES = ("auto", *HEAD_PRECISIONS)
 
 
 def resolve_head_precision(head_precision: str, device: torch.device) -> str:
-    """``auto``: bf16 products on CUDA, fp32 elsewhere (TF32 is CUDA's alone); a precision: itself."""
+    """``fpa.memory.training.head_products`` on ``device``'s type, ``head_precision`` checked first."""
     if head_precision not in HEAD_PRECISION_CHOICES:
         raise ValueError(f"training.head_precision: expected one of {list(HEAD_PRECISION_CHOICES)}, "
                          f"got {head_precision!r}")
-    if head_precision != "auto":
-        return head_precision
-    return "bf16" if torch.device(device).type == "cuda" else "fp32"
+    return head_products(head_precision, torch.device(device).type)
 
 
 def autocast_dtype(precision: str) -> torch.dtype | None:
