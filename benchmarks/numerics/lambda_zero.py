@@ -33,7 +33,8 @@ from fpa.planning.plan import Plan
 from fpa.provenance.cpu import cpu_facts
 from fpa.reference.cache import write_reference_cache
 from fpa.reference.inputs import make_reference
-from fpa.toy.model import TOY_PRESETS, ToyModelConfig, model_config
+from fpa.toy.model import model_config
+from fpa.toy.settings import TOY_PRESETS, ToyModelConfig
 from fpa.toy.task import make_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer
 from fpa.training import batches as B

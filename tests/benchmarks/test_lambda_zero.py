@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fpa.toy.model import ToyModelConfig
+from fpa.toy.settings import ToyModelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
