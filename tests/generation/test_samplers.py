@@ -119,3 +119,50 @@ def test_counter_draws_follow_softmax_of_logits_over_temperature():
 def test_a_bad_noise_name_fails_before_the_model_loads(tmp_path):
     with pytest.raises(ValueError, match=r"noise: expected one of \['auto', 'generator', 'counter'\], got 'philox'"):
         HFBackend(tmp_path / "no-model-here", noise="philox")
+
+
+def _unmix64(z: int) -> int:
+    """The word whose splitmix64 finaliser is ``z`` (each xor-shift and odd multiplication undone)."""
+    mask = (1 << 64) - 1
+
+    def unshift(y: int, bits: int) -> int:
+        x = y
+        for _ in range(64 // bits + 1):
+            x = y ^ (x >> bits)
+        return x
+
+    z = unshift(z, 31)
+    z = unshift(z * pow(0x94D049BB133111EB, -1, 1 << 64) & mask, 27)
+    return unshift(z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64) & mask, 30)
+
+
+def _signed(word: int) -> int:
+    return word - (1 << 64) if word >= 1 << 63 else word
+
+
+# the top 32 of the 64 bits make u; the top 128 of those round to 1 in float32
+EXTREME_TOPS = [2 ** 32 - 1, 2 ** 32 - 128, 2 ** 32 - 129, 2 ** 32 - 256, 0, 1]
+
+
+@pytest.mark.parametrize("top", EXTREME_TOPS)
+def test_counter_noise_is_finite_and_positive_at_the_extreme_counters(top):
+    """u stays strictly inside (0, 1) for every counter, so every Exp(1) draw is finite and positive:
+    the top 128 counters used to round u to 1 (an infinite draw, that token id excluded)."""
+    bits = top << 32 | 0x1234
+    offsets = noise.vocabulary_offsets(3, torch.device("cpu"))
+    key = _signed((_unmix64(bits) - offsets[1].item()) % (1 << 64))  # vocabulary id 1 gets these bits
+    draw = noise.exponential(torch.tensor([key]), offsets)[0, 1].item()
+    uniform = (top + 0.5) / 2 ** 32
+    assert 0 < draw < math.inf
+    assert draw == pytest.approx(min(-math.log1p(-uniform), 24 * math.log(2)), rel=1e-6)
+
+
+def test_a_token_at_an_extreme_counter_can_be_drawn():
+    """A dominant token whose counter is the largest (u rounded to 1 before the cap) is drawn."""
+    offsets = noise.vocabulary_offsets(2, torch.device("cpu"))
+    key = (_unmix64((2 ** 32 - 1) << 32) - offsets[0].item()) % (1 << 64)  # vocabulary id 0's bits: all ones
+    seed = _signed((_unmix64(key) - 0x9E3779B97F4A7C15) % (1 << 64))  # its step 0 key (step_keys)
+    sampler = CounterSampler(1, 2, 1.0, torch.device("cpu"))
+    sampler.admit(0, [seed])
+    assert noise.step_keys(torch.tensor([seed]), torch.tensor([0])).item() == _signed(key)
+    assert sampler.draw(torch.tensor([[30.0, 0.0]]), 0, 1).tolist() == [0]
