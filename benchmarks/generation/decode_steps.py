@@ -5,9 +5,9 @@ its slots are on a mixed-length workload, and its CPU time; a commit's decoder a
     python benchmarks/generation/decode_steps.py --rounds 1       # smoke run
 
 Each side runs in a worker process on its own ``src/`` (the commit's exported by ``git archive``),
-on the same workload: a seeded random Qwen3 (2 layers, d = 64, V = 256, grouped K/V), 400 prompts of
+on the same workload: a seeded random Qwen3 (2 layers, d = 64, V = 256, grouped K/V), 800 prompts of
 4-47 tokens, T = 1, at most 192 new tokens, four stop ids, so completions are of mixed lengths
-(about geometric, a few reaching the cap), 64 slots, 1 thread.
+(about geometric, a few reaching the cap), 128 slots, 1 thread.
 
 Counted once per side with the counter sampler (what a GPU runs) under ``StepCounter``: every aten
 op (``TorchDispatchMode``) and every host sync, i.e. what waits for a device's queue: the dispatched
@@ -48,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmarks/: shared
 OUT = HERE / "results" / "decode_steps.json"
 BEFORE = "d0e18d6"
-SLOTS, PROMPTS, MAX_NEW, STOP_IDS = 64, 400, 192, {0, 1, 2, 3}
+SLOTS, PROMPTS, MAX_NEW, STOP_IDS = 128, 800, 192, {0, 1, 2, 3}
 #: what waits for the device: dispatched ops whose result size or value the host must see
 SYNC_OPS = {"_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique", "_unique2", "unique_dim"}
 SYNC_METHODS = {"tolist", "numpy", "cpu"}  # copies to the host that dispatch no op

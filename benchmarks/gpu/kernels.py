@@ -140,7 +140,7 @@ def generation(shape: Shape, device, batch_sizes: list[int], prompt: int, new_to
               "temperature": temperature, "batch_sizes": {}}
     for size in batch_sizes:
         prompts = [torch.randint(2, 258, (prompt,), generator=g).tolist() for _ in range(size)]
-        decoder = SlotDecoder(model, slots=size, refill=size, stop_ids=set(), pad_id=0)
+        decoder = SlotDecoder(model, slots=size, stop_ids=set(), pad_id=0)
 
         def run():
             return decoder.run(prompts, list(range(size)), temperature=temperature, max_new_tokens=new_tokens)
