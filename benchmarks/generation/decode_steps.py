@@ -232,27 +232,26 @@ def measure(before: str, rounds: int) -> dict:
 
 def markdown(record: dict) -> str:
     sides, counted, first = record["sides"], record["counted"], record["sides"][0]
-    lengths = counted[first]["lengths"]
-    w = record["workload"]
+    lengths, w = counted[first]["lengths"], record["workload"]
     lines = [f"{w['prompts']} prompts, {w['slots']} slots, at most {w['max_new_tokens']} new tokens (completions: "
              f"mean {lengths['mean']:.0f}, median {lengths['median']:.0f}, {lengths['at_cap']} at the cap), 1 thread; "
              f"before = `{record['before'][:7]}`, now = `{record['after'][:7]}`; CPU completions identical on every "
              f"side: {'yes' if record['cpu_completions_identical'] else 'no'}.", "",
-             "| side | ops / decode step (model + loop; views) | host syncs / decode step | syncs in all | "
-             "decode steps | prefills | occupancy | batch fill | attended keys / kept token | CPU s / before, "
+             "| side | ops / decode step: model + loop (views) | token reads / decode step | other syncs / decode "
+             "step | decode steps | prefills | occupancy | batch fill | attended keys / kept token | CPU s / before, "
              "median [min–max] |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for side in sides:
         c = counted[side]
-        step = c["per_decode_step"]
+        step, steps = c["per_decode_step"], c["decode_steps"]
+        kinds = Counter(c["syncs_decode"]["by_kind"]) + Counter(c["syncs_prefill"]["by_kind"])
+        reads = kinds.pop("Tensor.tolist", 0)
         ratios = [entry[side] / entry[first] for entry in record["rounds"]]
-        lines.append(f"| {side} | {step['ops']:.0f} ({step['model_ops']:.0f} + {step['loop_ops']:.0f}; "
-                     f"{step['view_ops']:.0f}) | {c['syncs_decode']['per_step']:.3f} | {c['syncs_total']} | "
-                     f"{c['decode_steps']} | {c['prefills']} | {c['occupancy']:.3f} | {c['batch_fill']:.3f} | "
+        lines.append(f"| {side} | {step['model_ops']:.0f} + {step['loop_ops']:.0f} ({step['view_ops']:.0f}) | "
+                     f"{reads / steps:.3f} | {sum(kinds.values()) / steps:.3f} "
+                     f"{'(' + ', '.join(f'{k}: {v}' for k, v in sorted(kinds.items())) + ')' if kinds else ''} | "
+                     f"{steps} | {c['prefills']} | {c['occupancy']:.3f} | {c['batch_fill']:.3f} | "
                      f"{c['attended_per_kept_token']:.0f} | {statistics.median(ratios):.3f} "
                      f"[{min(ratios):.3f}–{max(ratios):.3f}] |")
-    kinds = {side: counted[side]["syncs_decode"]["by_kind"] | counted[side]["syncs_prefill"]["by_kind"]
-             for side in sides}
-    lines += ["", "Syncs by kind: " + "; ".join(f"{side}: {kinds[side] or 'none'}" for side in sides) + "."]
     return "\n".join(lines) + "\n"
 
 

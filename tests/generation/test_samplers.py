@@ -26,8 +26,7 @@ def _decode(model, prompts, seeds, temperature, **layout):
 
 
 @pytest.mark.parametrize("noise_name, sync_every, span_cost", [
-    ("auto", None, slot_cache.SPAN_COST), ("generator", 1, 0), ("generator", 3, slot_cache.SPAN_COST),
-    ("generator", 8, 0)])
+    ("auto", None, slot_cache.SPAN_COST["cpu"]), ("generator", 1, 0), ("generator", 3, 10 ** 9), ("generator", 8, 0)])
 @pytest.mark.parametrize("temperature", ["0.7", "1.3", "0.0"])
 def test_cpu_path_tokens_are_bit_for_bit_those_recorded_before_the_device_sampler(monkeypatch, temperature,
                                                                                    noise_name, sync_every, span_cost):
@@ -35,8 +34,9 @@ def test_cpu_path_tokens_are_bit_for_bit_those_recorded_before_the_device_sample
     grouped attention, the host-side lengths, reads every few steps, refills as rows stop and attention
     span by span), token for token, whether the host reads the tokens every step (the CPU's default) or
     every 3 or 8 (rows then decode past their stops, and refills come later), and with every refill's
-    rows attending apart (span cost 0) or together; rows stop apart."""
-    monkeypatch.setattr(slot_cache, "SPAN_COST", span_cost)
+    rows attending apart (span cost 0), all rows together (an endless span cost) or as the CPU splits
+    them; rows stop apart."""
+    monkeypatch.setitem(slot_cache.SPAN_COST, "cpu", span_cost)
     torch.set_num_threads(1)
     prompts, seeds = prompts_and_seeds()
     recorded = json.loads(RECORDED.read_text())["tokens_by_temperature"][temperature]

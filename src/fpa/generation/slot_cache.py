@@ -13,10 +13,13 @@ import torch
 
 from fpa.generation.samplers import device_index
 
-#: one more span costs about as much as attending over this many more keys (rows x positions): one more
-#: SDPA call per layer, a few microseconds to launch on a GPU, where reading one layer's keys of Qwen3-4B
-#: takes about 1 microsecond per thousand (4 KiB each at ~4.8 TB/s), or to dispatch on the CPU
-SPAN_COST = 4096
+#: one more span costs about as much as attending over this many more keys (rows x positions), per device
+#: type: one more SDPA call per layer. A GPU takes a few microseconds to launch it and reads one layer's
+#: keys and values of Qwen3-4B at about 1 microsecond per thousand (4 KiB each at ~4.8 TB/s); the CPU
+#: dispatches it in ~20 microseconds and attended ~160 ns per row and key on the toy (README of
+#: benchmarks/generation: 5.6 ms for 256 rows x 140 keys, 2 heads).
+SPAN_COST = {"cpu": 128}
+SPAN_COST_ELSEWHERE = 4096
 
 
 class SlotCache:
@@ -84,6 +87,7 @@ class SlotRows:
         self.alive = [False] * slots
         self.cohort, self.admissions = [0] * slots, 0  # the refill that admitted each slot's row
         self.span_ends: list[int] = []
+        self.span_cost = SPAN_COST.get(device.type, SPAN_COST_ELSEWHERE)
         self.positions = torch.zeros(slots, dtype=torch.long, device=device)
         self.pending = torch.zeros(slots, dtype=torch.long, device=device)
         self.advancing = torch.zeros(slots, dtype=torch.long, device=device)
@@ -115,7 +119,7 @@ class SlotRows:
         for first, stop, longest in blocks[1:]:
             span_first, _, span_longest = spans[-1]
             merged = (stop - span_first) * (max(longest, span_longest) + 1)
-            apart = (first - span_first) * (span_longest + 1) + (stop - first) * (longest + 1) + SPAN_COST
+            apart = (first - span_first) * (span_longest + 1) + (stop - first) * (longest + 1) + self.span_cost
             if merged <= apart:
                 spans[-1][1:] = stop, max(longest, span_longest)
             else:
