@@ -39,6 +39,7 @@ so the loop reads every step. (CUDA graphs would take the launches off the host;
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from typing import Sequence
 
@@ -46,8 +47,10 @@ import torch
 
 from fpa.generation.samplers import check_noise, device_index, make_sampler, to_device
 from fpa.generation.slot_attention import grouped_slot_attention
-from fpa.generation.slot_cache import SlotCache, SlotRows
+from fpa.generation.slot_cache import SlotCache, SlotRows, slots_that_fit
 from fpa.progress import progress
+
+log = logging.getLogger(__name__)
 
 #: steps between reads of the drawn token ids, per device type: the CPU runs each op as it is issued
 #: (nothing to overlap; a token past a stop is pure waste); a GPU's host queues this many steps while the
@@ -63,7 +66,9 @@ class SlotDecoder:
     ``model``: an HF causal LM (eval mode); ``stop_ids``: a row stops at any of them, kept as its
     last token (so that the caller knows why it ended: a row without one reached max_new_tokens);
     ``noise``: the sampler's (``samplers.NOISES``); ``sync_every``: steps between reads of the drawn
-    token ids (default ``SYNC_EVERY`` for the model's device).
+    token ids (default ``SYNC_EVERY`` for the model's device). On a GPU a run takes fewer slots than
+    ``slots`` where their cache would not fit its free memory (``slot_cache.slots_that_fit``): the tokens
+    do not depend on the slot count.
     """
 
     def __init__(self, model, *, slots: int, stop_ids: set[int], pad_id: int, noise: str = "auto",
@@ -87,9 +92,9 @@ class SlotDecoder:
         to and with the stop id that ended it, or ``max_new_tokens`` ids without one."""
         if not prompts:
             return []
-        slots = min(self.slots, len(prompts))
-        cache = SlotCache(self.model.config, slots, max(map(len, prompts)) + max_new_tokens,
-                          self.model.dtype, self.device)
+        capacity = max(map(len, prompts)) + max_new_tokens
+        slots = self._slot_count(len(prompts), capacity)
+        cache = SlotCache(self.model.config, slots, capacity, self.model.dtype, self.device)
         sampler = make_sampler(self.noise, slots, self.model.config.vocab_size, temperature, self.device)
         waiting = deque(sorted(range(len(prompts)), key=lambda r: len(prompts[r])))
         rows = SlotRows(slots, self.device)
@@ -122,6 +127,19 @@ class SlotDecoder:
                     unread = []
         bar.close()
         return outputs
+
+    def _slot_count(self, rows: int, capacity: int) -> int:
+        """``slots`` (at most one a row), fewer where their cache of ``capacity`` positions would not fit a
+        GPU's free memory."""
+        slots = min(self.slots, rows)
+        fit = slots_that_fit(self.model.config, capacity, self.model.dtype, self.device)
+        if fit is None or fit >= slots:
+            return slots
+        if fit < 1:
+            raise MemoryError(f"{self.device}: not one slot of {capacity} positions fits the free memory")
+        log.warning("generation: %d slots of %d positions fit the GPU's free memory (batch_size %d)", fit,
+                    capacity, self.slots)
+        return fit
 
     def _refill_due(self, rows: SlotRows, waiting: int, idle: int) -> bool:
         """Whether to compact and admit now (module docstring): with prompts waiting, once no row decodes,
