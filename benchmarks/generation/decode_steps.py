@@ -255,6 +255,18 @@ def markdown(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_headline(record: dict) -> str:
+    """The index's line: occupancy and token reads per decode step, before and now (a GPU's read interval)."""
+    before, now = (record["counted"][side] for side in (record["sides"][0], record["sides"][-1]))
+
+    def reads(c):
+        return (c["syncs_decode"]["by_kind"].get("Tensor.tolist", 0)
+                + c["syncs_prefill"]["by_kind"].get("Tensor.tolist", 0)) / c["decode_steps"]
+
+    return (f"slot occupancy on mixed lengths: {before['occupancy']:.2f} before, {now['occupancy']:.2f} now; "
+            f"token reads per decode step: {reads(before):.2f}, {reads(now):.2f} (a GPU's read interval)")
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", default=BEFORE, help="the commit whose decoder is the 'before' side")
