@@ -235,8 +235,10 @@ def markdown(record: dict) -> str:
     lengths, w = counted[first]["lengths"], record["workload"]
     lines = [f"{w['prompts']} prompts, {w['slots']} slots, at most {w['max_new_tokens']} new tokens (completions: "
              f"mean {lengths['mean']:.0f}, median {lengths['median']:.0f}, {lengths['at_cap']} at the cap), 1 thread; "
-             f"before = `{record['before'][:7]}`, now = `{record['after'][:7]}`; CPU completions identical on every "
-             f"side: {'yes' if record['cpu_completions_identical'] else 'no'}.", "",
+             f"before = `{record['before'][:7]}`, now = `{record['after'][:7]}`; completions identical on every "
+             f"side: with the CPU's sampler {'yes' if record['cpu_completions_identical'] else 'no'}, with the "
+             f"counter sampler (before: without the noise's cap below 1) "
+             f"{'yes' if len({counted[side]['outputs_sha256'] for side in sides}) == 1 else 'no'}.", "",
              "| side | ops / decode step: model + loop (views) | token reads / decode step | other syncs / decode "
              "step | decode steps | prefills | occupancy | batch fill | attended keys / kept token | CPU s / before, "
              "median [min–max] |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -247,8 +249,8 @@ def markdown(record: dict) -> str:
         reads = kinds.pop("Tensor.tolist", 0)
         ratios = [entry[side] / entry[first] for entry in record["rounds"]]
         lines.append(f"| {side} | {step['model_ops']:.0f} + {step['loop_ops']:.0f} ({step['view_ops']:.0f}) | "
-                     f"{reads / steps:.3f} | {sum(kinds.values()) / steps:.3f} "
-                     f"{'(' + ', '.join(f'{k}: {v}' for k, v in sorted(kinds.items())) + ')' if kinds else ''} | "
+                     f"{reads / steps:.3f} | {sum(kinds.values()) / steps:.3f}"
+                     f"{' (' + ', '.join(f'{k}: {v}' for k, v in sorted(kinds.items())) + ')' if kinds else ''} | "
                      f"{steps} | {c['prefills']} | {c['occupancy']:.3f} | {c['batch_fill']:.3f} | "
                      f"{c['attended_per_kept_token']:.0f} | {statistics.median(ratios):.3f} "
                      f"[{min(ratios):.3f}–{max(ratios):.3f}] |")
