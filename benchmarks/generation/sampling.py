@@ -13,8 +13,8 @@ Both sides sample toy-benchmark prompts (n = 1, T = 0.7, 160 new tokens, 1 threa
                            DynamicCache; ``SeededSampler`` draws each row's token from the
                            row's generator (block-drawn Exp(1) noise, argmax(p / q))
   slot decoder (ours)      ``fpa.generation.hf.HFBackend``: ``SlotDecoder``, a preallocated
-                           cache of ``--batch`` slots, finished rows dropped, free slots
-                           refilled ``--refill`` at a time (one run per value)
+                           cache of ``--batch`` slots, slots refilled as rows stop
+                           (``decode_steps.py`` counts its steps)
 
 The completions of every side must equal the reference's (asserted). Each round runs every
 side once, in an order that alternates between rounds; CPU s is the process's user + sys
@@ -120,7 +120,6 @@ def parse_args(argv=None):
     parser.add_argument("--problems", type=int, default=1500, help="toy prompts (toy8's size)")
     parser.add_argument("--operands", type=int, default=8)
     parser.add_argument("--batch", type=int, default=256, help="rows per batch / slots (config generation.batch_size)")
-    parser.add_argument("--refill", type=int, nargs="+", default=[256, 16], help="slot decoder refill values")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=str(OUT))
     return parser.parse_args(argv)
@@ -171,8 +170,7 @@ def main(argv=None) -> None:
             build_toy_model(model, TOY_PRESETS["ci"], threads=1)
         prompts = toy_prompts(args.problems, args.operands)
         sides = {REFERENCE: GenerateReference(HFBackend(model, batch_size=args.batch, threads=1), args.batch)}
-        for refill in args.refill:
-            sides[f"slot decoder, refill {refill}"] = HFBackend(model, batch_size=args.batch, refill=refill, threads=1)
+        sides["slot decoder"] = HFBackend(model, batch_size=args.batch, threads=1)
         load = os.getloadavg()[0]
         rounds, outputs = [], {}
         for index in range(args.rounds):

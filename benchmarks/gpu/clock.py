@@ -27,10 +27,11 @@ def timed_step(fn, device) -> dict:
     return {"s": seconds, "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None, "result": result}
 
 
-def paired_rounds(steps: dict, rounds: int, device) -> dict:
-    """One warm-up call of each, then ``rounds`` rounds calling every step once, the order rotated each
-    round (A B, B A, ...); returns {name: [per-round timed_step without result]} and the warm-up results."""
-    warm = {name: timed_step(fn, device)["result"] for name, fn in steps.items()}
+def paired_rounds(steps: dict, rounds: int, device, warm_up: dict | None = None) -> dict:
+    """One warm-up call of each (of ``warm_up``'s, where a shorter call warms the same kernels), then ``rounds``
+    rounds calling every step once, the order rotated each round (A B, B A, ...); returns {name: [per-round
+    timed_step without result]} and the warm-up results."""
+    warm = {name: timed_step(fn, device)["result"] for name, fn in (warm_up or steps).items()}
     times = {name: [] for name in steps}
     names = list(steps)
     for round_ in range(rounds):

@@ -2,14 +2,19 @@
 
 - Head: ``fpa.training.head.token_statistics`` at one micro-batch's completion tokens N, the
   model's d and V, forward + backward with the trainer's chunk size, called as the trainer calls
-  it (fp32 policy states and head, the reference's states in the cache's bf16 and its head as
-  ``ReferenceCache.head_weight`` loads it) with each ``head_precision``: fp32, TF32 and bf16
-  products; each against a float64 run of the same function: per-token log π_θ and log π̂_λ, and
-  FPA's per-sequence weight π̂_λ(y|x)^(1/|y|).
+  it: FPA's (fp32 policy states and head, the reference's states in the cache's bf16, its head as
+  ``ReferenceCache.head_weight`` loads it and the cache's ``ref_lse``, so no logsumexp of h_ref) and
+  Off-RL's (no reference), with each ``head_precision``: fp32, TF32 and bf16 products; FPA's against
+  a float64 run of the same function: per-token log π_θ and log π̂_λ, and FPA's per-sequence weight
+  π̂_λ(y|x)^(1/|y|).
 - Cache: ``fpa.reference.cache.write_reference_cache`` of the same samples on the device and on
   the CPU, every stored quantity compared.
 - Generation: ``fpa.generation.decode.SlotDecoder`` (what ``HFBackend`` runs) on a bf16 model built
-  on the device, at ``HFBackend``'s default batch size and config/config.yaml's.
+  on the device, at ``HFBackend``'s default batch size and config/config.yaml's, after a warm-up:
+  two rows per slot, prompts of uneven lengths, stop ids that end a row after about a quarter of the
+  paper's max_new_tokens on average (a random model draws about uniformly, so ~V / mean of the ids stop
+  it; lengths then are about geometric, a few reaching the cap), and as many slots as fit the GPU
+  (``fpa.generation.slot_cache.slots_that_fit``: 256 slots of 2,304 positions need ~87 GB of cache).
 """
 
 from __future__ import annotations
@@ -50,37 +55,51 @@ def _fpa_weights(hat_logp: torch.Tensor, sequences: int) -> torch.Tensor:
                                                             device=per_sequence.device))
 
 
+def _logsumexp(hidden: torch.Tensor, weight: torch.Tensor, chunk: int) -> torch.Tensor:
+    """logsumexp(hidden·Wᵀ) [N] in W's dtype, ``chunk`` rows at a time: the reference cache's ``ref_lse``."""
+    return torch.cat([(hidden[start:start + chunk].to(weight.dtype) @ weight.t()).logsumexp(-1)
+                      for start in range(0, len(hidden), chunk)])
+
+
 def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps: int) -> dict:
-    """Time (forward + backward) and error against float64, per precision."""
+    """Time (forward + backward) per precision, FPA's call and Off-RL's; FPA's error against float64."""
     from fpa.memory.training import head_chunk_rows
     from fpa.training.head import token_statistics
     from fpa.training.precision import HEAD_PRECISIONS
 
     x = _head_inputs(shape, device)
-    chunk = head_chunk_rows(int(head_memory_mb * 2**20), shape.architecture.vocab_size)
+    chunk = head_chunk_rows(int(head_memory_mb * 2**20), shape.architecture.vocab_size)  # the trainer's
     ref_hidden = x["ref_hidden"].to(torch.bfloat16)  # as cached: float64 and every precision round z_θ alike
+    ref_weight = x["ref_weight"].float()  # as ReferenceCache.head_weight loads it
+    ref_lse = _logsumexp(ref_hidden, ref_weight, chunk)  # as the cache stores it
     with torch.no_grad():
         exact = token_statistics(x["hidden"], x["weight"], x["targets"], ref_hidden=ref_hidden,
-                                 ref_weight=x["ref_weight"], lam=lam, chunk_size=chunk)
+                                 ref_weight=x["ref_weight"], lam=lam, chunk_size=chunk,
+                                 ref_logsumexp=_logsumexp(ref_hidden, x["ref_weight"], chunk))
     exact_weights = _fpa_weights(exact.hat_logp, shape.sequences)
     result = {"N": shape.completion_tokens, "d": shape.architecture.hidden_size, "V": shape.architecture.vocab_size,
-              "chunk_size": chunk, "lam": lam, "precisions": {}}
+              "chunk_size": chunk, "lam": lam, "ref_logsumexp": "cached", "precisions": {}}
     hidden, weight = (x[name].float().requires_grad_() for name in ("hidden", "weight"))  # decoder_hidden's fp32
-    ref_weight = x["ref_weight"].float()  # as ReferenceCache.head_weight loads it
+    calls = {"fpa": dict(ref_hidden=ref_hidden, ref_weight=ref_weight, ref_logsumexp=ref_lse, lam=lam),
+             "offrl": {}}
     for precision in HEAD_PRECISIONS:
 
-        def step():
-            stats = token_statistics(hidden, weight, x["targets"], ref_hidden=ref_hidden, ref_weight=ref_weight,
-                                     lam=lam, chunk_size=chunk, head_precision=precision)
+        def step(method):
+            stats = token_statistics(hidden, weight, x["targets"], chunk_size=chunk, head_precision=precision,
+                                     **calls[method])
             (stats.logp * x["grad"].float()).sum().backward()
             hidden.grad = weight.grad = None
             return stats
 
-        stats = step()  # warm-up, and the values compared
-        seconds = [timed_step(step, device)["s"] for _ in range(reps)]
+        stats, _ = step("fpa"), step("offrl")  # warm-up, and FPA's values compared
+        seconds = {method: [] for method in calls}
+        for rep in range(reps):  # paired, the order alternated
+            for method in (list(calls) if rep % 2 == 0 else list(calls)[::-1]):
+                seconds[method].append(timed_step(lambda: step(method), device)["s"])
         weights = _fpa_weights(stats.hat_logp, shape.sequences)
         result["precisions"][precision] = {
-            "s": spread(seconds),
+            "s": spread(seconds["fpa"]), "offrl_s": spread(seconds["offrl"]),
+            "ratio_fpa_over_offrl": spread([a / b for a, b in zip(seconds["fpa"], seconds["offrl"])]),
             "max_abs_diff_logp": float((stats.logp.detach().double() - exact.logp).abs().max()),
             "max_abs_diff_hat_logp": float((stats.hat_logp.double() - exact.hat_logp).abs().max()),
             "max_rel_diff_fpa_weight": float(((weights - exact_weights).abs() / exact_weights).max()),
@@ -131,22 +150,33 @@ def configured_batch_sizes() -> list[int]:
 
 def generation(shape: Shape, device, batch_sizes: list[int], prompt: int, new_tokens: int,
                temperature: float) -> dict:
-    """Tokens/s of the slot decoder, every row decoding ``new_tokens`` (no eos), one batch of rows per size."""
+    """Tokens/s of the slot decoder per batch size (module docstring: warm-up, uneven lengths, slots that fit)."""
     from fpa.generation.decode import SlotDecoder
+    from fpa.generation.slot_cache import slots_that_fit
 
     model = build_model(shape, device, torch.bfloat16).eval()
+    vocabulary, mean = shape.architecture.vocab_size, max(1, new_tokens // 4)
+    stop_ids = set(range(2, vocabulary, mean))  # ~V / mean ids: a row stops after ~mean tokens
     g = torch.Generator().manual_seed(0)
+
+    def prompts(rows: int) -> list[list[int]]:
+        lengths = torch.randint(prompt // 2, prompt + 1, (rows,), generator=g).tolist()
+        return [torch.randint(2, vocabulary, (n,), generator=g).tolist() for n in lengths]
+
+    SlotDecoder(model, slots=2, stop_ids=stop_ids, pad_id=0).run(prompts(2), [0, 1], temperature=temperature,
+                                                                  max_new_tokens=min(8, new_tokens))  # warm-up
     result = {"shape": shape.name, "dtype": "bfloat16", "prompt_tokens": prompt, "new_tokens": new_tokens,
-              "temperature": temperature, "batch_sizes": {}}
+              "temperature": temperature, "stop_ids": len(stop_ids), "rows_per_slot": 2, "batch_sizes": {}}
     for size in batch_sizes:
-        prompts = [torch.randint(2, 258, (prompt,), generator=g).tolist() for _ in range(size)]
-        decoder = SlotDecoder(model, slots=size, refill=size, stop_ids=set(), pad_id=0)
-
-        def run():
-            return decoder.run(prompts, list(range(size)), temperature=temperature, max_new_tokens=new_tokens)
-
-        timed = timed_step(run, device)
-        generated = sum(map(len, timed["result"]))
-        result["batch_sizes"][str(size)] = {"s": timed["s"], "generated_tokens": generated,
-                                            "tokens_per_s": generated / timed["s"], "peak_bytes": timed["peak_bytes"]}
+        fit = slots_that_fit(model.config, prompt + new_tokens, torch.bfloat16, torch.device(device))
+        slots = size if fit is None else min(size, fit)
+        rows = prompts(2 * slots)
+        decoder = SlotDecoder(model, slots=slots, stop_ids=stop_ids, pad_id=0)
+        timed = timed_step(lambda: decoder.run(rows, list(range(len(rows))), temperature=temperature,
+                                               max_new_tokens=new_tokens), device)
+        lengths = [len(row) for row in timed["result"]]
+        result["batch_sizes"][str(slots)] = {
+            "asked": size, "rows": len(rows), "s": timed["s"], "generated_tokens": sum(lengths),
+            "tokens_per_s": sum(lengths) / timed["s"], "peak_bytes": timed["peak_bytes"],
+            "mean_length": sum(lengths) / len(lengths), "at_cap": sum(n == new_tokens for n in lengths)}
     return result

@@ -43,6 +43,7 @@ from gpu.models import ROOT, paper_config, shape, write_model_dir  # noqa: E402
 from gpu.tables import markdown  # noqa: E402
 
 MAIN, LARGE = "qwen3-4b-base", "qwen2.5-math-7b"
+OVERHEAD_ROUNDS = 1  # paired rounds of the overhead table on full shapes: each step is 8 micro-batches
 USERS_PROBLEMS = 2  # problems (K samples each) per optimizer step of users_step: two micro-batches, accumulated
 H200_BYTES = 139 * 2**30  # the nvidia-h200 kind's usable memory (device KINDS.md), for --plan-only
 
@@ -93,8 +94,13 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
 
     rounds = lambda ctx: ctx["rounds"]  # noqa: E731
     items = [
-        Measurement("overhead", f"overhead table: {main.name}, FPA (cached reference) vs Off-RL, planner beside",
-                    95, 12, lambda ctx: training.overhead(main, MAIN, work(ctx, "overhead"), device, rounds(ctx))),
+        # ~55 s to write the model and the cache and open the session (the last H200 record: 81 s in all with 8
+        # one-micro-batch steps of ~3.3 s), a micro-batch per method to warm up, then 8 micro-batches per method
+        # a round: one round (~53 s) on full shapes, a step averaging 8 micro-batches
+        Measurement("overhead", f"overhead table: {main.name}, FPA (cached reference) vs Off-RL, the paper's "
+                    "8 micro-batches a step, planner beside", 120, 12,
+                    lambda ctx: training.overhead(main, MAIN, work(ctx, "overhead"), device,
+                                                  rounds(ctx) if tiny else OVERHEAD_ROUNDS)),
         Measurement("users_step", f"what users run: {main.name}, paper.yaml's training (FSDP2 world 1), MATH's "
                     "length mix padded; tokens/s, MFU, peak, FPA / Off-RL; causal and tuned body beside", 200, 60,
                     scratch("users", lambda path, rounds: throughput.users_step(
@@ -104,8 +110,9 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                     f"bit-identical ({narrow.name})", 150, 45,
                     scratch("deterministic", lambda path, rounds: throughput.deterministic_cost(
                         main, narrow, MAIN, path, device, rounds, USERS_PROBLEMS))),
+        # the last H200 record: 10.4 s for FPA's calls; Off-RL's call (no reference) costs about half of FPA's
         Measurement("head", f"loss head at N={main.completion_tokens:,}, V={main.architecture.vocab_size:,}: "
-                    "fp32 / TF32 / bf16 vs float64", 25, 3,
+                    "FPA's call (cached ref_lse) and Off-RL's, fp32 / TF32 / bf16, FPA's vs float64", 20, 3,
                     lambda ctx: kernels.head_precision(main, device, lam, main.training["head_memory_mb"],
                                                        rounds(ctx))),
         Measurement("trl", f"{' / '.join(c.upper() for c in trl_cases)} step, ours vs TRL ({narrow.name})", 70, 10,
@@ -118,10 +125,14 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
         Measurement("cache", f"reference cache on the device vs the CPU ({main.name}, 2 x {cache_length} tokens)",
                     50, 4, lambda ctx: scratch("cache", lambda path, _: kernels.cache_devices(
                         main, main_model(ctx), path, device, max_length=cache_length))(ctx)),
-        Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16)", 250, 4,
+        # not yet timed with the device sampler (the 249 s of the last record drew on the CPU): 2 rows a slot of
+        # ~512 tokens on average at 256 and 64 slots, ~1,000 full steps then a tail to 2,048 each, at ~15 ms a
+        # step (8 GB of weights and ~25 GB of cache read at 4.8 TB/s, the sampler's hashing) or less
+        Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16, the paper's "
+                    f"{config['generation']['max_new_tokens']:,} new tokens at most, uneven lengths)", 70, 4,
                     lambda ctx: kernels.generation(main, device, [2, 4] if tiny else kernels.configured_batch_sizes(),
                                                    prompt=min(256, main.max_length // 4),
-                                                   new_tokens=8 if tiny else 128,
+                                                   new_tokens=8 if tiny else config["generation"]["max_new_tokens"],
                                                    temperature=config["generation"]["temperature"])),
         Measurement("dag", "the rehearsal's DAG under Snakemake (config/paper-rehearsal.yaml, one model, HF backend): "
                     "each job's device, dtype, wall time and peak memory", 240, 300,

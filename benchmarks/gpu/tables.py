@@ -19,8 +19,10 @@ def _gib(value) -> str:
 
 def _overhead(result: dict, paper: dict | None) -> list[str]:
     settings = result["training"]
+    micro = result.get("micro_batches_per_step", 1)  # records before the paper's batch had one
     lines = [f"Overhead, {result['shape']}: {result['examples_per_step']} examples of {result['tokens_per_example']:,} "
-             f"tokens per optimizer step (one micro-batch), {result['rounds']} paired rounds, "
+             f"tokens per optimizer step ({micro} micro-batch{'es' if micro > 1 else ''}), {result['rounds']} "
+             f"paired round{'s' if result['rounds'] != 1 else ''}, "
              f"{settings['precision']}, gradient checkpointing {settings['gradient_checkpointing']}, "
              f"head chunk {result['chunk_size']} rows; peak = torch.cuda.max_memory_allocated.", "",
              "| method | examples/s, median [min–max] | paper examples/s | peak GiB | planner GiB "
@@ -62,13 +64,18 @@ def _trl(result: dict) -> list[str]:
 
 
 def _head(result: dict) -> list[str]:
+    offrl = "offrl_s" in next(iter(result["precisions"].values()))  # records before Off-RL's head was timed lack it
     lines = [f"Loss head, N = {result['N']:,}, d = {result['d']:,}, V = {result['V']:,}, chunk {result['chunk_size']}, "
-             f"λ = {result['lam']}; forward + backward; error against float64.", "",
-             "| precision | s, median [min–max] | max abs Δ log π_θ | max abs Δ log π̂ "
-             "| max rel Δ FPA weight |", "|---|---|---:|---:|---:|"]
+             f"λ = {result['lam']}; forward + backward"
+             + ("; FPA with the cache's ref_lse, as the trainer calls it, and Off-RL without a reference" if offrl
+                else "") + "; FPA's error against float64.", "",
+             "| precision | FPA s, median [min–max] | " + ("Off-RL s | FPA / Off-RL | " if offrl else "")
+             + "max abs Δ log π_θ | max abs Δ log π̂ | max rel Δ FPA weight |",
+             "|---|---|" + ("---|---|" if offrl else "") + "---:|---:|---:|"]
     for name in sorted(result["precisions"], key=("fp32", "tf32", "bf16").index):
         p = result["precisions"][name]
-        lines.append(f"| {name} | {_spread(p['s'])} | {p['max_abs_diff_logp']:.2e} | "
+        timed = f"{_spread(p['offrl_s'])} | {_spread(p['ratio_fpa_over_offrl'])} | " if offrl else ""
+        lines.append(f"| {name} | {_spread(p['s'])} | {timed}{p['max_abs_diff_logp']:.2e} | "
                      f"{p['max_abs_diff_hat_logp']:.2e} | {p['max_rel_diff_fpa_weight']:.2e} |")
     return lines
 
@@ -93,8 +100,16 @@ def _other(key: str, r: dict) -> list[str]:
     if key == "generation":
         sizes = ", ".join(f"batch {b}: {r['batch_sizes'][b]['tokens_per_s']:,.0f}"
                           for b in sorted(r["batch_sizes"], key=int))
-        return [f"Generation, {r['shape']} ({r['dtype']}), {r['prompt_tokens']}-token prompts, {r['new_tokens']} new "
-                f"tokens per row, T = {r['temperature']}: tokens/s {sizes}."]
+        if "stop_ids" not in r:  # records before the warm-up and the uneven lengths
+            return [f"Generation, {r['shape']} ({r['dtype']}), {r['prompt_tokens']}-token prompts, {r['new_tokens']} "
+                    f"new tokens per row, T = {r['temperature']}: tokens/s {sizes}."]
+        runs = "; ".join(f"{b} slots ({e['asked']} asked): {e['rows']} rows, mean {e['mean_length']:.0f} tokens, "
+                         f"{e['at_cap']} at the cap, {e['tokens_per_s']:,.0f} tokens/s, peak "
+                         f"{_gib(e['peak_bytes'] / GIB if e['peak_bytes'] else None)} GiB"
+                         for b, e in sorted(r["batch_sizes"].items(), key=lambda item: int(item[0])))
+        return [f"Generation, {r['shape']} ({r['dtype']}), after a warm-up: prompts of {r['prompt_tokens'] // 2}-"
+                f"{r['prompt_tokens']} tokens, at most {r['new_tokens']} new tokens, {r['stop_ids']} stop ids, "
+                f"T = {r['temperature']}, {r['rows_per_slot']} rows per slot: {runs}."]
     if key in ("users_step", "deterministic"):
         return _throughput(key, r)
     if key == "overhead_large" and "skipped" in r:

@@ -83,6 +83,22 @@ def test_plan_only_prints_every_measurement_with_its_estimate():
     assert "plan (full shapes; budget 450 s" in done.stdout
 
 
+def test_the_readmes_one_call_set_fits_one_calls_budget():
+    """The set of measurements benchmarks/gpu/README.md has one call run: their estimates within the
+    script's default budget, so none of them is skipped for want of time by the plan."""
+    import re
+
+    import torch
+
+    from gpu.run import H200_BYTES, measurements, parse_args
+
+    readme = (ROOT / "benchmarks" / "gpu" / "README.md").read_text()
+    (one_call,) = re.findall(r"One call holds\s+`--only ([a-z_,]+)`", readme)
+    estimates = {m.key: m.estimate_s for m in measurements(False, torch.device("cpu"), H200_BYTES)}
+    assert set(one_call.split(",")) <= set(estimates)
+    assert sum(estimates[key] for key in one_call.split(",")) <= parse_args(["--plan-only"]).budget_s
+
+
 def test_a_failure_is_recorded_and_an_overrun_skipped(tmp_path):
     def boom(ctx):
         raise MemoryError("CUDA out of memory (planted)")

@@ -1,6 +1,6 @@
 """The slot decoder gives the completions ``model.generate`` gave (benchmarks/generation/sampling.py's
 reference: length-sorted left-padded batches, the seeded sampler it replaced) for the same
-seeds, whatever its slot count and refill policy, and its sampler draws exactly what
+seeds, whatever its slot count, and its sampler draws exactly what
 ``torch.multinomial`` draws."""
 
 import sys
@@ -27,9 +27,9 @@ def reference(micro_model_dir):
     return sampling.GenerateReference(backend, batch_size=64).generate(PROMPTS, **ARGS)
 
 
-@pytest.mark.parametrize("slots, refill", [(64, 64), (64, 1), (37, 5), (300, 300)])
-def test_same_completions_as_generate_for_every_slot_count_and_refill(micro_model_dir, reference, slots, refill):
-    backend = HFBackend(micro_model_dir, batch_size=slots, refill=refill, threads=1)
+@pytest.mark.parametrize("slots", [64, 37, 300])
+def test_same_completions_as_generate_for_every_slot_count(micro_model_dir, reference, slots):
+    backend = HFBackend(micro_model_dir, batch_size=slots, threads=1)
     completions = completion_fields(backend.generate(PROMPTS, **ARGS))["completions"]
     assert sum(a != b for a, b in zip(completions, reference)) == 0
     lengths = {len(c[0]) for c in completions}
@@ -37,7 +37,7 @@ def test_same_completions_as_generate_for_every_slot_count_and_refill(micro_mode
 
 
 def test_greedy_matches_generate(micro_model_dir):
-    backend = HFBackend(micro_model_dir, batch_size=16, refill=3, threads=1)
+    backend = HFBackend(micro_model_dir, batch_size=16, threads=1)
     greedy = dict(ARGS, temperature=0.0)
     reference = sampling.GenerateReference(backend, 16).generate(PROMPTS[:40], **{**greedy, "n": 1})
     assert completion_fields(backend.generate(PROMPTS[:40], **greedy))["completions"] == reference

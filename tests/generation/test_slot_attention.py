@@ -35,6 +35,21 @@ def test_decode_step_with_row_masks_matches_repeated_kv_attention():
     torch.testing.assert_close(out, _plain(query, key, value, mask, 0.3), rtol=1e-12, atol=1e-12)
 
 
+def test_spans_attend_over_their_own_keys_as_the_whole_batch_would():
+    """Rows in spans, each over its own longest row's keys, get what one call over every key gives."""
+    g = torch.Generator().manual_seed(2)
+    rows, kv_heads, filled, dim = 6, 2, 17, 8
+    query = torch.randn(rows, kv_heads * 3, 1, dim, generator=g, dtype=torch.float64)
+    key, value = (torch.randn(rows, kv_heads, filled, dim, generator=g, dtype=torch.float64) for _ in range(2))
+    positions = torch.tensor([16, 12, 14, 3, 5, 0])
+    mask = (torch.arange(filled) <= positions[:, None])[:, None, None, :]
+    spans = [(0, 3, 17), (3, 5, 6), (5, 6, 1)]
+    apart, _ = slot_attention(_Attention(), query, key, value, mask, scaling=0.3, slot_spans=spans)
+    whole, _ = slot_attention(_Attention(), query, key, value, mask, scaling=0.3)
+    torch.testing.assert_close(apart, whole, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(apart, _plain(query, key, value, mask, 0.3), rtol=1e-12, atol=1e-12)
+
+
 def test_prefill_is_causal_attention_among_its_own_positions():
     g = torch.Generator().manual_seed(1)
     rows, kv_heads, width, dim = 3, 2, 9, 8

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
+from fpa.objectives import get_objective
 from fpa.training.head import token_statistics, token_statistics_naive
+from fpa.memory.training import head_buffers, objective_head_buffers
+from fpa.training.head_chunk import add_product, product
 
 N, V, D, D_REF = 37, 123, 16, 12
 CONFIGS = {
@@ -232,3 +237,90 @@ def test_fused_chunks_match_the_eager_passes_and_naive_float64(config):
     fused = run(token_statistics, inputs, chunk_size=10, fused=True, **extra, **CONFIGS[config])
     assert_same(fused, run(token_statistics, inputs, chunk_size=10, **extra, **CONFIGS[config]), atol=1e-12, rtol=1e-12)
     assert_same(fused, run(token_statistics_naive, inputs, **extra, **CONFIGS[config]), atol=1e-10, rtol=1e-10)
+
+
+class _NewProducts(TorchDispatchMode):
+    """Shapes of the tensors the matrix products create (outputs on storage none of their inputs had)."""
+
+    PRODUCTS = {"mm", "addmm", "matmul"}
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        inputs = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        out = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__ in self.PRODUCTS:
+            self.shapes += [tuple(t.shape) for t in tree_flatten(out)[0]
+                            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs]
+        return out
+
+
+@pytest.mark.parametrize("head_precision", ["fp32", "bf16"])
+def test_backward_adds_each_chunks_weight_gradient_in_place(head_precision):
+    """No product of the backward allocates a [V, d] tensor: each chunk's ∂L/∂W (bf16 products included)
+    is added where the fp32 accumulator lies, not made apart and then added (1.5 GB a chunk at Qwen3's V);
+    the gradient is the one-chunk head's."""
+    inputs = make_inputs(dtype=torch.float32, n=40)
+    stats = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"], ref_hidden=inputs["ref_hidden"],
+                             ref_weight=inputs["ref_weight"], lam=1.5, chunk_size=4, head_precision=head_precision)
+    counter = _NewProducts()
+    with counter:
+        grads = torch.autograd.grad((inputs["g"][0].float() * stats.logp).sum(), (inputs["hidden"], inputs["weight"]))
+    assert (V, D) not in counter.shapes and (4, D) in counter.shapes, counter.shapes  # grad_hidden's, per chunk
+    whole = run(token_statistics, inputs, chunk_size=40, head_precision=head_precision, **CONFIGS["fpa"])[1]
+    torch.testing.assert_close(grads[1], whole[1], atol=1e-5, rtol=1e-5)
+
+
+def test_add_product_is_product_added_in_place():
+    gen = torch.Generator().manual_seed(3)
+    a, b = (torch.randn(*shape, generator=gen).to(torch.bfloat16) for shape in ((V, 29), (29, D)))
+    out = torch.randn(V, D, generator=gen)
+    expected = out + product(a, b, torch.float32)
+    storage = out.untyped_storage().data_ptr()
+    add_product(out, a, b)
+    assert out.untyped_storage().data_ptr() == storage and torch.equal(out, expected)
+
+
+class _NewChunkBuffers(TorchDispatchMode):
+    """How many [rows, V] tensors the ops create (outputs on storage none of their inputs had)."""
+
+    def __init__(self, rows: int):
+        super().__init__()
+        self.rows, self.count = rows, 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        inputs = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        out = func(*args, **(kwargs or {}))
+        self.count += sum(1 for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and tuple(t.shape) == (
+            self.rows, V) and t.untyped_storage().data_ptr() not in inputs)
+        return out
+
+
+@pytest.mark.parametrize("ref, given_lse, lam, want_kl", [(False, False, None, False), (True, True, 1.5, False),
+                                                          (True, False, 1.5, False), (True, True, 2.0, True),
+                                                          (True, True, None, False)])
+def test_the_head_holds_the_chunk_buffers_its_budget_counts(ref, given_lse, lam, want_kl):
+    """``head_buffers`` is what a call allocates of [chunk, V] in forward (backward holds no more): the
+    count ``head_chunk_rows`` divides the budget by."""
+    inputs = make_inputs(dtype=torch.float32, n=40)
+    kwargs = {"ref_hidden": inputs["ref_hidden"], "ref_weight": inputs["ref_weight"]} if ref else {}
+    if given_lse:
+        kwargs["ref_logsumexp"] = (inputs["ref_hidden"] @ inputs["ref_weight"].T).logsumexp(-1)
+    forward, backward = _NewChunkBuffers(8), _NewChunkBuffers(8)
+    with forward:
+        stats = token_statistics(inputs["hidden"], inputs["weight"], inputs["targets"], lam=lam, want_kl=want_kl,
+                                 chunk_size=8, **kwargs)
+    with backward:
+        (stats.logp.sum() + (stats.fwd_kl.sum() if want_kl else 0)).backward()
+    assert forward.count == head_buffers(ref, given_lse, want_kl) >= backward.count
+
+
+@pytest.mark.parametrize("name, mode, buffers", [("offrl", "cached", 1), ("fpa", "cached", 2), ("fpa", "online", 3),
+                                                 ("dpo", "cached", 1), ("dpo", "online", 3),
+                                                 ("offrl_kl", "cached", 3)])
+def test_each_objectives_head_buffers_follow_what_its_reference_gives(name, mode, buffers):
+    """Off-RL reads no reference per token; FPA the cache's hidden states with their logsumexp (no scratch);
+    DPO the cache's sequence log-probabilities, or an online reference's hidden states without theirs."""
+    assert objective_head_buffers(get_objective(name), mode) == buffers

@@ -2,14 +2,20 @@
 
 ``model.generate`` decodes a fixed batch until its longest row stops, grows its cache by
 ``torch.cat`` every step and attends over the whole padded batch. This loop allocates a
-cache of ``slots`` rows once and
+cache of ``slots`` rows once (``fpa.generation.slot_cache``) and
 
-  * attends over the filled length only (the longest live row, not the cache's capacity:
-    a static cache attending over its full length was slower);
-  * drops a row as soon as it stops, and refills free slots with waiting prompts, ``refill``
-    or more at a time in one batched prefill, so that steps work on live rows only;
-  * keeps the live rows in the leading slots (the last live row takes a finished row's slot
-    once no prompt waits), so a step reads the cache as one strided view.
+  * attends over the filled length only (the longest row of each span of neighbouring rows,
+    ``SlotRows.spans``, not the cache's capacity: a static cache attending over its full length was
+    slower), so rows admitted later do not read the older rows' length of masked keys;
+  * reads the steps' token ids back once every ``sync_every`` steps, not every step: the host
+    issues that many steps without waiting for the device (``SYNC_EVERY``);
+  * refills slots as rows stop, batched: once the slot-steps left to empty or stopped slots since
+    the last refill add up to one full step (``slots``), or as soon as every waiting prompt fits.
+    That bounds both costs: prefills (each holds every live row back one step) come at most once per
+    ``slots`` idle slot-steps, and the slots left idle between them cost at most as much (the
+    ski-rental balance). A refill first compacts: the rows still decoding move down over the stopped
+    ones, in the order they were admitted, so the live rows stay in the leading slots, a step reads
+    the cache as one strided view, and rows admitted together stay neighbours (one span).
 
 The model's own modules compute each forward (``model.model`` with this cache as its
 ``past_key_values`` and prepared 4-D masks, then ``lm_head`` on each row's last token), so any
@@ -18,21 +24,22 @@ rehearsal's (config/paper-rehearsal.yaml) Qwen3, Qwen2 and Llama. A
 prompt sits at positions 0.. of its slot, so a row's positions, keys and logits are those
 of its prompt decoded alone, up to the last bits of batched kernels; its token is drawn
 with its own noise (``fpa.generation.samplers``), so what a row gets does not depend on its
-slot, its neighbours or when it was admitted. Attention keeps grouped K/V grouped
-(``fpa.generation.slot_attention``).
+slot, its neighbours, when it was admitted or how often the host reads. Attention keeps grouped
+K/V grouped (``fpa.generation.slot_attention``).
 
-On a GPU the loop waits for the device once a step, for the step's token ids (8 bytes a row):
-it needs them to stop rows and refill their slots. Everything else a step needs the host knows
-without asking: each row's length is kept on the host too (``SlotRows``), so the attended length
-comes from there, and indices go to the device without a wait (``samplers.to_device``).
-The wait leaves the GPU idle while the host issues the next step (its Python and kernel
-launches); checking stops every k steps would let the host run ahead, but each row would decode
-up to k - 1 tokens past its stop and each refill would come up to k - 1 steps late. (CUDA graphs would take the launches off the host;
-not done here.)
+What a step needs the host knows without asking the device: every row's length and tokens drawn
+(``SlotRows``), so the attended length comes from there, and indices go to the device without a
+wait (``samplers.to_device``). The device is waited on once per read, for the token ids drawn since
+the last one (8 bytes a row and step): the host needs them to stop rows and refill their slots. A
+row decodes on, unread, up to ``sync_every - 1`` tokens past its stop (discarded; its own noise, so
+no other row's tokens change), and a refill comes up to ``sync_every - 1`` steps late; no row ever
+draws past ``max_new_tokens`` (a read comes first). On the CPU there is no queue to run ahead of,
+so the loop reads every step. (CUDA graphs would take the launches off the host; not done here.)
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from typing import Sequence
 
@@ -40,82 +47,17 @@ import torch
 
 from fpa.generation.samplers import check_noise, device_index, make_sampler, to_device
 from fpa.generation.slot_attention import grouped_slot_attention
+from fpa.generation.slot_cache import SlotCache, SlotRows, slots_that_fit
 from fpa.progress import progress
 
-class SlotCache:
-    """Keys and values of ``slots`` rows, ``[layers, slots x capacity, kv heads, head dim]``.
+log = logging.getLogger(__name__)
 
-    The model calls ``update(keys, values, layer)`` in each attention layer. A prefill writes
-    its rows' keys at positions 0.. of their slots and attends among them only (a new row has
-    no past); a decode step writes each live row's key at the row's own position and attends
-    over ``[:filled]`` of the leading live slots. Positions are the outer dimension so that a
-    write is one ``index_copy_`` of whole positions (an advanced-index write of [rows, heads,
-    dim] at per-row positions cost a tenth of each step).
-    """
-
-    def __init__(self, config, slots: int, capacity: int, dtype: torch.dtype, device: torch.device):
-        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-        shape = (config.num_hidden_layers, slots * capacity, config.num_key_value_heads, head_dim)
-        self.keys = torch.zeros(shape, dtype=dtype, device=device)
-        self.values = torch.zeros(shape, dtype=dtype, device=device)
-        self.slots, self.capacity = slots, capacity
-        self._index: torch.Tensor | None = None  # flat (slot, position) of each key written now
-        self._live = self._filled = 0  # 0: a prefill
-
-    def prepare_prefill(self, slots: torch.Tensor, width: int) -> None:
-        positions = torch.arange(width, device=slots.device)
-        self._index, self._filled = (slots[:, None] * self.capacity + positions).flatten(), 0
-
-    def prepare_decode(self, positions: torch.Tensor, filled: int) -> None:
-        """``positions`` [live]: where each live row's key goes; ``filled``: 1 + their maximum (from the host)."""
-        self._live, self._filled = len(positions), filled
-        self._index = torch.arange(self._live, device=positions.device) * self.capacity + positions
-
-    def update(self, keys: torch.Tensor, values: torch.Tensor, layer: int, *args, **kwargs):
-        heads, dim = keys.shape[1], keys.shape[3]
-        self.keys[layer].index_copy_(0, self._index, keys.transpose(1, 2).reshape(-1, heads, dim))
-        self.values[layer].index_copy_(0, self._index, values.transpose(1, 2).reshape(-1, heads, dim))
-        if not self._filled:
-            return keys, values
-        return self._view(self.keys[layer]), self._view(self.values[layer])
-
-    def _view(self, cache: torch.Tensor) -> torch.Tensor:
-        """[live, heads, filled, dim] of the flat cache of one layer."""
-        rows = cache.view(self.slots, self.capacity, *cache.shape[1:])
-        return rows[:self._live, :self._filled].transpose(1, 2)
-
-    def move(self, source: torch.Tensor, target: torch.Tensor, filled: int) -> None:
-        for cache in (self.keys, self.values):
-            rows = cache.view(cache.shape[0], self.slots, self.capacity, *cache.shape[2:])
-            rows[:, target, :filled] = rows[:, source, :filled]
-
-
-class SlotRows:
-    """Per slot: the row it decodes, that row's tokens in the cache (``lengths`` on the host,
-    ``positions`` the same on the device) and its next input token (``pending``, on the device)."""
-
-    def __init__(self, slots: int, device: torch.device):
-        self.row_of = [0] * slots
-        self.lengths = torch.zeros(slots, dtype=torch.long)
-        self.positions = torch.zeros(slots, dtype=torch.long, device=device)
-        self.pending = torch.zeros(slots, dtype=torch.long, device=device)
-
-    def admit(self, first: int, rows: list[int], lengths: list[int]) -> None:
-        self.row_of[first:first + len(rows)] = rows
-        self.lengths[first:first + len(rows)] = torch.tensor(lengths)
-        self.positions[first:first + len(rows)] = device_index(lengths, self.positions.device)
-
-    def advance(self, live: int) -> None:
-        self.lengths[:live] += 1
-        self.positions[:live] += 1
-
-    def move(self, source: list[int], target: list[int], source_index: torch.Tensor,
-             target_index: torch.Tensor) -> None:
-        for s, t in zip(source, target):
-            self.row_of[t] = self.row_of[s]
-        self.lengths[target] = self.lengths[source]
-        self.positions[target_index] = self.positions[source_index]
-        self.pending[target_index] = self.pending[source_index]
+#: steps between reads of the drawn token ids, per device type: the CPU runs each op as it is issued
+#: (nothing to overlap; a token past a stop is pure waste); a GPU's host queues this many steps while the
+#: device runs, for a row decoding up to 7 tokens past its stop (3.5 on average; a GPU's completions
+#: run to hundreds of tokens). Not yet timed on a GPU (benchmarks/gpu/run.py's generation measures it).
+SYNC_EVERY = {"cpu": 1}
+SYNC_EVERY_ELSEWHERE = 8
 
 
 class SlotDecoder:
@@ -123,21 +65,25 @@ class SlotDecoder:
 
     ``model``: an HF causal LM (eval mode); ``stop_ids``: a row stops at any of them, kept as its
     last token (so that the caller knows why it ended: a row without one reached max_new_tokens);
-    ``refill``: admit waiting rows once this many slots are free (fewer when fewer wait), so a
-    prefill's fixed cost is shared by several rows; ``noise``: the sampler's (``samplers.NOISES``).
+    ``noise``: the sampler's (``samplers.NOISES``); ``sync_every``: steps between reads of the drawn
+    token ids (default ``SYNC_EVERY`` for the model's device). On a GPU a run takes fewer slots than
+    ``slots`` where their cache would not fit its free memory (``slot_cache.slots_that_fit``): the tokens
+    do not depend on the slot count.
     """
 
-    def __init__(self, model, *, slots: int, refill: int, stop_ids: set[int], pad_id: int, noise: str = "auto"):
-        if slots < 1 or not 1 <= refill <= slots:
-            raise ValueError(f"slots, refill: expected slots >= 1 and 1 <= refill <= slots, got {slots}, {refill}")
+    def __init__(self, model, *, slots: int, stop_ids: set[int], pad_id: int, noise: str = "auto",
+                 sync_every: int | None = None):
+        self.device = next(model.parameters()).device
+        sync_every = SYNC_EVERY.get(self.device.type, SYNC_EVERY_ELSEWHERE) if sync_every is None else sync_every
+        if slots < 1 or sync_every < 1:
+            raise ValueError(f"slots, sync_every: expected both >= 1, got {slots}, {sync_every}")
         layer_types = set(getattr(model.config, "layer_types", None) or ["full_attention"])
         if layer_types != {"full_attention"}:
             raise NotImplementedError(f"layer types {sorted(layer_types)}: the slot cache attends over every "
                                       f"position (no sliding window); use the vllm backend for this model")
-        self.model, self.slots, self.refill, self.noise = model, slots, refill, noise
-        self.stop_ids, self.pad_id = stop_ids, pad_id
-        self.device = next(model.parameters()).device
         check_noise(noise)
+        self.model, self.slots, self.noise, self.sync_every = model, slots, noise, sync_every
+        self.stop_ids, self.pad_id = stop_ids, pad_id
 
     @torch.no_grad()
     def run(self, prompts: Sequence[list[int]], seeds: Sequence[int | None], *, temperature: float,
@@ -146,41 +92,93 @@ class SlotDecoder:
         to and with the stop id that ended it, or ``max_new_tokens`` ids without one."""
         if not prompts:
             return []
-        slots = min(self.slots, len(prompts))
-        cache = SlotCache(self.model.config, slots, max(map(len, prompts)) + max_new_tokens,
-                          self.model.dtype, self.device)
+        capacity = max(map(len, prompts)) + max_new_tokens
+        slots = self._slot_count(len(prompts), capacity)
+        cache = SlotCache(self.model.config, slots, capacity, self.model.dtype, self.device)
         sampler = make_sampler(self.noise, slots, self.model.config.vocab_size, temperature, self.device)
         waiting = deque(sorted(range(len(prompts)), key=lambda r: len(prompts[r])))
-        state = SlotRows(slots, self.device)
+        rows = SlotRows(slots, self.device)
         outputs: list[list[int]] = [[] for _ in prompts]
-        live = 0
+        unread: list[tuple[slice, torch.Tensor]] = []  # the slots and token ids of each step since the last read
+        idle = 0  # slot-steps left to empty or stopped slots since the last refill
         bar = progress(len(prompts), "generate", unit="completion")
-        with grouped_slot_attention(self.model):
-            while waiting or live:
-                if waiting and (live == 0 or slots - live >= min(self.refill, len(waiting))):
-                    admitted = [waiting.popleft() for _ in range(min(slots - live, len(waiting)))]
-                    first, last = live, live + len(admitted)
-                    state.admit(first, admitted, [len(prompts[row]) for row in admitted])
-                    sampler.admit(first, [seeds[row] for row in admitted])
-                    logits = self._prefill(cache, [prompts[row] for row in admitted], first)
-                    live = last
+        with grouped_slot_attention(self.model) as spans_apart:
+            while waiting or rows.live:
+                refill = not unread and self._refill_due(rows, len(waiting), idle)
+                if refill:
+                    self._compact(rows, cache, sampler)
+                    idle = 0
+                if refill and waiting:
+                    admitted = [waiting.popleft() for _ in range(min(slots - rows.live, len(waiting)))]
+                    new = rows.admit(admitted, [len(prompts[row]) for row in admitted])
+                    sampler.admit(new.start, [seeds[row] for row in admitted])
+                    logits = self._prefill(cache, [prompts[row] for row in admitted], new.start)
                 else:
-                    first, last = 0, live
-                    logits = self._decode(cache, state.pending[:live], state.positions[:live],
-                                          int(state.lengths[:live].max()) + 1)
-                    state.advance(live)
-                tokens = sampler.draw(logits, first, last)
-                state.pending[first:last] = tokens
-                finished = []
-                for slot, token in enumerate(tokens.tolist(), first):  # the step's one wait for the device
-                    generated = outputs[state.row_of[slot]]
-                    generated.append(token)
-                    if token in self.stop_ids or len(generated) == max_new_tokens:
-                        finished.append(slot)
-                live = self._release(finished, live, cache, sampler, state)
-                bar.update(len(finished))
+                    new = slice(0, rows.live)
+                    spans = rows.spans()
+                    logits = self._decode(cache, rows.pending[new], rows.positions[new], spans, spans_apart)
+                    rows.advance()
+                    idle += slots - rows.alive_count()
+                tokens = sampler.draw(logits, new.start, new.stop)
+                rows.pending[new] = tokens
+                unread.append((new, tokens))
+                if len(unread) == self.sync_every or rows.most_drawn() == max_new_tokens:
+                    bar.update(self._read(unread, rows, outputs, max_new_tokens))
+                    unread = []
         bar.close()
         return outputs
+
+    def _slot_count(self, rows: int, capacity: int) -> int:
+        """``slots`` (at most one a row), fewer where their cache of ``capacity`` positions would not fit a
+        GPU's free memory."""
+        slots = min(self.slots, rows)
+        fit = slots_that_fit(self.model.config, capacity, self.model.dtype, self.device)
+        if fit is None or fit >= slots:
+            return slots
+        if fit < 1:
+            raise MemoryError(f"{self.device}: not one slot of {capacity} positions fits the free memory")
+        log.warning("generation: %d slots of %d positions fit the GPU's free memory (batch_size %d)", fit,
+                    capacity, self.slots)
+        return fit
+
+    def _refill_due(self, rows: SlotRows, waiting: int, idle: int) -> bool:
+        """Whether to compact and admit now (module docstring): with prompts waiting, once no row decodes,
+        the idle slot-steps reach a full step or every waiting prompt fits; else a compaction alone on
+        the same idle bound, while stopped rows hold slots."""
+        decoding, slots = rows.alive_count(), rows.slots
+        if waiting and decoding < slots:
+            return decoding == 0 or idle >= slots or slots - decoding >= waiting
+        return decoding < rows.live and idle >= slots
+
+    def _read(self, unread: list[tuple[slice, torch.Tensor]], rows: SlotRows, outputs: list[list[int]],
+              max_new_tokens: int) -> int:
+        """The token ids of the unread steps to their rows' outputs (the wait for the device); rows that
+        stopped are frozen. Returns how many stopped."""
+        ids = iter((unread[0][1] if len(unread) == 1 else torch.cat([tokens for _, tokens in unread])).tolist())
+        stopped = []
+        for new, _ in unread:
+            for slot, token in zip(range(new.start, new.stop), ids):
+                if not rows.alive[slot]:
+                    continue  # drawn past its stop, unread until now
+                generated = outputs[rows.row_of[slot]]
+                generated.append(token)
+                if token in self.stop_ids or len(generated) == max_new_tokens:
+                    rows.alive[slot] = False
+                    stopped.append(slot)
+        rows.stop(stopped)
+        return len(stopped)
+
+    @staticmethod
+    def _compact(rows: SlotRows, cache: SlotCache, sampler) -> None:
+        """The rows still decoding move down over the stopped ones, keeping their order."""
+        source, target, kept = rows.compaction()
+        if source:
+            source_index, target_index = device_index(source, cache.keys.device), device_index(target, cache.keys.device)
+            cache.move(source_index, target_index, max(rows.lengths[slot] for slot in source))
+            sampler.move(source, target)
+            rows.move(source, target, source_index, target_index)
+        rows.live = kept
+        rows.plan_spans()
 
     def _prefill(self, cache: SlotCache, prompts: list[list[int]], first: int) -> torch.Tensor:
         """Logits of each prompt's next token; its keys go to positions 0.. of slots ``first``.."""
@@ -188,8 +186,8 @@ class SlotDecoder:
         input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
         for row, ids in enumerate(prompts):  # right padding: a pad follows every real token (causal)
             input_ids[row, :len(ids)] = torch.tensor(ids)
-        positions = torch.arange(width, device=self.device).expand(len(prompts), width)
-        cache.prepare_prefill(torch.arange(first, first + len(prompts), device=self.device), width)
+        positions = cache.key_positions[:width].expand(len(prompts), width)
+        cache.prepare_prefill(first, len(prompts), width)
         # prepared 4-D masks, which every decoder's mask builder passes through as they are (Llama's
         # takes no per-layer-type dict); the prefill's keys are its own rows' only
         causal = torch.ones(width, width, dtype=torch.bool, device=self.device).tril()[None, None]
@@ -199,27 +197,13 @@ class SlotDecoder:
         last = device_index([len(ids) - 1 for ids in prompts], self.device)
         return self.model.get_output_embeddings()(hidden[torch.arange(len(prompts), device=self.device), last])
 
-    def _decode(self, cache: SlotCache, tokens: torch.Tensor, positions: torch.Tensor, filled: int) -> torch.Tensor:
-        """Logits after one more token of each live row, at its own position (``filled``: 1 + the largest)."""
-        cache.prepare_decode(positions, filled)
-        visible = torch.arange(filled, device=self.device) <= positions[:, None]
+    def _decode(self, cache: SlotCache, tokens: torch.Tensor, positions: torch.Tensor,
+                spans: list[tuple[int, int, int]], spans_apart: bool) -> torch.Tensor:
+        """Logits after one more token of each live row, at its own position (``spans``: ``SlotRows.spans``;
+        attended span by span where the model attends with ``slot_attention``, else all over the longest)."""
+        visible = cache.prepare_decode(positions, max(keys for *_, keys in spans))
+        apart = {"slot_spans": spans} if spans_apart else {}
         hidden = self.model.base_model(input_ids=tokens[:, None], position_ids=positions[:, None],
-                                       attention_mask=visible[:, None, None, :],
-                                       past_key_values=cache, use_cache=True).last_hidden_state
+                                       attention_mask=visible, past_key_values=cache, use_cache=True,
+                                       **apart).last_hidden_state
         return self.model.get_output_embeddings()(hidden[:, 0])
-
-    @staticmethod
-    def _release(finished: list[int], live: int, cache: SlotCache, sampler, state: SlotRows) -> int:
-        """Free the ``finished`` slots; the last live rows move into those below the new live count."""
-        if not finished:
-            return live
-        remaining = live - len(finished)
-        gone = set(finished)
-        holes = sorted(slot for slot in gone if slot < remaining)
-        movers = [slot for slot in range(remaining, live) if slot not in gone]
-        if holes:
-            source, target = device_index(movers, cache.keys.device), device_index(holes, cache.keys.device)
-            cache.move(source, target, int(state.lengths[movers].max()))
-            sampler.move(movers, holes)
-            state.move(movers, holes, source, target)
-        return remaining

@@ -8,7 +8,7 @@ on a GPU a counter-based hash computed there). A row's seed comes from (seed, pr
 text, occurrence of that prompt in the call, sample index), which gives:
 
   * the same call returns the same completions;
-  * batch size, refill, prompt order and sharding of the prompt list (with ``offsets``
+  * batch size, prompt order and sharding of the prompt list (with ``offsets``
     for prompts repeated across shards) do not change what a prompt gets, up to last-bit
     differences of batched kernels (a draw that lands within ~1e-6 of a probability boundary
     can flip; none did in the tests and benchmarks, against ``model.generate`` either);
@@ -47,10 +47,7 @@ def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
 
 
 class HFBackend:
-    """``GenerationBackend`` on ``transformers``; options: batch_size (rows decoding at a time),
-    refill (admit waiting rows once this many slots are free; default batch_size: on the toy,
-    whose completions are of similar length, refilling earlier made every row attend over the
-    oldest row's length and cost more than it saved, ``benchmarks/generation/README.md``), threads
+    """``GenerationBackend`` on ``transformers``; options: batch_size (rows decoding at a time), threads
     (``torch.set_num_threads``, process-wide), device (auto: the GPU the job was given, else the
     CPU), dtype, noise (the sampler's, ``fpa.generation.samplers.NOISES``; auto: the generator's
     on the CPU, the counter's on a GPU)."""
@@ -60,7 +57,6 @@ class HFBackend:
         model_dir: str | os.PathLike,
         *,
         batch_size: int = 64,
-        refill: int | None = None,
         threads: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
@@ -71,7 +67,7 @@ class HFBackend:
         check_noise(noise)  # before the model loads
         if threads is not None:
             torch.set_num_threads(threads)
-        self.batch_size, self.refill, self.noise = batch_size, refill, noise
+        self.batch_size, self.noise = batch_size, noise
         self.device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(self.device)
@@ -106,8 +102,8 @@ class HFBackend:
         """Completions for (prompt, row seed) rows, in row order."""
         prompt_ids = [self.tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt, _ in rows]
         stop_ids = self.eos_ids | stop_token_ids(self.tokenizer, stop)
-        decoder = SlotDecoder(self.model, slots=self.batch_size, refill=self.refill or self.batch_size,
-                              stop_ids=stop_ids, pad_id=pad_token_id(self.tokenizer), noise=self.noise)
+        decoder = SlotDecoder(self.model, slots=self.batch_size, stop_ids=stop_ids,
+                              pad_id=pad_token_id(self.tokenizer), noise=self.noise)
         generated = decoder.run(prompt_ids, [seed for _, seed in rows], temperature=temperature,
                                 max_new_tokens=max_new_tokens)
         return [finish(self.tokenizer, ids, stop_ids, stop) for ids in generated]

@@ -9,8 +9,14 @@ modulo 2**64 on every torch backend, so any device computes it without a kernel 
 vLLM's GPU sampler keys its Gumbel noise the same way (Philox from the request's seed and the
 token's position, indexed by vocabulary id; ``vllm/v1/worker/gpu/sample/gumbel.py``).
 
-Of the 64 bits, the top 32 make a uniform u in (0, 1], and the Exp(1) draw is ``-log1p(-u)``,
-which resolves the small draws that win an argmax (u near 0, resolution 2**-32) as vLLM does.
+Of the 64 bits, the top 32 make a uniform u = (k + 0.5) / 2**32 strictly inside (0, 1), and the
+Exp(1) draw is ``-log1p(-u)``, which resolves the small draws that win an argmax (u near 0,
+resolution 2**-32) as vLLM does. In float32, k >= 2**32 - 128 rounds to 2**32 and u to 1 (an
+infinite draw: that vocabulary id could not be drawn, in ~0.45 % of a row's steps at V = 151,936);
+u is therefore capped at the largest float32 below 1, 1 - 2**-24, whose draw is 24 ln 2 = 16.6.
+Those 128 counters are the only ones whose draw the cap changes, so a token differs from one drawn
+before the cap only at a row-step where such a counter's id now wins the argmax (before, it could
+not be drawn); the CPU's generator noise (``fpa.generation.samplers``) does not pass here.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import torch
 
 _U64 = 1 << 64
+BELOW_ONE = 1.0 - 2.0 ** -24  # the largest float32 below 1
 
 
 def _int64(constant: int) -> int:
@@ -55,5 +62,5 @@ def vocabulary_offsets(vocabulary: int, device: torch.device) -> torch.Tensor:
 def exponential(keys: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
     """[rows, vocabulary] float32 Exp(1) draws of the rows' ``keys`` [rows] at ``offsets`` [vocabulary]."""
     bits = mix64(keys[:, None] + offsets)
-    uniform = (_shift_right(bits, 32).float() + 0.5) * 2.0 ** -32  # (0, 1]: +0.5 keeps it off 0
-    return -torch.log1p(-uniform)
+    uniform = (_shift_right(bits, 32).float() + 0.5) * 2.0 ** -32  # +0.5 keeps it off 0
+    return -torch.log1p(-uniform.clamp_(max=BELOW_ONE))  # the top 128 k round to 1 in float32

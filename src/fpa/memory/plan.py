@@ -18,7 +18,7 @@ from typing import Mapping
 
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, head_chunk_rows,
-                                 training_memory)
+                                 objective_head_buffers, training_memory)
 from fpa.training.online.settings import COLOCATED_VLLM_SHARE
 from fpa.resources import job_world
 
@@ -73,6 +73,7 @@ def training_job(config: Mapping, run, arch: Architecture, world: int, **overrid
         max_length=training["max_length"],
         precision=training["precision"],
         gradient_checkpointing=training["gradient_checkpointing"],
+        # the trainer's chunk (fpa.training.loop sizes it for head_chunk_rows' 3 buffers, whatever it holds)
         chunk_size=(head_chunk_rows(int(training["head_memory_mb"] * 2**20), arch.vocab_size)
                     if training["chunk_size"] == "auto" else training["chunk_size"]),
         world=world,
@@ -81,7 +82,7 @@ def training_job(config: Mapping, run, arch: Architecture, world: int, **overrid
         reshard_after_forward=training.get("fsdp_reshard_after_forward", True),
         gathered_element=2 if fsdp_param_dtype(training) == "bfloat16" else FP32,
         reference_head=per_token and training["reference"] == "cached",
-        head_buffers=3 if per_token else 1,
+        head_buffers=objective_head_buffers(objective, training["reference"]),
     )
     return dataclasses.replace(job, **overrides)
 

@@ -46,7 +46,7 @@ class TrainingJob:
     reshard_after_forward: bool = True
     gathered_element: int = FP32  # bytes per weight that FSDP gathers (fsdp_param_dtype)
     reference_head: bool = False  # the cached reference's W_ref on the device (FPA, KL, diagnostics)
-    head_buffers: int = 3  # [chunk, V] fp32 buffers of the head's forward (3 with a reference)
+    head_buffers: int = 3  # [chunk, V] fp32 buffers of the head's forward (objective_head_buffers)
 
     @property
     def tokens(self) -> int:
@@ -97,11 +97,30 @@ def reference_cache_dtype(training: dict, device_type: str) -> str:
     return "bfloat16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "float32"
 
 
+def head_buffers(has_ref: bool, ref_logsumexp_given: bool, want_kl: bool) -> int:
+    """The [chunk, V] fp32 buffers a ``fpa.training.head.token_statistics`` call holds at once (its forward;
+    its backward holds no more): h_θ; with a reference h_ref; and a scratch where lse_ref must be computed
+    or the KL keeps h_ref beside π̂."""
+    return 1 + int(has_ref) + int(has_ref and (not ref_logsumexp_given or want_kl))
+
+
+def objective_head_buffers(objective, reference_mode: str) -> int:
+    """``head_buffers`` of ``objective``'s head call (an ``fpa.objectives.Objective``) with the reference
+    ``reference_mode`` gives it (``fpa.reference.inputs.make_reference``): an online reference's hidden
+    states whenever the objective needs the reference; the cache's, with their logsumexp, only when it
+    needs them per token. FPA on the cache: 2; Off-RL: 1; a KL: 3."""
+    per_token = bool({"hat", "fwd_kl"} & set(objective.requires))
+    online = reference_mode == "online"
+    return head_buffers(objective.needs_reference and (online or per_token), ref_logsumexp_given=not online,
+                        want_kl="fwd_kl" in objective.requires)
+
+
 def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int = 3) -> int:
     """Rows per chunk of the loss head within ``budget_bytes`` of ``[chunk, V]`` fp32 buffers.
 
     As Liger-Kernel sizes its chunks from the vocabulary, but from a byte budget: the largest
-    power of two whose ``buffers`` (3 with a reference: h_θ, h_ref and a scratch) fit, at least 1.
+    power of two whose ``buffers`` fit, at least 1: what the objective's head call holds
+    (``objective_head_buffers``); 3, the most any call holds, where the caller does not say.
     A power of two keeps the chunk boundaries, and so the fp32 accumulation order of the head's
     weight gradient, the same for every budget between two of them.
     """

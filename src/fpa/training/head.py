@@ -40,7 +40,7 @@ Call tree::
             ├── p = exp(logits_into(h_θ) − lse_θ)
             ├── G = g_logp·(onehot − p) + g_kl·(p − q)   (h_ref, q recomputed only if g_kl)
             ├── grad_hidden[rows] = G·W
-            └── grad_W += Gᵀ·hidden[rows]                (fp32 accumulator)
+            └── grad_W += Gᵀ·hidden[rows]                (fp32 accumulator, in place: add_product)
     token_statistics_naive(...)   same outputs by plain autograd over [N, V] tensors
 
 Only ``logp`` and ``fwd_kl`` carry gradients (to ``hidden`` and ``weight``);
@@ -56,6 +56,7 @@ import torch
 from torch import Tensor
 
 from fpa.training.head_chunk import (
+    add_product,
     chunk_in_place,
     compiled_chunk,
     logits_into,
@@ -64,6 +65,7 @@ from fpa.training.head_chunk import (
     policy_dtype,
     product,
 )
+from fpa.memory.training import head_buffers
 from fpa.training.precision import HEAD_PRECISION_CHOICES, head_matmuls, resolve_head_precision
 
 
@@ -101,9 +103,9 @@ class _TokenStatsFunction(torch.autograd.Function):
         names = ("logp", "lse", "ref_logp", "ref_lse", "hat_logp", "kl")
         out = {name: torch.zeros(n, dtype=acc, device=dev) for name in names}
         rounding = policy_dtype(hidden, ref_hidden, lam)
-        need = (True, has_ref, has_ref and (ref_lse_in is None or want_kl))
-        logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if used else None
-                                        for used in need)
+        held = head_buffers(has_ref, ref_lse_in is not None, want_kl)
+        logits_buf, ref_buf, scratch = (torch.empty(min(chunk, n), vocab, dtype=acc, device=dev) if i < held else None
+                                        for i in range(3))
         matmul = matmul_dtype(weight, precision)
         weight_mm = weight.detach().to(matmul)
         ref_weight_mm = ref_weight.to(matmul) if has_ref else None
@@ -160,10 +162,8 @@ class _TokenStatsFunction(torch.autograd.Function):
             grad = grad.to(matmul)
             if need_h:
                 grad_hidden[rows] = product(grad, weight_mm, lse.dtype)
-            if need_w and grad_weight.dtype == matmul:
-                grad_weight.addmm_(grad.t(), policy_rows.to(matmul))
-            elif need_w:  # half-precision products, fp32 sums within and across chunks
-                grad_weight += product(grad.t(), policy_rows.to(matmul), grad_weight.dtype)
+            if need_w:  # half-precision products: fp32 sums within and across chunks, in place
+                add_product(grad_weight, grad.t(), policy_rows.to(matmul))
         grad_weight = grad_weight.to(weight.dtype) if need_w else None
         return grad_hidden, grad_weight, *(None,) * 9
 
@@ -213,9 +213,9 @@ def token_statistics(hidden: Tensor, weight: Tensor, targets: Tensor, *, ref_hid
     the policy's hidden states are rounded alike before the head (``fpa.training.head_chunk.policy_dtype``): FPA pays one
     [N, d]×[d, V] product beyond Off-RL's, the reference's, in forward, and none in backward.
 
-    Peak extra memory: [chunk_size, V] fp32 buffers: in forward 1 without a reference,
-    2 with ``ref_logsumexp`` and no KL, else 3; in backward 1 (2 if the KL gradient
-    is used), plus ∂L/∂W in fp32 when ``weight`` is half precision.
+    Peak extra memory: [chunk_size, V] fp32 buffers: in forward ``fpa.memory.training.head_buffers`` (1 without
+    a reference, 2 with ``ref_logsumexp`` and no KL, else 3); in backward 1 (2 if the KL gradient
+    is used), plus ∂L/∂W in fp32 (one [V, d], each chunk's product added in place).
     ``ref_logsumexp`` [N] (optional, e.g. from ``ReferenceCache``) is the reference
     log-normaliser logsumexp(h_ref); given, it saves one exp pass over [N, V].
     The reference is treated as a constant (no gradient to it).
