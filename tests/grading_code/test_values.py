@@ -1,0 +1,86 @@
+"""Values out of the sandbox: what crosses compares as the original did; an object of the program's does not cross."""
+
+from __future__ import annotations
+
+import collections
+import decimal
+import enum
+import fractions
+import hashlib
+import json
+import math
+
+import numpy as np
+import pytest
+
+from fpa.grading.code.values import ENCODER, LONG_STR, LongStr, Opaque, loads
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    namespace: dict = {}
+    exec(ENCODER, namespace)  # the sandbox side, run here on values made here
+    return namespace
+
+
+def crossed(encoder, value):
+    return loads(encoder["encode"](value))
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class Colour(enum.IntEnum):
+    RED = 3
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 0, -7, 2**20000, 1.5, -0.0, math.inf, "text", "\udc80 lone surrogate", [1, [2.0, "a"]],
+    (1, (2, 3)), {1, 2}, frozenset({"a"}), {(1, 2): [3], "k": {4: 5}}, 1 + 2j, b"\x00\xff", bytearray(b"ab"),
+    fractions.Fraction(1, 3), decimal.Decimal("0.1"), range(1, 9, 2), {"a": 1}.keys(), {"a": 1}.items(),
+    np.float64(0.5), np.int32(-3), np.bool_(True), np.array([[1.5, 2.0]]), np.array(["a", "bc"]),
+    Point(1, 2), collections.Counter("aab"), Colour.RED, "x" * (LONG_STR + 1),
+], ids=lambda value: type(value).__name__)  # fmt: skip
+def test_crossed_values_compare_as_the_originals(encoder, value):
+    back = crossed(encoder, value)
+    same = back == value
+    assert (same.all() if isinstance(same, np.ndarray) else same), (back, value)
+    base = {Point: tuple, collections.Counter: dict, Colour: int, bytearray: bytes}.get(type(value), type(value))
+    expected_type = LongStr if isinstance(value, str) and len(value) > LONG_STR else base
+    assert type(back) is expected_type
+
+
+def test_special_floats_and_identity_semantics(encoder):
+    assert math.isnan(crossed(encoder, math.nan))
+    assert crossed(encoder, (1,)) != [1] and crossed(encoder, [True]) == [1]  # as in Python
+    drained = crossed(encoder, (x * x for x in range(4)))
+    assert drained != [0, 1, 4, 9] and set(drained) == {0, 1, 4, 9}  # a generator: == is identity
+    assert crossed(encoder, {"a": 1}.values()) != [1]
+
+
+def test_a_program_object_does_not_cross(encoder):
+    class AlwaysEqual:
+        def __eq__(self, other):
+            return True
+
+    for value in (AlwaysEqual(), [1, AlwaysEqual()], {"k": AlwaysEqual()}, np.array([AlwaysEqual()]), len):
+        with pytest.raises(encoder["Unserializable"]):
+            encoder["encode"](value)
+    opaque = Opaque("AlwaysEqual")
+    assert opaque != 1 and opaque != opaque.__class__("AlwaysEqual") and opaque is not None
+
+
+def test_long_str_equals_only_the_same_text():
+    text = "y" * (LONG_STR + 5)
+    long = loads(json.dumps({"long_str": [hashlib.sha256(text.encode()).hexdigest(), len(text)]}))
+    assert long == text and text == long and long != text[:-1] + "z" and long != 5
+
+
+@pytest.mark.parametrize("data", [
+    {"object": []}, {"tuple": [1], "set": [2]}, {"dict": [[[1], 2]]}, {"int": "12"}, {"complex": [1, "a"]},
+    {"bytes": 5}, {"fraction": [1, 0]}, {"numpy": ["O", 1]}, {"ndarray": ["<f8", [-1], [1.0]]}, {},
+    {"long_str": ["ab", 70000]}, {"range": [1.5, 2, 1]},
+], ids=repr)  # fmt: skip
+def test_data_a_program_forged_is_refused(data):
+    with pytest.raises(ValueError):
+        loads(json.dumps(data))
