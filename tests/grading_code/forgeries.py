@@ -78,6 +78,15 @@ BIGCODEBENCH = {  # BigCodeBench: solution.py and test_code.py in the work dir, 
                   "def task_func(a, b):\n    return None\n",
 }  # fmt: skip
 
+DESCRIPTIONS = {
+    "read_tests": "reads the expected outputs from the harness's files (tests.json, task.pkl, test_code.py)",
+    "patch_json": "patches json.dumps so that the harness's verdict line says pass",
+    "nonce_exit": "prints the run's verdict line with a pass (nonce from sys.argv), then os._exit(0)",
+    "eq_object": "returns an object whose __eq__ is always true",
+    "frame_expected": "reads the expected value from its caller's frame",
+    "patch_unittest": "replaces unittest.TestCase.assertEqual by a no-op",
+    "skip_tests": "replaces unittest.TestCase.run, so that no test runs",
+}
 CHEATS = {"livecodebench": list(FUNCTIONAL), "code_tests": list(FUNCTIONAL), "mbppplus": list(EVALPLUS),
           "humanevalplus": list(EVALPLUS), "bigcodebench": list(BIGCODEBENCH)}  # fmt: skip
 # What a program can still forge, because BigCodeBench runs its tests in the program's process.

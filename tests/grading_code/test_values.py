@@ -9,11 +9,13 @@ import fractions
 import hashlib
 import json
 import math
+import pickle
 
 import numpy as np
 import pytest
 
 from fpa.grading.code.values import ENCODER, LONG_STR, LongStr, Opaque, loads
+from fpa.sandbox import Sandbox
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +86,15 @@ def test_long_str_equals_only_the_same_text():
 def test_data_a_program_forged_is_refused(data):
     with pytest.raises(ValueError):
         loads(json.dumps(data))
+
+
+def test_values_cross_the_sandbox():
+    """Out of a sandboxed process with no numpy loaded, where plain lists take json's C path."""
+    values = [[1, 2.5, None, True, "s", [3, [4.0, -0.0]]], (1.5, 2), [1, (2, 3)], [{"k": 1}], [2**20000],
+              ["x" * (LONG_STR + 1)], list(range(100_000)), [math.inf]]  # fmt: skip
+    source = ENCODER + "import pickle, sys\nfor value in pickle.loads(sys.stdin.buffer.read()):\n    print(encode(value))\n"
+    result = Sandbox().run_python(source, stdin=pickle.dumps(values + [[math.nan]]))
+    back = [loads(line) for line in result.stdout.splitlines()]
+    assert back[:-1] == values and [type(value) for value in back[:-1]] == [type(value) for value in values]
+    assert type(back[1][1]) is int and type(back[2][1]) is tuple and type(back[5][0]) is LongStr
+    assert math.isnan(back[-1][0])
