@@ -26,7 +26,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[1]
 ROOT = BENCH.parent
 DOCS = (ROOT / "README.md", BENCH / "README.md", *sorted(BENCH.glob("*/README.md")), ROOT / "docs" / "toy.md",
-        ROOT / "docs" / "archive" / "toy_calibration.md")
+        ROOT / "docs" / "archive" / "toy_calibration.md", ROOT / "docs" / "code_eval.md")
 NAME = r"[a-z_0-9]+(?:\.[a-z_]+)?"  # a results file, and optionally a view of it
 START = re.compile(rf"<!-- bench:({NAME}):start -->")
 SECTION = re.compile(rf"(<!-- bench:(?P<name>{NAME}):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)

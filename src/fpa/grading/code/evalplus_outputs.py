@@ -15,6 +15,8 @@ the rest of the split once an expected output is a float, as upstream) and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
 from evalplus.eval import FAIL, PASS, TIMEOUT, is_floats
@@ -41,39 +43,37 @@ def process_deadline_s(limits: list[float]) -> float:
     return min(TIMEOUT_PER_TASK_S, sum(limits)) + 1 + 1
 
 
-def returned(lines: list[str]) -> tuple[list, str | None]:
-    """The outputs a candidate's process sent, one line each (``["value", v]``, or ``["opaque", type]``
-    for one that could not cross), and how it stopped: "done", "raised", or None (killed at the
-    deadline, or died). ``ValueError`` for a line the harness cannot have written."""
-    outputs: list = []
-    for line in lines:
-        message = loads(line)
-        kind = message[0] if isinstance(message, list) and message else None
-        if kind == "value" and len(message) == 2:
-            outputs.append(message[1])
-        elif kind == "opaque" and len(message) == 2:
-            outputs.append(Opaque(str(message[1])))
-        elif kind in ("done", "raised"):
-            return outputs, kind
-        else:
-            raise ValueError(f"not an output message: {line[:80]!r}")
-    return outputs, None
+@dataclass(frozen=True)
+class Expected:
+    """The canonical solution's outputs on one split: the lines the gold run sent (a candidate's
+    process sends its outputs as the same ``["value", ...]`` lines), their values, its reference times."""
+
+    lines: list[str]
+    outputs: list
+    ref_time: list[float]
 
 
-def split_status(dataset: str, entry_point: str, inputs: list, expected: list, atol: float,
+def split_status(dataset: str, entry_point: str, inputs: list, expected: Expected, atol: float,
                  lines: list[str], end: str) -> str:  # fmt: skip
     """``untrusted_check``'s status ("pass", "fail", "timeout") for one split, from the lines the
-    candidate's process sent and ``end``, how that process ended (``fpa.grading.code.monitor``)."""
-    try:
-        outputs, stop = returned(lines)
-    except ValueError:
-        return FAIL
+    candidate's process sent (``["value", v]``, ``["opaque", type]`` for an output that could not
+    cross, then ``["done"]`` or ``["raised", type]``) and ``end``, how that process ended
+    (``fpa.grading.code.monitor``). A line the harness cannot have written fails the split."""
     if end == "too_large":
         return FAIL
-    done = 0
-    for index, out in enumerate(outputs[: len(inputs)]):
+    done, stop = 0, None
+    for index, line in enumerate(lines):
         try:
-            verdict, atol = _compare(dataset, entry_point, inputs[index], out, expected[index], atol)
+            kind, out = _message(line, expected, index)
+        except ValueError:
+            return FAIL
+        if kind != "value":
+            stop = kind
+            break
+        if index >= len(inputs):
+            continue
+        try:
+            verdict, atol = _compare(dataset, entry_point, inputs[index], out, expected.outputs[index], atol)
         except Exception:  # unsafe_execute: any exception while comparing fails the input
             return FAIL
         if verdict is False:
@@ -84,6 +84,20 @@ def split_status(dataset: str, entry_point: str, inputs: list, expected: list, a
     if stop != "done":  # killed at the deadline or died: untrusted_check's unknown status
         return TIMEOUT
     return PASS if done == len(inputs) else FAIL
+
+
+def _message(line: str, expected: Expected, index: int) -> tuple[str, object]:
+    """(kind, output). An output line equal to the canonical's own, without a NaN (which equals
+    nothing, itself included), is the same value: the canonical's, not parsed again."""
+    if index < len(expected.lines) and line == expected.lines[index] and "NaN" not in line:
+        return "value", expected.outputs[index]
+    message = loads(line)
+    kind = message[0] if isinstance(message, list) and message else None
+    if kind in ("value", "opaque") and len(message) == 2:
+        return "value", message[1] if kind == "value" else Opaque(str(message[1]))
+    if kind in ("done", "raised"):
+        return kind, None
+    raise ValueError(f"not an output message: {line[:80]!r}")
 
 
 def _compare(dataset: str, entry_point: str, inp, out, exp, atol: float) -> tuple[bool | None, float]:

@@ -19,8 +19,8 @@ Reused from ``evalplus==0.3.1``:
   Correct = base and plus both ``pass``.
 
 The sandbox runs import only EvalPlus's ``eval/utils.py`` and ``gen/util/__init__.py``,
-loaded by file: ``evalplus.eval``'s ``__init__`` imports numpy and psutil, about 0.2 s per
-run, which the comparison on the host needs and the sandbox does not. The task's inputs go
+loaded by file: ``evalplus.eval``'s ``__init__`` imports numpy and psutil, which the
+comparison on the host needs and the sandbox runs do not. The task's inputs go
 into the sandbox as a host-made pickle (the trusted direction); nothing is unpickled here.
 One run grades every candidate of a task; when it fails (a timeout, the memory cap, a dead
 harness), the candidate it was running takes that verdict and the ones after it are graded
@@ -30,6 +30,7 @@ in a new run, so one candidate's failure costs that candidate only.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import pickle
 from pathlib import Path
@@ -37,7 +38,7 @@ from pathlib import Path
 from evalplus.eval import PASS
 from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
 
-from fpa.grading.code.evalplus_outputs import process_deadline_s, split_status, time_limits
+from fpa.grading.code.evalplus_outputs import Expected, process_deadline_s, split_status, time_limits
 from fpa.grading.code.monitor import MONITOR, read_records
 from fpa.grading.code.values import ENCODER, loads
 from fpa.sandbox import Limits, RunResult, Sandbox
@@ -67,10 +68,11 @@ GOLD = ENCODER + _EVALPLUS_MODULES + r"""
 import json, pickle
 trusted_exec = evalplus_module("evalplus.gen.util", "gen/util/__init__.py").trusted_exec
 job = pickle.loads(sys.stdin.buffer.read())
-for split, inputs in job["inputs"].items():  # as evaluate.get_groundtruth
+for split, inputs in job["inputs"].items():  # as evaluate.get_groundtruth; the outputs as a candidate sends them
     outputs, ref_time = trusted_exec(job["code"], inputs, job["entry_point"], record_time=True,
                                      output_not_none=job["not_none"])
-    sys.stdout.write(f"[{json.dumps(split)}, {json.dumps(ref_time)}, [{', '.join(map(encode, outputs))}]]\n")
+    sys.stdout.write(json.dumps([split, ref_time, len(outputs)]) + "\n")
+    sys.stdout.writelines('["value", ' + encode(out) + "]\n" for out in outputs)
 """
 
 CANDIDATES = ENCODER + MONITOR + _EVALPLUS_MODULES + r"""
@@ -156,7 +158,7 @@ def grade_task(bench: str, task: dict, completions: list[str], sandbox: Sandbox)
         return [(False, failure)] * len(programs)
     # a candidate's outputs may take twice the canonical's text (ints as floats) and 1 MiB more; a run
     # takes as many candidates as the sandbox's output holds (HumanEval/130's: 124 MB, one per run)
-    caps = {split: 2 * size + (1 << 20) for split, (_, _, size) in expected.items()}
+    caps = {split: 2 * sum(map(len, found.lines)) + (1 << 20) for split, found in expected.items()}
     per_run = max(1, sandbox.limits.output_bytes // sum(caps.values()))
     verdicts: list[tuple[bool, str]] = []
     while len(verdicts) < len(programs):
@@ -166,24 +168,27 @@ def grade_task(bench: str, task: dict, completions: list[str], sandbox: Sandbox)
 
 
 def expected_outputs(bench: str, task: dict, sandbox: Sandbox) -> tuple[dict | None, str | None]:
-    """``({split: (outputs, reference times, bytes of their text)}, None)`` from the canonical
-    solution, or ``(None, rule)``."""
+    """``({split: Expected}, None)`` from the canonical solution, or ``(None, rule)``."""
     job = {"task_id": task["task_id"], "code": gold_program(bench, task), "entry_point": task["entry_point"],
            "inputs": {split: task[f"{split}_input"] for split in SPLITS},
            "not_none": DATASETS[bench] == "mbpp" and task["entry_point"] in MBPP_OUTPUT_NOT_NONE_TASKS}
     result = sandbox.run_python(GOLD, stdin=pickle.dumps(job))
-    lines = result.stdout.split("\n")[:-1] if result.ok else []
-    records = [(*loads(line), len(line)) for line in lines]
-    if [record[0] for record in records] != list(SPLITS):
+    lines, expected = result.stdout.split("\n")[:-1] if result.ok else [], {}
+    while lines:
+        split, ref_time, count = json.loads(lines[0])
+        outputs = [loads(line)[1] for line in lines[1: 1 + count]]
+        expected[split], lines = Expected(lines[1: 1 + count], outputs, ref_time), lines[1 + count:]
+    if list(expected) != list(SPLITS) or any(len(expected[split].outputs) != len(task[f"{split}_input"])
+                                             for split in SPLITS):  # fmt: skip
         return None, _run_failure(result)
-    return {split: (outputs, ref_time, size) for split, ref_time, outputs, size in records}, None
+    return expected, None
 
 
 def _grade_run(bench: str, task: dict, programs: list[str], expected: dict, caps: dict,
                sandbox: Sandbox) -> list[tuple[bool, str]]:  # fmt: skip
     """Verdicts of the programs one run finished, in order, and of the one it was running when it
     failed, if it did (the run's reason); the rest are left to the next run."""
-    splits = [{"name": split, "inputs": task[f"{split}_input"], "time_limits": time_limits(expected[split][1]),
+    splits = [{"name": split, "inputs": task[f"{split}_input"], "time_limits": time_limits(expected[split].ref_time),
                "cap": caps[split]} for split in SPLITS]  # fmt: skip
     for split in splits:
         split["deadline_s"] = process_deadline_s(split["time_limits"])
@@ -208,7 +213,7 @@ def _verdict(bench: str, task: dict, expected: dict, records: list[tuple | None]
     for split, record in zip(SPLITS, records):
         if record is None:
             return None
-        status = split_status(DATASETS[bench], task["entry_point"], task[f"{split}_input"], expected[split][0],
+        status = split_status(DATASETS[bench], task["entry_point"], task[f"{split}_input"], expected[split],
                               task["atol"], *record)  # fmt: skip
         if status != PASS:
             return False, f"evalplus_{split}_{status}"
