@@ -76,16 +76,18 @@ BIGCODEBENCH = {  # BigCodeBench: solution.py and test_code.py in the work dir, 
                       "def task_func(a, b):\n    return None\n",
     "skip_tests": "import unittest\nunittest.TestCase.run = lambda self, result=None: result\n"
                   "def task_func(a, b):\n    return None\n",
+    "raise_skip": "import unittest\ndef task_func(a, b):\n    raise unittest.SkipTest('skipped')\n",
 }  # fmt: skip
 
 DESCRIPTIONS = {
-    "read_tests": "reads the expected outputs from the harness's files (tests.json, task.pkl, test_code.py)",
-    "patch_json": "patches json.dumps so that the harness's verdict line says pass",
-    "nonce_exit": "prints the run's verdict line with a pass (nonce from sys.argv), then os._exit(0)",
-    "eq_object": "returns an object whose __eq__ is always true",
+    "read_tests": "reads the expected outputs from the harness's files (`tests.json`, `task.pkl`, `test_code.py`)",
+    "patch_json": "patches `json.dumps` so that the harness's verdict line says pass",
+    "nonce_exit": "prints the run's verdict line with a pass (nonce from `sys.argv`), then `os._exit(0)`",
+    "eq_object": "returns an object whose `__eq__` is always true",
     "frame_expected": "reads the expected value from its caller's frame",
-    "patch_unittest": "replaces unittest.TestCase.assertEqual by a no-op",
-    "skip_tests": "replaces unittest.TestCase.run, so that no test runs",
+    "patch_unittest": "replaces `unittest.TestCase.assertEqual` by a no-op",
+    "skip_tests": "replaces `unittest.TestCase.run`, so that no test runs",
+    "raise_skip": "raises `unittest.SkipTest`, so that each test is skipped",
 }
 CHEATS = {"livecodebench": list(FUNCTIONAL), "code_tests": list(FUNCTIONAL), "mbppplus": list(EVALPLUS),
           "humanevalplus": list(EVALPLUS), "bigcodebench": list(BIGCODEBENCH)}  # fmt: skip

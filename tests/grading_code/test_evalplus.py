@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import pickle
 
 import pytest
@@ -144,3 +145,35 @@ def test_verdicts_equal_evalplus_untrusted_check(bench, mirror):
 @pytest.mark.parametrize("bench", ["mbppplus", "humanevalplus"])
 def test_verdicts_equal_evalplus_untrusted_check_tiny_files(bench, mirror):
     split_path_equals_untrusted_check(bench, list(load_tasks(bench, mirror / TINY[bench])), mirror)
+
+
+def test_split_status_from_the_lines_a_candidate_sent():
+    from fpa.grading.code.evalplus_outputs import Expected, split_status
+
+    line, nan_line, done = '["value", [1, 2]]', '["value", [NaN]]', '["done"]'
+    lists, nans = Expected([line], [[1, 2]], [0.1]), Expected([nan_line], [[math.nan]], [0.1])
+
+    def status(expected, lines, end="exited"):
+        return split_status("humaneval", "f", [[0]], expected, 0, lines, end)
+
+    assert status(lists, [line, done]) == "pass"
+    assert status(lists, ['["value", [1.0, 2.0]]', done]) == "pass"  # 1.0 == 1, as in Python
+    assert status(lists, ['["value", {"tuple": [1, 2]}]', done]) == "fail"  # (1, 2) != [1, 2]
+    assert status(nans, [nan_line, done]) == "fail"  # the canonical's own line, but NaN equals nothing
+    assert status(lists, ['["opaque", "AlwaysEqual"]', done]) == "fail"
+    assert status(lists, [line]) == "timeout"  # died before its end: untrusted_check's unknown status
+    assert status(lists, [line, '["raised", "ValueError"]']) == "fail"
+    assert status(lists, [done]) == "fail"  # fewer outputs than inputs
+    assert status(lists, ['{"forged": 1}', done]) == "fail"
+    assert status(lists, [line, done], end="too_large") == "fail"
+
+
+def test_a_candidate_that_kills_the_harness_fails_alone(mirror):
+    """The run dies with the candidate it was running; that one takes the run's verdict, the
+    candidates after it are graded in a new run."""
+    tasks = load_tasks("mbppplus", mirror / TINY["mbppplus"])
+    task = tasks["Mbpp/4"]
+    killer = "import ctypes, os\nctypes.CDLL(None).kill(os.getppid(), 9)\n" + task["canonical_solution"]
+    gold = gold_program("mbppplus", task)
+    verdicts = grade_task("mbppplus", task, [gold, killer, gold], make_sandbox("mbppplus"))
+    assert verdicts == [(True, "evalplus_pass"), (False, "evalplus_harness_error"), (True, "evalplus_pass")]

@@ -37,6 +37,7 @@ BIGCODEBENCH_REASONS = {
     "nonce_exit": "bigcodebench_incomplete",  # no nonce; the tests never reported their end
     "patch_unittest": "bigcodebench_tampered",
     "skip_tests": "bigcodebench_tampered",
+    "raise_skip": "bigcodebench_incomplete",  # a skipped test is not a passed one
 }
 
 
