@@ -9,10 +9,13 @@ and whose stdin is ``/dev/null``. The child sends lines over a pipe; the monitor
 with a deadline and a byte cap, kills the child's process group when it is done, and
 writes the run's stdout: its own header line for the child (from its own ``json``, which
 no program can patch), with the number of the child's lines that follow. So a program can
-send only its own lines, never a header or another program's lines, and no nonce is needed. With ``sweep`` (a run with its own pid namespace, i.e. under bwrap) the
-monitor also kills every other process of the sandbox after each child, so that a program
-that left a daemon behind cannot reach the next one. ``read_records`` is the host side.
+send only its own lines, never a header or another program's lines, and no nonce is needed.
+With ``sweep`` (a run with its own pid namespace, i.e. under bwrap) the monitor also kills
+every other process of the sandbox after each child, so that a program that left a daemon
+behind cannot reach the next one. ``read_records`` is the host side.
 """
+
+from __future__ import annotations
 
 import json
 
