@@ -177,20 +177,21 @@ def outcome(end: str, lines: list[str], declared: set[str]) -> dict:
     try:
         events = [json.loads(line) for line in lines]
         done = events.pop() if events and events[-1][0] == "done" else None
-        kinds = {kind for kind, _, _ in events}
-        if done is not None and not (len(done) == 4 and isinstance(done[2], list)):
-            raise ValueError("done")
+        events = [(str(kind), str(test_id), str(detail)) for kind, test_id, detail in events]
+        if done is not None:
+            done = [bool(done[1]), [str(name) for name in done[2]], str(done[3])]
     except (ValueError, TypeError, IndexError, KeyError):  # a report the harness cannot have sent
         return {"status": "incomplete", "failed": [], "first": "unreadable test reports"}
+    kinds = {kind for kind, _, _ in events}
     failed = sorted({test_id.split(".")[-1] for kind, test_id, _ in events if kind == "fail"})
-    first = next((detail for kind, _, detail in events if kind != "pass"), done[3] if done else "")
+    first = next((detail for kind, _, detail in events if kind != "pass"), done[2] if done else "")
     passed = {test_id.split(".")[-1] for kind, test_id, _ in events if kind == "pass"}
-    if "tampered" in kinds or (done and done[2]):
+    if "tampered" in kinds or (done and done[1]):
         status = "tampered"
-        first = ", ".join([detail for kind, _, detail in events if kind == "tampered"] + (done[2] if done else []))
+        first = ", ".join([detail for kind, _, detail in events if kind == "tampered"] + (done[1] if done else []))
     elif done is None:
         status, first = "incomplete", "the tests stopped before reporting their end"
-    elif failed or not done[1]:
+    elif failed or not done[0]:
         status = "fail"
     elif not passed or not declared <= passed:
         status, first = "incomplete", f"tests not reported passing: {sorted(declared - passed) or 'all'}"
