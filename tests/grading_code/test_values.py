@@ -14,7 +14,8 @@ import pickle
 import numpy as np
 import pytest
 
-from fpa.grading.code.values import ENCODER, LONG_STR, LongStr, Opaque, loads
+from fpa.grading.code.encoder import DIGEST_OVER, ENCODER, LONG_STR
+from fpa.grading.code.values import Digest, LongStr, Opaque, loads
 from fpa.sandbox import Sandbox
 
 
@@ -98,3 +99,15 @@ def test_values_cross_the_sandbox():
     assert back[:-1] == values and [type(value) for value in back[:-1]] == [type(value) for value in values]
     assert type(back[1][1]) is int and type(back[2][1]) is tuple and type(back[5][0]) is LongStr
     assert math.isnan(back[-1][0])
+
+
+def test_a_large_list_crosses_as_its_digest(encoder):
+    """Over DIGEST_OVER bytes of pickle (2 million tuples, as Mbpp/255's): equal only to a value
+    of the same pickle, whatever objects it shares; a list is not a tuple, 1 is not 1.0."""
+    colours = ["Red", "Green", "Blue"]
+    value = [(colours[i % 3], i, 1.0) for i in range(2_000_000)]
+    back = crossed(encoder, value)
+    assert type(back) is Digest and back.size > DIGEST_OVER
+    assert back == [("".join(c), i, 1.0) for c, i, _ in value]  # new str objects, not the shared ones
+    assert back != [list(row) for row in value] and back != value[:-1] + [("Blue", 1_999_999, 2.0)]
+    assert back != [(c, i, 1) for c, i, _ in value]  # equal in Python: a digest is compared exactly

@@ -16,11 +16,12 @@ does instead (docs/code_eval.md lists what a program can still forge):
 - The program and the test code come on stdin: no test file on disk, no nonce in argv.
 - The harness's monitor (``fpa.grading.code.monitor``) runs the tests in a child and alone
   writes the run's output, so no line the program prints or forges reaches the host.
-- The child reports each test as it starts and ends (``ReportingResult``, the
+- The child reports each test's outcome as it ends (``ReportingResult``, the
   ``unittest.TestResult`` that ``unsafe_execute`` makes), then BigCodeBench's own verdict.
   A test counts as passed only with its own success report, and every test method the
   test code declares (read here with ``ast``) must have one: exiting early (``os._exit``,
-  a killed child) or skipping tests leaves them missing.
+  a killed child), skipping tests or raising ``SkipTest`` (no BigCodeBench test skips)
+  leaves them missing.
 - Before the program is imported the child takes the identity of every attribute of
   unittest's classes and modules, of its ``ReportingResult`` and of ``builtins``; a
   replaced, removed (or, in unittest, added) one is reported as tampering: at the end for
@@ -66,9 +67,9 @@ def run_tests(send):
         def addSuccess(self, test):
             super().addSuccess(test)
             report("pass", test)
-        def addSkip(self, test, reason):
+        def addSkip(self, test, reason):  # no BigCodeBench test skips; a program can, by raising SkipTest
             super().addSkip(test, reason)
-            report("pass", test)
+            report("skip", test, reason)
         def addExpectedFailure(self, test, err):
             super().addExpectedFailure(test, err)
             report("pass", test)

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import os
 
-from fpa.grading.code.values import ENCODER, Opaque, loads
+from fpa.grading.code.encoder import ENCODER
+from fpa.grading.code.values import Opaque, loads
 from fpa.sandbox import InputTooLarge, Limits, RunResult, Sandbox
 
 # LCB's testing_util prepends an import header to every program; this is its core.

@@ -20,7 +20,8 @@ Reused from ``evalplus==0.3.1``:
 
 The sandbox runs import only EvalPlus's ``eval/utils.py`` and ``gen/util/__init__.py``,
 loaded by file: ``evalplus.eval``'s ``__init__`` imports numpy and psutil, which the
-comparison on the host needs and the sandbox runs do not. The task's inputs go
+comparison on the host needs and the sandbox runs do not. The candidates' monitor imports
+once what ``reliability_guard`` and most solutions import, so that no forked candidate does. The task's inputs go
 into the sandbox as a host-made pickle (the trusted direction); nothing is unpickled here.
 One run grades every candidate of a task; when it fails (a timeout, the memory cap, a dead
 harness), the candidate it was running takes that verdict and the ones after it are graded
@@ -40,7 +41,8 @@ from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
 
 from fpa.grading.code.evalplus_outputs import Expected, process_deadline_s, split_status, time_limits
 from fpa.grading.code.monitor import MONITOR, read_records
-from fpa.grading.code.values import ENCODER, loads
+from fpa.grading.code.encoder import ENCODER
+from fpa.grading.code.values import loads
 from fpa.sandbox import Limits, RunResult, Sandbox
 
 DATASETS = {"mbppplus": "mbpp", "humanevalplus": "humaneval"}
@@ -79,6 +81,10 @@ CANDIDATES = ENCODER + MONITOR + _EVALPLUS_MODULES + r"""
 import json, os, pickle, shutil
 job = pickle.loads(sys.stdin.buffer.read())
 isolate_monitor()
+# loaded once here rather than in each child: what reliability_guard and most solutions import
+import bisect, collections, copy, datetime, functools, heapq, itertools, math, operator, platform, random, re, resource
+import string, subprocess, typing
+platform.uname()
 
 def execute(code, inputs, limits):
     def target(send):  # evalplus.eval.unsafe_execute, each output sent back instead of compared

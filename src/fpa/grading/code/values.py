@@ -2,11 +2,11 @@
 
 The code graders compare a program's results with the expected outputs on the host, so
 that the expected outputs never enter the sandbox and no code the model wrote takes
-part in the comparison. ``ENCODER`` is the sandbox side: ``encode(value)`` gives a result
-as JSON text, with one-key tags for what JSON lacks, and raises ``Unserializable`` for
-anything else (a class of the program's, with whatever ``__eq__`` it defines). The host
-side is ``loads``: it builds only the values listed below, never an object of the
-program's; there is no pickle in this direction.
+part in the comparison. ``fpa.grading.code.encoder.ENCODER`` is the sandbox side:
+``encode(value)`` gives a result as JSON text, with one-key tags for what JSON lacks, and
+raises ``Unserializable`` for anything else (a class of the program's, with whatever
+``__eq__`` it defines). The host side is ``loads``: it builds only the values listed below,
+never an object of the program's; nothing is unpickled in this direction.
 
 ====================  ===========================================================
 plain JSON            None, bool, int, float (NaN and infinities as JSON's
@@ -18,6 +18,9 @@ plain JSON            None, bool, int, float (NaN and infinities as JSON's
 ``{"int": "0x..."}``  ints too long for ``str()`` (Python's 4,300-digit limit)
 ``{"long_str": [sha256, length]}``  a str over ``LONG_STR`` characters, as ``LongStr``
                       (HumanEval/15's expected outputs are 147 MB of text)
+``{"digest": [sha256, bytes]}``  a list or tuple (over ``DIGEST_PROBE`` items) whose
+                      pickle is over ``DIGEST_OVER`` bytes, as ``Digest``
+                      (Mbpp/255's expected outputs: 2 million tuples, 1.3 GB as JSON)
 ``{"complex": [re, im]}``, ``{"bytes": base64}``, ``{"fraction": [n, d]}``,
 ``{"decimal": str}``, ``{"range": [start, stop, step]}``
 ``{"numpy": [dtype, value]}``, ``{"ndarray": [dtype, shape, nested list]}``
@@ -26,13 +29,15 @@ plain JSON            None, bool, int, float (NaN and infinities as JSON's
 
 Subclasses of the builtins cross as their base type (a ``namedtuple`` as a tuple, a
 ``Counter`` as a dict, an ``IntEnum`` as an int), read through the base type's own
-methods. A list or tuple of exact ints, floats, bools, Nones, short strs and such lists is
-written by ``json`` at C speed (HumanEval/130's outputs are 124 MB of numbers); the rest is
-walked in Python. ``Opaque`` stands on the
-host for a value that could not cross: it is not None, not a bool, and equal only to
-itself. ``LongStr`` stands for a long str: equal to a str of the same text (by its length
-and SHA-256, which no program can match without the text) and to another ``LongStr`` of
-the same digest.
+methods. A list or tuple of exact ints, floats, bools, Nones, short strs and such lists, and
+a list of tuples of those scalars, is written by ``json`` at C speed (HumanEval/130's
+outputs are 124 MB of numbers); the rest is walked in Python. ``Opaque`` stands on the host for a value that could not cross: it is
+not None, not a bool, and equal only to itself. ``LongStr`` and ``Digest`` stand for a
+value by its SHA-256, which no program can match without the value: a ``LongStr`` equals a
+str of the same text, a ``Digest`` a list or tuple of the same pickle (protocol 5, no
+memo: equal values of the same types, whatever objects they share, give the same bytes),
+and each one of the same digest. A ``Digest`` is compared exactly: an output that equals
+the expected one only as ``1 == 1.0`` or within a float tolerance is not equal to it.
 """
 
 from __future__ import annotations
@@ -44,95 +49,7 @@ import hashlib
 import json
 import re
 
-LONG_STR = 1 << 16  # characters; a longer str crosses as its length and SHA-256
-
-# Sandbox side, prepended to the harnesses that return values. Only the standard library;
-# numpy is looked up in sys.modules, so a program that never imported it pays nothing.
-ENCODER = f"_LONG_STR = {LONG_STR}" + r'''
-import base64 as _base64, collections.abc as _abc, decimal as _decimal, fractions as _fractions, sys as _sys
-import hashlib as _hashlib, json as _json
-
-class Unserializable(Exception):
-    pass
-
-_dumps, _loads = _json.dumps, _json.loads
-_VIEWS = {type({}.keys()): "dict_keys", type({}.values()): "dict_values"}
-_COLLECTIONS = ((tuple, "tuple"), (set, "set"), (frozenset, "frozenset"))
-_PLAIN = frozenset({int, float, bool, type(None), str, list})
-
-def encode(value):
-    """``value`` as tagged JSON text (see fpa.grading.code.values); ``Unserializable`` otherwise."""
-    if type(value) in (list, tuple) and _plain(value, 0):
-        try:  # json at C speed: it writes such a list as the data it is
-            text = _dumps(list(value))
-            return text if type(value) is list else '{"tuple": ' + text + "}"
-        except (ValueError, RecursionError):  # an int too long for str()
-            pass
-    return _dumps(_tagged(value, 0))
-
-def _plain(items, depth):
-    """A list of exact ints, floats, bools, Nones, short strs and such lists (types checked at C speed)."""
-    kinds = set(map(type, items))
-    if not kinds <= _PLAIN or depth > 100:
-        return False
-    if str in kinds and max(len(item) for item in items if type(item) is str) > _LONG_STR:
-        return False
-    return list not in kinds or all(_plain(item, depth + 1) for item in items if type(item) is list)
-
-def _tagged(value, depth):
-    if depth > 200:
-        raise Unserializable("nested more than 200 deep")
-    numpy = _sys.modules.get("numpy")
-    if value is None or type(value) is bool:
-        return value
-    if numpy is not None and isinstance(value, (numpy.generic, numpy.ndarray)):
-        return _numpy(numpy, value, depth)
-    if isinstance(value, int):
-        number = int.__index__(value)
-        return number if number.bit_length() < 10000 else {"int": hex(number)}
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, str):
-        text = str.__str__(value)
-        if len(text) <= _LONG_STR:
-            return text
-        return {"long_str": [_hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), len(text)]}
-    if isinstance(value, list):
-        return [_tagged(item, depth + 1) for item in list.__iter__(value)]
-    if isinstance(value, dict):
-        return {"dict": [[_tagged(k, depth + 1), _tagged(v, depth + 1)] for k, v in dict.items(value)]}
-    for kind, tag in _COLLECTIONS:
-        if isinstance(value, kind):
-            return {tag: [_tagged(item, depth + 1) for item in kind.__iter__(value)]}
-    return _other(value, depth)
-
-def _other(value, depth):
-    if isinstance(value, complex):
-        return {"complex": [complex.__getattribute__(value, "real"), complex.__getattribute__(value, "imag")]}
-    if isinstance(value, (bytes, bytearray)):
-        return {"bytes": _base64.b64encode(bytes(value)).decode()}
-    if type(value) is _fractions.Fraction:
-        return {"fraction": [_tagged(value.numerator, depth), _tagged(value.denominator, depth)]}
-    if type(value) is _decimal.Decimal:
-        return {"decimal": str(value)}
-    if type(value) is range:
-        return {"range": [_tagged(value.start, depth), _tagged(value.stop, depth), _tagged(value.step, depth)]}
-    if type(value) in _VIEWS:
-        return {_VIEWS[type(value)]: [_tagged(item, depth + 1) for item in value]}
-    if type(value) is type({}.items()):
-        return {"dict_items": [[_tagged(k, depth + 1), _tagged(v, depth + 1)] for k, v in value]}
-    if isinstance(value, _abc.Iterator):
-        return {"iterator": [_tagged(item, depth + 1) for item in value]}
-    raise Unserializable(type(value).__qualname__)
-
-def _numpy(numpy, value, depth):
-    if value.dtype.kind not in "biufcU":
-        raise Unserializable(f"numpy dtype {value.dtype}")
-    body = _tagged(value.tolist(), depth + 1)
-    if isinstance(value, numpy.generic):
-        return {"numpy": [value.dtype.str, body]}
-    return {"ndarray": [value.dtype.str, list(value.shape), body]}
-'''
+from fpa.grading.code.encoder import DIGEST_OVER, ENCODER, LONG_STR
 
 _HEX = re.compile(r"-?0x[0-9a-f]+")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -175,8 +92,35 @@ class LongStr:
         return f"<str of {self.length} characters, sha256 {self.digest[:12]}...>"
 
 
+class Digest:
+    """A list or tuple over ``DIGEST_OVER`` bytes of pickle that crossed as the SHA-256 of that
+    pickle; equal to a list or tuple of the same pickle (computed here, never unpickled)."""
+
+    __slots__ = ("sha256", "size")
+
+    def __init__(self, sha256: str, size: int) -> None:
+        self.sha256, self.size = sha256, size
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Digest):
+            return (self.sha256, self.size) == (other.sha256, other.size)
+        if type(other) in (list, tuple):  # made here (decoded, or a test's expected value), not by a program
+            return _SANDBOX_SIDE["digest"](other) == (self.sha256, self.size)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.sha256)
+
+    def __repr__(self) -> str:
+        return f"<pickle of {self.size} bytes, sha256 {self.sha256[:12]}...>"
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SANDBOX_SIDE: dict = {}
+exec(ENCODER, _SANDBOX_SIDE)  # its digest(), to compare a Digest with a value made here (ours, not a program's)
 
 
 def loads(text: str):
@@ -232,6 +176,13 @@ def _long_str(body) -> LongStr:
     return LongStr(digest, length)
 
 
+def _digest(body) -> Digest:
+    sha256, size = _items(body)
+    if not (isinstance(sha256, str) and _DIGEST.fullmatch(sha256) and type(size) is int and size > DIGEST_OVER):
+        raise ValueError("expected [sha256, bytes over DIGEST_OVER]")
+    return Digest(sha256, size)
+
+
 def _complex(body) -> complex:
     real, imag = _items(body)
     if not all(isinstance(part, float) for part in (real, imag)):
@@ -280,6 +231,7 @@ _TAGS = {
     "dict_items": lambda body: dict(_pairs(body)).items(),
     "int": _big_int,
     "long_str": _long_str,
+    "digest": _digest,
     "complex": _complex,
     "bytes": lambda body: base64.b64decode(_text(body).encode(), validate=True),
     "fraction": lambda body: fractions.Fraction(*_numbers(body, 2)),
