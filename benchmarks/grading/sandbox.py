@@ -89,7 +89,7 @@ def {entry}(*args, **kwargs):
             return object()
     return out
 '''
-IMPORTS = "from evalplus.eval import untrusted_check\nfrom evalplus.gen.util import trusted_exec\n"
+IMPORTS = mbppplus.CANDIDATES.split("job = pickle.loads")[0]  # the candidates' harness up to reading its job
 # name -> (expected verdict, completion built from the task); the first K are used.
 SAMPLES = {
     "gold": (True, lambda t: t["prompt"] + t["canonical_solution"]),
@@ -114,8 +114,8 @@ class TimedSandbox(Sandbox):
 
     def run(self, argv, **kwargs):
         result = super().run(argv, **kwargs)
-        task = kwargs.get("files", {}).get("task.pkl")  # the grader's own pickle of the task
-        task_id = pickle.loads(task)[1]["task_id"] if task else ""
+        job = kwargs.get("stdin")  # the grader's own pickle of its job, which names the task
+        task_id = pickle.loads(job)["task_id"] if isinstance(job, bytes) else ""
         self.walls.append((result.wall_s, task_id))  # list.append is atomic; the grader's threads share this
         return result
 

@@ -50,3 +50,26 @@ def test_gold_and_wrong(mirror, sandbox):
     print(f"BigCodeBench tiny gold: {len(tasks) - len(failed)}/{len(tasks)}; failed: {failed}")
     assert set(failed) <= set(EXPECTED_FAILURES), failed
     assert not any(ok for ok, _ in wrong), wrong
+
+
+def test_the_verdict_needs_every_declared_test_reported_passing():
+    """``outcome`` on report lines as the child sends them, and as a program could forge them."""
+    declared = bigcodebench.declared_tests(bigcodebench.CANARY["test"] + "    def test_more(self):\n        pass\n")
+    assert declared == {"test_plot", "test_more"}
+    passed = ['["pass", "__test__.TestCases.test_more", ""]', '["pass", "__test__.TestCases.test_plot", ""]']
+    done = '["done", true, [], ""]'
+
+    def status(lines, end="exited"):
+        return bigcodebench.outcome(end, lines, declared)["status"]
+
+    assert status(passed + [done]) == "pass"
+    assert status(passed[1:] + [done]) == "incomplete"  # test_more never reported passing
+    assert status(['["skip", "__test__.TestCases.test_more", "skipped"]', passed[1], done]) == "incomplete"
+    assert status(passed) == "incomplete"  # the tests never reported their end
+    assert status(['["fail", "__test__.TestCases.test_more", "boom"]'] + passed + [done]) == "fail"
+    assert status(passed + ['["done", false, [], "ALL"]']) == "fail"  # BigCodeBench's own verdict
+    assert status(['["tampered", "x", "TestCase.run"]'] + passed + [done]) == "tampered"
+    assert status(passed + ['["done", true, ["builtins.isinstance"], ""]']) == "tampered"
+    for forged in ('{"done": 1}', '["done", true, 5, ""]', "[1]", "not json"):
+        assert status(passed + [forged]) == "incomplete", forged
+    assert status(passed + [done], end="timeout") == "timeout"

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import math
+import pickle
+
 import pytest
 from code_helpers import TINY
 
 pytest.importorskip("evalplus", reason="evalplus not installed (pip install --no-deps evalplus==0.3.1)")
 
 from fpa.evaluation.metrics import pass_at_1  # noqa: E402
-from fpa.grading.code import gold_program, gold_selfcheck_code, grade_code_many, load_tasks  # noqa: E402
+from fpa.grading.code import gold_program, gold_selfcheck_code, grade_code_many, load_tasks, make_sandbox  # noqa: E402
+from fpa.grading.code.mbppplus import DATASETS, grade_task  # noqa: E402
 
 
 @pytest.mark.parametrize("bench", ["mbppplus", "humanevalplus"])
@@ -48,3 +53,127 @@ def test_unknown_task_and_bench_rejected(mirror):
         grade_code_many("mbppplus", [("x", "Mbpp/999999")], data_path=mirror / TINY["mbppplus"])
     with pytest.raises(ValueError, match="bench: expected one of"):
         grade_code_many("apps", [("x", "1")])
+
+
+# The old in-process path, kept here only as the peer: EvalPlus's own trusted_exec and
+# untrusted_check (which compares in the candidate's process) in one sandbox run, called directly.
+PEER = r"""
+import json, pickle, sys
+from evalplus.eval import untrusted_check
+from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
+from evalplus.gen.util import trusted_exec
+dataset, task, programs = pickle.loads(sys.stdin.buffer.read())
+not_none = dataset == "mbpp" and task["entry_point"] in MBPP_OUTPUT_NOT_NONE_TASKS
+oracle = {split: trusted_exec(task["prompt"] + task["canonical_solution"], task[split + "_input"], task["entry_point"],
+                              record_time=True, output_not_none=not_none) for split in ("base", "plus")}
+verdicts = []
+for code in programs:
+    verdict = "evalplus_pass"
+    for split in ("base", "plus"):
+        expected, ref_time = oracle[split]
+        status = untrusted_check(dataset, code, task[split + "_input"], task["entry_point"], expected=expected,
+                                 atol=task["atol"], ref_time=ref_time, fast_check=True)[0]
+        if status != "pass":
+            verdict = f"evalplus_{split}_{status}"
+            break
+    verdicts.append(verdict)
+print(json.dumps(verdicts))
+"""
+# Honest programs, right and wrong: the canonical solution with its top-level result transformed
+# (recursive calls untouched), or replaced; each exercises one of EvalPlus's comparison rules.
+TRANSFORMED = """
+_fpa_impl, _fpa_depth, _fpa_calls = {entry}, [0], [0]
+def {entry}(*args):
+    _fpa_depth[0] += 1
+    try:
+        out = _fpa_impl(*args)
+    finally:
+        _fpa_depth[0] -= 1
+    if _fpa_depth[0]:
+        return out
+    _fpa_calls[0] += 1
+    {transform}
+"""
+TRANSFORMS = {
+    "gold": "return out",
+    "tuple": "return tuple(out) if isinstance(out, list) else out",  # (1,) != [1]
+    "reversed": "return out[::-1] if isinstance(out, list) else out",  # right only for the set-equality tasks
+    "generator": "return iter(out) if isinstance(out, list) else out",  # right only for the set-equality tasks
+    "float_noise": "return out * (1 + 1e-9) if isinstance(out, float) else out",  # within atol where there is one
+    "float_off": "return out + 1e-3 if isinstance(out, float) else out",  # beyond any atol
+    "int_as_float": "return float(out) if type(out) is int else out",  # 3.0 == 3
+    "plus_wrong": "return out if _fpa_calls[0] <= {n_base} else None",  # passes base, fails plus
+    "raises": "raise ValueError(out)",
+}
+# set equality, a list, floats; floats with an atol, a list
+PEER_TASKS = {"mbppplus": ["Mbpp/2", "Mbpp/4", "Mbpp/14"], "humanevalplus": ["HumanEval/2", "HumanEval/5"]}
+
+
+def honest_programs(bench: str, task: dict) -> list[str]:
+    gold = gold_program(bench, task)
+    programs = [gold + TRANSFORMED.format(entry=task["entry_point"], transform=transform.format(
+        n_base=len(task["base_input"]))) for transform in TRANSFORMS.values()]  # fmt: skip
+    return programs + [gold + f"\ndef {task['entry_point']}(:\n", f"def {task['entry_point']}(*a):\n    return None\n"]
+
+
+def peer_verdicts(bench: str, task: dict, programs: list[str], sandbox) -> list[str]:
+    job = pickle.dumps((DATASETS[bench], task, programs))
+    result = sandbox.run_python(PEER, stdin=job, timeout_s=sandbox.limits.timeout_s + 2 * 62 * len(programs),
+                                env={"EVALPLUS_MAX_MEMORY_BYTES": str(sandbox.limits.memory_bytes)})  # fmt: skip
+    assert result.ok, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def split_path_equals_untrusted_check(bench: str, task_ids: list[str], mirror) -> None:
+    tasks = load_tasks(bench, mirror / TINY[bench])
+    sandbox = make_sandbox(bench)
+    for task_id in task_ids:
+        programs = honest_programs(bench, tasks[task_id])
+        ours = [rule for _, rule in grade_task(bench, tasks[task_id], programs, sandbox)]
+        peer = peer_verdicts(bench, tasks[task_id], programs, sandbox)
+        assert ours == peer, (task_id, list(zip(list(TRANSFORMS) + ["syntax", "none"], ours, peer)))
+
+
+@pytest.mark.parametrize("bench", ["mbppplus", "humanevalplus"])
+def test_verdicts_equal_evalplus_untrusted_check(bench, mirror):
+    """The split path (values out, compared on the host) gives EvalPlus's own verdicts on honest
+    programs: set equality, tuples, generators, float tolerance, int/float, base/plus, errors."""
+    split_path_equals_untrusted_check(bench, PEER_TASKS[bench], mirror)
+
+
+@pytest.mark.slow  # every task of the tiny files, 10 programs each, both paths
+@pytest.mark.parametrize("bench", ["mbppplus", "humanevalplus"])
+def test_verdicts_equal_evalplus_untrusted_check_tiny_files(bench, mirror):
+    split_path_equals_untrusted_check(bench, list(load_tasks(bench, mirror / TINY[bench])), mirror)
+
+
+def test_split_status_from_the_lines_a_candidate_sent():
+    from fpa.grading.code.evalplus_outputs import Expected, split_status
+
+    line, nan_line, done = '["value", [1, 2]]', '["value", [NaN]]', '["done"]'
+    lists, nans = Expected([line], [[1, 2]], [0.1]), Expected([nan_line], [[math.nan]], [0.1])
+
+    def status(expected, lines, end="exited"):
+        return split_status("humaneval", "f", [[0]], expected, 0, lines, end)
+
+    assert status(lists, [line, done]) == "pass"
+    assert status(lists, ['["value", [1.0, 2.0]]', done]) == "pass"  # 1.0 == 1, as in Python
+    assert status(lists, ['["value", {"tuple": [1, 2]}]', done]) == "fail"  # (1, 2) != [1, 2]
+    assert status(nans, [nan_line, done]) == "fail"  # the canonical's own line, but NaN equals nothing
+    assert status(lists, ['["opaque", "AlwaysEqual"]', done]) == "fail"
+    assert status(lists, [line]) == "timeout"  # died before its end: untrusted_check's unknown status
+    assert status(lists, [line, '["raised", "ValueError"]']) == "fail"
+    assert status(lists, [done]) == "fail"  # fewer outputs than inputs
+    assert status(lists, ['{"forged": 1}', done]) == "fail"
+    assert status(lists, [line, done], end="too_large") == "fail"
+
+
+def test_a_candidate_that_kills_the_harness_fails_alone(mirror):
+    """The run dies with the candidate it was running; that one takes the run's verdict, the
+    candidates after it are graded in a new run."""
+    tasks = load_tasks("mbppplus", mirror / TINY["mbppplus"])
+    task = tasks["Mbpp/4"]
+    killer = "import ctypes, os\nctypes.CDLL(None).kill(os.getppid(), 9)\n" + task["canonical_solution"]
+    gold = gold_program("mbppplus", task)
+    verdicts = grade_task("mbppplus", task, [gold, killer, gold], make_sandbox("mbppplus"))
+    assert verdicts == [(True, "evalplus_pass"), (False, "evalplus_harness_error"), (True, "evalplus_pass")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import pickle
 import zlib
 from pathlib import Path
@@ -62,3 +63,18 @@ def test_stdout_comparison():
     assert livecodebench.stdout_matches("1.50\n2\n", "1.5\n2")
     assert not livecodebench.stdout_matches("1\n", "1\n2\n")
     assert not livecodebench.stdout_matches("abc", "abd")
+
+
+def test_an_oversized_problem_costs_that_record_only(tmp_path):
+    """Tests over the sandbox's tmpfs share go in on stdin and are graded; a program too large for
+    its files is that record's verdict, and the rest of the batch is graded."""
+    tiny = Sandbox(dataclasses.replace(livecodebench.LIMITS, timeout_s=5.0, tmpfs_bytes=1 << 20, fsize_bytes=1 << 20))
+    word = "a" * (tiny.limits.tmpfs_bytes + 1)
+    big = {**livecodebench.load_problems(FIXTURE)["fx_func_vowels"], "question_id": "fx_big", "private_test_cases": "[]",
+           "public_test_cases": json.dumps([{"input": json.dumps(word), "output": str(len(word)), "testtype": "functional"}])}
+    data = tmp_path / "test6.jsonl"
+    data.write_text(FIXTURE.read_text() + json.dumps(big) + "\n")
+    oversized_program = RIGHT["fx_stdin_sum"] + "#" * tiny.limits.tmpfs_bytes
+    pairs = [(RIGHT["fx_func_vowels"], "fx_big"), (oversized_program, "fx_stdin_sum"), (RIGHT["fx_stdin_sum"], "fx_stdin_sum")]
+    verdicts = grade_code_many("livecodebench", pairs, data_path=data, workers=2, sandbox=tiny)
+    assert verdicts == [(True, "lcb_pass"), (False, "lcb_too_large"), (True, "lcb_pass")]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from fpa.sandbox import Limits, RunResult, Sandbox, bwrap, run_python
+from fpa.sandbox import InputTooLarge, Limits, RunResult, Sandbox, bwrap, run_python
 from fpa.sandbox.runner import _signal_of
 
 
@@ -148,7 +148,7 @@ def test_command_line_has_every_layer(sandbox):
 
 
 def test_inputs_that_cannot_fit_are_rejected(sandbox):
-    with pytest.raises(ValueError, match="over Limits.fsize_bytes"):
+    with pytest.raises(InputTooLarge, match="over Limits.fsize_bytes"):
         sandbox.run_python("", files={"big.bin": b"x" * (sandbox.limits.fsize_bytes + 1)})
 
 

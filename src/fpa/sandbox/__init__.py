@@ -15,10 +15,10 @@ from typing import Mapping
 
 from fpa.sandbox.bound import memory_bound
 from fpa.sandbox.check import SandboxUnavailable
-from fpa.sandbox.limits import Limits, RunResult
+from fpa.sandbox.limits import InputTooLarge, Limits, RunResult
 from fpa.sandbox.runner import Sandbox, check_sandbox, sandbox_problem
 
-__all__ = ["Limits", "RunResult", "Sandbox", "SandboxUnavailable", "check_sandbox", "memory_bound", "run_python",
+__all__ = ["InputTooLarge", "Limits", "RunResult", "Sandbox", "SandboxUnavailable", "check_sandbox", "memory_bound", "run_python",
            "sandbox_problem"]
 
 

@@ -35,6 +35,11 @@ class Limits:
                 raise ValueError(f"Limits.{field.name}: expected an integer, got {value!r}")
 
 
+class InputTooLarge(ValueError):
+    """The files given to a run do not fit its file-size limit or its share of the tmpfs. Raised
+    before anything starts, so a grader can give that one record a verdict and go on."""
+
+
 @dataclass(frozen=True)
 class RunResult:
     """Outcome of one run.

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 
 from fpa.sandbox import bound, bwrap, janitor
 from fpa.sandbox.check import SandboxUnavailable, missing_prerequisite, userns_hint
-from fpa.sandbox.limits import Limits, RunResult
+from fpa.sandbox.limits import InputTooLarge, Limits, RunResult
 from fpa.sandbox.process import wait_group
 from fpa.sandbox.stage import Staging
 
@@ -111,10 +111,10 @@ class Sandbox:
         fsize, tmpfs = self.limits.fsize_bytes, self.limits.tmpfs_bytes
         for name, data in contents.items():
             if len(data) > fsize:
-                raise ValueError(f"files: {name!r} has {len(data)} bytes, over Limits.fsize_bytes={fsize}")
+                raise InputTooLarge(f"files: {name!r} has {len(data)} bytes, over Limits.fsize_bytes={fsize}")
         total = sum(len(data) for data in contents.values())
         if total > tmpfs // 2:
-            raise ValueError(f"files: {total} bytes in all, over half of Limits.tmpfs_bytes={tmpfs}")
+            raise InputTooLarge(f"files: {total} bytes in all, over half of Limits.tmpfs_bytes={tmpfs}")
 
     def command(self, argv: Sequence[str], *, uid: int, file_fds: Mapping[str, int],
                 env: Mapping[str, str], status_fd: int | None = None) -> list[str]:  # fmt: skip

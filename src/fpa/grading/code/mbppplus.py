@@ -1,21 +1,31 @@
-"""MBPP+ and HumanEval+ graders: EvalPlus's own correctness check, run in our sandbox.
+"""MBPP+ and HumanEval+ graders: EvalPlus's own check, with the verdict decided outside the sandbox.
 
-Reused from ``evalplus==0.3.1`` (nothing re-implemented):
+Reused from ``evalplus==0.3.1``:
 
 - host: ``evalplus.data.mbpp.get_mbpp_plus`` / ``evalplus.data.humaneval.get_human_eval_plus``
   load the tasks (``MBPP_OVERRIDE_PATH`` / ``HUMANEVAL_OVERRIDE_PATH`` point them at the
   mirror file; ``get_mbpp_plus`` applies ``mbpp_deserialize_inputs``). Loading is JSON
   only; nothing from the tasks is executed on the host.
-- sandbox: ``evalplus.gen.util.trusted_exec`` computes the expected outputs and
-  reference times from ``prompt + canonical_solution`` (as ``evaluate.get_groundtruth``),
-  then ``evalplus.eval.untrusted_check`` checks each candidate on the base, then the plus
-  inputs, each in its own process (as ``evaluate.check_correctness``), with EvalPlus's
-  per-input time limits, special oracles, ``atol`` and ``np.allclose`` comparison.
-  Correct = both ``pass``. All completions of one task share one sandbox run, so the
-  expected outputs are computed once per task and run.
+- sandbox, run 1 (``GOLD``): ``evalplus.gen.util.trusted_exec`` computes the expected outputs
+  and reference times from ``prompt + canonical_solution`` (as ``evaluate.get_groundtruth``,
+  with ``MBPP_OUTPUT_NOT_NONE_TASKS``); they come back to the host as data.
+- sandbox, run 2 (``CANDIDATES``): the inputs and the per-input time limits only. Each
+  candidate runs, per split, in a process of its own, as in ``untrusted_check``:
+  ``create_tempdir``, ``reliability_guard``, ``swallow_io`` and ``time_limit`` as in
+  ``unsafe_execute``, which here sends each output back as data (``fpa.grading.code.values``)
+  instead of comparing it. The harness's monitor process (``fpa.grading.code.monitor``)
+  runs no candidate and alone writes the run's output.
+- host: ``fpa.grading.code.evalplus_outputs.split_status`` compares with EvalPlus's own rules.
+  Correct = base and plus both ``pass``.
 
-The task (with tuple/complex inputs) goes into the sandbox as a host-made pickle (the
-trusted direction); only a JSON verdict line comes back.
+The sandbox runs import only EvalPlus's ``eval/utils.py`` and ``gen/util/__init__.py``,
+loaded by file: ``evalplus.eval``'s ``__init__`` imports numpy and psutil, which the
+comparison on the host needs and the sandbox runs do not. The candidates' monitor imports
+once what ``reliability_guard`` and most solutions import, so that no forked candidate does. The task's inputs go
+into the sandbox as a host-made pickle (the trusted direction); nothing is unpickled here.
+One run grades every candidate of a task; when it fails (a timeout, the memory cap, a dead
+harness), the candidate it was running takes that verdict and the ones after it are graded
+in a new run, so one candidate's failure costs that candidate only.
 """
 
 from __future__ import annotations
@@ -24,43 +34,86 @@ import functools
 import json
 import os
 import pickle
-import secrets
 from pathlib import Path
 
 from fpa.grading.code.bench import CodeBench
-from fpa.sandbox import Limits, Sandbox
+from fpa.grading.code.monitor import MONITOR, read_records
+from fpa.grading.code.encoder import ENCODER
+from fpa.grading.code.values import loads
+from fpa.sandbox import Limits, RunResult, Sandbox
 
 DATASETS = {"mbppplus": "mbpp", "humanevalplus": "humaneval"}
-# timeout_s bounds computing the expected outputs; each candidate adds its own budget.
-LIMITS = Limits(timeout_s=120.0, cpu_s=120, memory_bytes=4 << 30)
+SPLITS = ("base", "plus")
+# timeout_s bounds computing the expected outputs; the candidates' run has its own budget.
+LIMITS = Limits(timeout_s=240.0, cpu_s=240, memory_bytes=4 << 30, output_bytes=256 << 20)
+START_S = 10.0  # the candidates' run: the interpreter and the harness before the first candidate
 
-HARNESS = r"""
-import json, pickle, sys
-from evalplus.eval import untrusted_check
-from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
-from evalplus.gen.util import trusted_exec
+_EVALPLUS_MODULES = r"""
+import importlib.util, sys
 
-nonce = sys.argv[1]
-with open("task.pkl", "rb") as handle:
-    dataset, task = pickle.load(handle)
-with open("candidates.json") as handle:
-    candidates = json.load(handle)
-not_none = dataset == "mbpp" and task["entry_point"] in MBPP_OUTPUT_NOT_NONE_TASKS
-oracle = {}
-for split in ("base", "plus"):  # as evaluate.get_groundtruth, before any candidate code runs
-    oracle[split] = trusted_exec(task["prompt"] + task["canonical_solution"], task[split + "_input"],
-                                 task["entry_point"], record_time=True, output_not_none=not_none)
-verdicts = []
-for code in candidates:  # as evaluate.check_correctness: one untrusted_check (own process) per split
-    verdict = {}
-    for split in ("base", "plus"):
-        expected, ref_time = oracle[split]
-        verdict[split] = untrusted_check(dataset, code, task[split + "_input"], task["entry_point"],
-                                         expected=expected, atol=task["atol"], ref_time=ref_time, fast_check=True)[0]
-        if verdict[split] != "pass":
-            break
-    verdicts.append(verdict)
-sys.__stdout__.write("\n" + nonce + json.dumps(verdicts) + "\n")
+def evalplus_module(name, relative):
+    # one module of evalplus by its file, without running evalplus.eval's __init__ (numpy, psutil)
+    root = importlib.util.find_spec("evalplus").submodule_search_locations[0]
+    spec = importlib.util.spec_from_file_location(name, f"{root}/{relative}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+utils = evalplus_module("evalplus.eval.utils", "eval/utils.py")
+"""
+
+GOLD = ENCODER + _EVALPLUS_MODULES + r"""
+import json, pickle
+trusted_exec = evalplus_module("evalplus.gen.util", "gen/util/__init__.py").trusted_exec
+job = pickle.loads(sys.stdin.buffer.read())
+for split, inputs in job["inputs"].items():  # as evaluate.get_groundtruth; the outputs as a candidate sends them
+    outputs, ref_time = trusted_exec(job["code"], inputs, job["entry_point"], record_time=True,
+                                     output_not_none=job["not_none"])
+    sys.stdout.write(json.dumps([split, ref_time, len(outputs)]) + "\n")
+    sys.stdout.writelines('["value", ' + encode(out) + "]\n" for out in outputs)
+"""
+
+CANDIDATES = ENCODER + MONITOR + _EVALPLUS_MODULES + r"""
+import json, os, pickle, shutil
+job = pickle.loads(sys.stdin.buffer.read())
+isolate_monitor()
+# loaded once here rather than in each child: what reliability_guard and most solutions import
+import bisect, collections, copy, datetime, functools, heapq, itertools, math, operator, platform, random, re, resource
+import string, subprocess, typing
+platform.uname()
+
+def execute(code, inputs, limits):
+    def target(send):  # evalplus.eval.unsafe_execute, each output sent back instead of compared
+        with utils.create_tempdir():
+            rmtree, rmdir, chdir = shutil.rmtree, os.rmdir, os.chdir  # needed when cleaning up the tempdir
+            utils.reliability_guard(maximum_memory_bytes=job["max_memory_bytes"])
+            try:
+                namespace = {}
+                with utils.swallow_io():
+                    exec(code, namespace)
+                    fn = namespace[job["entry_point"]]
+                for index, inp in enumerate(inputs):
+                    with utils.time_limit(limits[index]):
+                        with utils.swallow_io():
+                            out = fn(*inp)
+                    try:
+                        send('["value", ' + encode(out) + "]")
+                    except Unserializable as error:
+                        send(_dumps(["opaque", str(error)]))
+                send('["done"]')
+            except BaseException as error:
+                send(_dumps(["raised", type(error).__name__]))
+            shutil.rmtree, os.rmdir, os.chdir = rmtree, rmdir, chdir
+    return target
+
+for index, code in enumerate(job["programs"]):
+    for split in job["splits"]:
+        lines, end = run_child(execute(code, split["inputs"], split["time_limits"]), split["deadline_s"],
+                               split["cap"], job["sweep"])
+        write_child({"program": index, "split": split["name"], "end": end}, lines)
+        if end != "exited" or lines[-1:] != ['["done"]']:
+            break  # this split failed whatever it returned; as with fast_check, plus is not run
 """
 
 
@@ -99,34 +152,83 @@ def gold_program(bench: str, task: dict) -> str:
 
 
 def grade_task(bench: str, task: dict, completions: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
-    """EvalPlus's check of every completion of one task, in one sandbox run; ``[(correct, rule)]``.
-
-    The expected outputs are computed once per run; each candidate and split gets its own
-    process (``untrusted_check``), as in EvalPlus.
-    """
-    nonce = secrets.token_hex(8)
+    """EvalPlus's check of every completion of one task; ``[(correct, rule)]``. The expected
+    outputs come from one sandbox run, the candidates' outputs from another (or more, after a
+    failed run), and the verdicts from ``split_status`` here."""
     programs = [solution_program(bench, task, completion) for completion in completions]
-    files = {"task.pkl": pickle.dumps((DATASETS[bench], task)), "candidates.json": json.dumps(programs)}
-    # untrusted_check kills a candidate after min(60, sum of its limits) + 1 s per split.
-    timeout = sandbox.limits.timeout_s + 2 * 62 * len(programs)
-    env = {"EVALPLUS_MAX_MEMORY_BYTES": str(sandbox.limits.memory_bytes)}
-    result = sandbox.run_python(HARNESS, args=[nonce], files=files, env=env, timeout_s=timeout)
-    lines = [line[len(nonce):] for line in result.stdout.splitlines() if line.startswith(nonce)]
-    if result.timed_out:
-        return [(False, "evalplus_timeout")] * len(programs)
-    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
-        return [(False, "evalplus_memory_exceeded")] * len(programs)
-    if result.returncode != 0 or not lines:
-        return [(False, "evalplus_harness_error")] * len(programs)
-    return [_verdict(verdict) for verdict in json.loads(lines[-1])]
+    expected, failure = expected_outputs(bench, task, sandbox)
+    if failure:
+        return [(False, failure)] * len(programs)
+    # a candidate's outputs may take twice the canonical's text (ints as floats) and 1 MiB more; a run
+    # takes as many candidates as the sandbox's output holds (HumanEval/130's: 124 MB, one per run)
+    caps = {split: 2 * sum(map(len, found.lines)) + (1 << 20) for split, found in expected.items()}
+    per_run = max(1, sandbox.limits.output_bytes // sum(caps.values()))
+    verdicts: list[tuple[bool, str]] = []
+    while len(verdicts) < len(programs):
+        batch = programs[len(verdicts): len(verdicts) + per_run]
+        verdicts += _grade_run(bench, task, batch, expected, caps, sandbox)
+    return verdicts
 
 
-def _verdict(verdict: dict) -> tuple[bool, str]:
-    if verdict.get("base") != "pass":
-        return False, f"evalplus_base_{verdict.get('base')}"
-    if verdict.get("plus") != "pass":
-        return False, f"evalplus_plus_{verdict.get('plus')}"
+def expected_outputs(bench: str, task: dict, sandbox: Sandbox) -> tuple[dict | None, str | None]:
+    """``({split: Expected}, None)`` from the canonical solution, or ``(None, rule)``."""
+    job = {"task_id": task["task_id"], "code": gold_program(bench, task), "entry_point": task["entry_point"],
+           "inputs": {split: task[f"{split}_input"] for split in SPLITS},
+           "not_none": DATASETS[bench] == "mbpp" and task["entry_point"] in _evalplus().MBPP_OUTPUT_NOT_NONE_TASKS}
+    result = sandbox.run_python(GOLD, stdin=pickle.dumps(job))
+    lines, expected = result.stdout.split("\n")[:-1] if result.ok else [], {}
+    while lines:
+        split, ref_time, count = json.loads(lines[0])
+        outputs = [loads(line)[1] for line in lines[1: 1 + count]]
+        expected[split], lines = _evalplus().Expected(lines[1: 1 + count], outputs, ref_time), lines[1 + count:]
+    if list(expected) != list(SPLITS) or any(len(expected[split].outputs) != len(task[f"{split}_input"])
+                                             for split in SPLITS):  # fmt: skip
+        return None, _run_failure(result)
+    return expected, None
+
+
+def _grade_run(bench: str, task: dict, programs: list[str], expected: dict, caps: dict,
+               sandbox: Sandbox) -> list[tuple[bool, str]]:  # fmt: skip
+    """Verdicts of the programs one run finished, in order, and of the one it was running when it
+    failed, if it did (the run's reason); the rest are left to the next run."""
+    splits = [{"name": split, "inputs": task[f"{split}_input"], "time_limits": _evalplus().time_limits(expected[split].ref_time),
+               "cap": caps[split]} for split in SPLITS]  # fmt: skip
+    for split in splits:
+        split["deadline_s"] = _evalplus().process_deadline_s(split["time_limits"])
+    memory = min(sandbox.limits.memory_bytes, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
+           "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap"}  # fmt: skip
+    timeout = START_S + len(programs) * sum(split["deadline_s"] + 1 for split in splits)
+    result = sandbox.run_python(CANDIDATES, stdin=pickle.dumps(job), timeout_s=timeout)
+    records = {(header["program"], header["split"]): (lines, header["end"])
+               for header, lines in read_records(result.stdout)}
+    verdicts = []
+    for index in range(len(programs)):
+        verdict = _verdict(bench, task, expected, [records.get((index, split)) for split in SPLITS])
+        verdicts.append(verdict or (False, _run_failure(result)))
+        if verdict is None:
+            break
+    return verdicts
+
+
+def _verdict(bench: str, task: dict, expected: dict, records: list[tuple | None]) -> tuple[bool, str] | None:
+    """Base, then plus, as ``evaluate.check_correctness``; None when a record it needs is missing."""
+    for split, record in zip(SPLITS, records):
+        if record is None:
+            return None
+        status = _evalplus().split_status(DATASETS[bench], task["entry_point"], task[f"{split}_input"], expected[split],
+                              task["atol"], *record)  # fmt: skip
+        if status != _evalplus().PASS:
+            return False, f"evalplus_{split}_{status}"
     return True, "evalplus_pass"
+
+
+def _run_failure(result: RunResult) -> str:
+    if result.timed_out:
+        return "evalplus_timeout"
+    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
+        return "evalplus_memory_exceeded"
+    return "evalplus_harness_error"
 
 
 def default_sandbox() -> Sandbox:
@@ -136,3 +238,11 @@ def default_sandbox() -> Sandbox:
 GRADERS = tuple(CodeBench(bench, task_file=bench, limits=LIMITS, load_tasks=functools.partial(load_tasks, bench),
                           grade_task=functools.partial(grade_task, bench),
                           gold_program=functools.partial(gold_program, bench)) for bench in DATASETS)
+
+
+def _evalplus():
+    """EvalPlus's rules (``fpa.grading.code.evalplus_outputs``), imported on first grading: planning loads
+    the grader registry, which must not import a harness package (tests/test_registries.py)."""
+    from fpa.grading.code import evalplus_outputs
+
+    return evalplus_outputs

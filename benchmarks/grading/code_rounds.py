@@ -1,0 +1,144 @@
+"""Code grading throughput of this checkout against an earlier commit, paired per round.
+
+    nice python benchmarks/grading/code_rounds.py --against d0e18d6   # writes benchmarks/grading/results/code_rounds.json
+    python benchmarks/grading/code_rounds.py --against d0e18d6 --tasks 40 --rounds 2   # smoke run
+
+The corpus is ``sandbox.py``'s: MBPP+ tasks from the mirror (Mbpp/599 left out, as there),
+each with its 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), graded in the sandbox by
+``grade_code_many("mbppplus", ..., workers=2)`` as ``fpa evaluate-code`` calls it. The
+tasks are split into ``--rounds`` blocks; each round grades its block with both
+checkouts, each in a fresh process whose ``PYTHONPATH`` is that checkout's ``src`` (the
+earlier commit's files come from ``git archive``), back to back, the order alternating by
+round. Per round: each side's wall time and CPU time (user + sys of the process and all
+its children, the sandboxed runs included), and the ratio this / earlier. The verdicts of
+the two sides are compared pair by pair; a task whose per-input time limits are close to
+its run time (Mbpp/255) can flip with the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
+from grading.sandbox import make_pairs, split_blocks  # noqa: E402
+from shared.checkouts import USER_ENVIRONMENT, commit_of, export  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent / "results" / "code_rounds.json"
+TARGET = 1.10  # this checkout's time / the earlier one's (issue 52)
+WORKER = """
+import json, resource, sys, time
+from fpa.grading.code import grade_code_many, load_tasks
+data, pairs = sys.argv[1], json.load(open(sys.argv[2]))
+tasks = load_tasks("mbppplus", data)
+start = time.perf_counter()
+verdicts = grade_code_many("mbppplus", [tuple(pair) for pair in pairs], tasks=tasks, workers=int(sys.argv[3]))
+wall = time.perf_counter() - start
+usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+print(json.dumps({"wall_s": wall, "cpu_s": sum(u.ru_utime + u.ru_stime for u in usage), "verdicts": verdicts}))
+"""
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add = parser.add_argument
+    add("--against", required=True, help="the earlier commit")
+    add("--rounds", type=int, default=6, help="rounds: blocks of tasks, each graded by both checkouts")
+    add("--tasks", type=int, default=None, help="first N MBPP+ tasks (default: all but --exclude)")
+    add("--exclude", nargs="*", default=["Mbpp/599"], help="task ids left out (default: Mbpp/599)")
+    add("--workers", type=int, default=2, help="grader threads (default 2, as evaluate-code on 2 cores)")
+    add("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds: expected >= 1, got {args.rounds}")
+    return args
+
+
+def grade(src: Path, data: Path, pairs_file: Path, workers: int) -> dict:
+    """One side of a round, in a fresh process on ``src``'s grader."""
+    env = {**USER_ENVIRONMENT, "PYTHONPATH": str(src)}
+    argv = [sys.executable, "-c", WORKER, str(data), str(pairs_file), str(workers)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(args) -> dict:
+    from fpa.grading.code import MIRROR_PATHS, default_mirror, load_tasks
+
+    data = default_mirror() / MIRROR_PATHS["mbppplus"]
+    kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
+    tasks = dict(kept[: args.tasks])
+    sides = {"commit": (commit_of(ROOT), ROOT / "src")}
+    record = {"benchmark": "code_rounds", "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
+              "cpus": os.cpu_count(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
+    with tempfile.TemporaryDirectory(prefix="code-rounds-") as workdir:
+        export(ROOT, args.against, Path(workdir))
+        sides["against"] = (commit_of(ROOT, args.against), Path(workdir) / "src")
+        record.update({side: commit for side, (commit, _) in sides.items()})
+        for index, block in enumerate(split_blocks(tasks, args.rounds)):
+            pairs, kinds = make_pairs(block, 8)
+            pairs_file = Path(workdir) / f"pairs{index}.json"
+            pairs_file.write_text(json.dumps(pairs))
+            order = ["commit", "against"] if index % 2 == 0 else ["against", "commit"]
+            done = {side: grade(sides[side][1], data, pairs_file, args.workers) for side in order}
+            differ = [{"task_id": pair[1], "sample": kind, "commit": new[1], "against": old[1]}
+                      for pair, kind, new, old in zip(pairs, kinds, done["commit"]["verdicts"], done["against"]["verdicts"])
+                      if new[0] != old[0]]  # fmt: skip
+            record["rounds"].append({"tasks": len(block), "samples": len(pairs), "first": order[0], "differ": differ,
+                                     **{side: {k: round(v, 2) for k, v in result.items() if k != "verdicts"}
+                                        for side, result in done.items()}})  # fmt: skip
+            record["load_average"].append(round(os.getloadavg()[0], 2))
+            ratio = done["commit"]["wall_s"] / done["against"]["wall_s"]
+            print(f"round {index + 1}: {len(block)} tasks, wall commit {done['commit']['wall_s']:.1f} s, against "
+                  f"{done['against']['wall_s']:.1f} s, ratio {ratio:.3f}; verdicts differing {len(differ)}", flush=True)
+    return record
+
+
+def ratios(record: dict, unit: str) -> list[float]:
+    return [entry["commit"][unit] / entry["against"][unit] for entry in record["rounds"]]
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} [{min(values):.3f}–{max(values):.3f}]"
+
+
+def markdown(record: dict) -> str:
+    """Per round: both sides' wall and CPU seconds and the ratios; the median ratio and its range."""
+    new, old = record["commit"][:7], record["against"][:7]
+    samples = sum(entry["samples"] for entry in record["rounds"])
+    lines = [f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 8 samples = "
+             f"{samples:,} samples in {len(record['rounds'])} rounds of one block each, {record['workers']} workers, "
+             f"each side in a fresh process, order alternating; {record['cpus']} cores, 1-min load average "
+             f"{record['load_average'][0]:.1f} → {record['load_average'][-1]:.1f}.", "",
+             f"| round | tasks | `{new}` wall s | `{old}` wall s | wall ratio | `{new}` CPU s | `{old}` CPU s | CPU ratio "
+             "| verdicts differing |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for index, entry in enumerate(record["rounds"], 1):
+        lines.append(f"| {index} | {entry['tasks']} | {entry['commit']['wall_s']:.1f} | {entry['against']['wall_s']:.1f} | "
+                     f"{entry['commit']['wall_s'] / entry['against']['wall_s']:.3f} | {entry['commit']['cpu_s']:.1f} | "
+                     f"{entry['against']['cpu_s']:.1f} | {entry['commit']['cpu_s'] / entry['against']['cpu_s']:.3f} | "
+                     f"{len(entry['differ'])} |")
+    wall, cpu = ratios(record, "wall_s"), ratios(record, "cpu_s")
+    verdict = "PASS" if statistics.median(wall) <= TARGET else "FAIL"
+    differ = [f"{d['task_id']} {d['sample']} ({d['commit']} / {d['against']})"
+              for entry in record["rounds"] for d in entry["differ"]]
+    lines += ["", f"[{verdict}] `{new}` / `{old}` time per round, median [min–max]: wall {_spread(wall)}, CPU "
+              f"{_spread(cpu)} (target: wall ≤ {TARGET}). Verdicts differing: {', '.join(differ) or 'none'}."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    arguments = parse_args()
+    result = run(arguments)
+    from fpa.io import write_json
+
+    write_json(arguments.out, result)
+    print(markdown(result))

@@ -1,0 +1,69 @@
+"""The monitor inside the sandbox: a child cannot reach it or forge its records, and is bounded."""
+
+from __future__ import annotations
+
+from fpa.grading.code.monitor import MONITOR, read_records
+from fpa.sandbox import Sandbox
+
+CHILDREN = r"""
+import ctypes, sys, time
+
+def attach(send):  # PTRACE_ATTACH to the monitor, and its memory: refused for a non-dumpable process
+    libc = ctypes.CDLL(None, use_errno=True)
+    send(str(libc.ptrace(16, _os.getppid(), None, None)))
+    try:
+        open(f"/proc/{_os.getppid()}/mem", "rb")
+        send("mem opened")
+    except OSError as error:
+        send(type(error).__name__)
+
+def forge(send):  # a header of its own, in its lines and on its stdout
+    send('{"name": "attach", "end": "exited", "lines": 0}')
+    _os.write(1, b'{"name": "forge", "end": "exited", "lines": 0}\n')
+
+def daemon(send):  # a process of its own session (out of the child's process group), left behind
+    ready_r, ready_w = _os.pipe()
+    if _os.fork() == 0:
+        _os.setsid()
+        _os.write(ready_w, b"x")
+        time.sleep(60)
+    _os.read(ready_r, 1)
+    send("left")
+
+def count(send):  # live processes of the sandbox besides bwrap's init, the monitor and this one (a kill takes a moment)
+    for _ in range(100):
+        others = [name for name in _os.listdir("/proc") if name.isdigit() and int(name) not in (1, _os.getppid(), _os.getpid())]
+        live = [name for name in others if _state(name) not in ("Z", "X", None)]
+        if not live:
+            break
+        time.sleep(0.02)
+    send(str(len(live)))
+
+def _state(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+def slow(send):
+    send("started")
+    time.sleep(60)
+
+def big(send):
+    send("y" * 5000)
+
+isolate_monitor()
+for name in sys.argv[1:]:
+    lines, end = run_child(globals()[name], 3, 1000, True)
+    write_child({"name": name, "end": end}, lines)
+"""
+
+
+def test_children_are_kept_apart_from_the_monitor():
+    result = Sandbox().run_python(MONITOR + CHILDREN, args=["attach", "forge", "daemon", "count", "slow", "big"])
+    records = {header["name"]: (lines, header["end"]) for header, lines in read_records(result.stdout)}
+    assert records["attach"] == (["-1", "PermissionError"], "exited")  # PR_SET_DUMPABLE 0
+    assert records["forge"] == (['{"name": "attach", "end": "exited", "lines": 0}'], "exited")  # a line, not a header
+    assert records["daemon"] == (["left"], "exited") and records["count"] == (["0"], "exited")  # the sweep
+    assert records["slow"] == (["started"], "timeout") and records["big"] == ([], "too_large")
+    assert list(records) == ["attach", "forge", "daemon", "count", "slow", "big"]
