@@ -36,8 +36,11 @@ from fpa.grading.code.values import Opaque, loads
 from fpa.sandbox import InputTooLarge, Limits, RunResult, Sandbox
 
 # LCB's testing_util prepends an import header to every program; this is its core.
+# LCB's evaluation process also raises Python's int-string limit to 50,000 digits (a program printing a
+# 6,021-digit integer passes there), which a program's own process must then set itself.
 HEADER = ("from typing import *\nfrom collections import *\nfrom itertools import *\nfrom functools import *\n"
-          "from heapq import *\nfrom bisect import *\nimport math, string, re, sys, random, collections, heapq\n")
+          "from heapq import *\nfrom bisect import *\nimport math, string, re, sys, random, collections, heapq\n"
+          "sys.set_int_max_str_digits(50000)\n")
 LIMITS = Limits(timeout_s=6.0, cpu_s=10, memory_bytes=4 << 30, output_bytes=256 << 20)
 
 DECODER = r"""
