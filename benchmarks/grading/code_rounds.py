@@ -4,13 +4,18 @@
     python benchmarks/grading/code_rounds.py --against d0e18d6 --tasks 40 --rounds 2   # smoke run
 
 The corpus is ``sandbox.py``'s: MBPP+ tasks from the mirror (Mbpp/599 left out, as there),
-each with its 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), graded in the sandbox by
-``grade_code_many("mbppplus", ..., workers=2)`` as ``fpa evaluate-code`` calls it. The
+each with its 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), and a ninth,
+``plus_wrong_value``: right on the base inputs and ``None`` on the plus ones (``plus_wrong``
+returns an object, which the sandbox knows fails; a plain wrong value only the host can
+tell, so that sample runs its whole plus split where EvalPlus's ``fast_check`` stopped at
+the first plus input). Graded in the sandbox by ``grade_code_many("mbppplus", ...,
+workers=2)`` as ``fpa evaluate-code`` calls it. The
 tasks are split into ``--rounds`` blocks; each round grades its block with both
 checkouts, each in a fresh process whose ``PYTHONPATH`` is that checkout's ``src`` (the
 earlier commit's files come from ``git archive``), back to back, the order alternating by
-round. Per round: each side's wall time and CPU time (user + sys of the process and all
-its children, the sandboxed runs included), and the ratio this / earlier. The verdicts of
+round. Per round: each side's wall time, the grader process's CPU time (user + sys of it
+and of its reaped children: the host side, parsing and comparing; the sandboxed runs are
+not reaped by it and not counted), and the ratio this / earlier. The verdicts of
 the two sides are compared pair by pair; a task whose per-input time limits are close to
 its run time (Mbpp/255) can flip with the load.
 """
@@ -20,21 +25,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
-from grading.sandbox import make_pairs, split_blocks  # noqa: E402
+from grading.sandbox import PLUS_WRONG, make_pairs, split_blocks  # noqa: E402
 from shared.checkouts import USER_ENVIRONMENT, commit_of, export  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "results" / "code_rounds.json"
 TARGET = 1.10  # this checkout's time / the earlier one's (issue 52)
+PLUS_WRONG_VALUE = PLUS_WRONG.replace("object()", "None")
 WORKER = """
 import json, resource, sys, time
 from fpa.grading.code import grade_code_many, load_tasks
@@ -63,6 +67,17 @@ def parse_args(argv=None):
     return args
 
 
+def corpus(block: dict[str, dict]) -> tuple[list, list[str]]:
+    """``sandbox.py``'s 8 samples of each task, and ``plus_wrong_value``."""
+    pairs, kinds = make_pairs(block, 8)
+    for task_id, task in block.items():
+        code = task["canonical_solution"] + PLUS_WRONG_VALUE.format(entry=task["entry_point"],
+                                                                    n_base=len(task["base_input"]))
+        pairs.append((code, task_id))
+        kinds.append("plus_wrong_value")
+    return pairs, kinds
+
+
 def grade(src: Path, data: Path, pairs_file: Path, workers: int) -> dict:
     """One side of a round, in a fresh process on ``src``'s grader."""
     env = {**USER_ENVIRONMENT, "PYTHONPATH": str(src)}
@@ -85,7 +100,7 @@ def run(args) -> dict:
         sides["against"] = (commit_of(ROOT, args.against), Path(workdir) / "src")
         record.update({side: commit for side, (commit, _) in sides.items()})
         for index, block in enumerate(split_blocks(tasks, args.rounds)):
-            pairs, kinds = make_pairs(block, 8)
+            pairs, kinds = corpus(block)
             pairs_file = Path(workdir) / f"pairs{index}.json"
             pairs_file.write_text(json.dumps(pairs))
             order = ["commit", "against"] if index % 2 == 0 else ["against", "commit"]
@@ -115,12 +130,12 @@ def markdown(record: dict) -> str:
     """Per round: both sides' wall and CPU seconds and the ratios; the median ratio and its range."""
     new, old = record["commit"][:7], record["against"][:7]
     samples = sum(entry["samples"] for entry in record["rounds"])
-    lines = [f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 8 samples = "
+    lines = [f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 9 samples = "
              f"{samples:,} samples in {len(record['rounds'])} rounds of one block each, {record['workers']} workers, "
              f"each side in a fresh process, order alternating; {record['cpus']} cores, 1-min load average "
              f"{record['load_average'][0]:.1f} → {record['load_average'][-1]:.1f}.", "",
-             f"| round | tasks | `{new}` wall s | `{old}` wall s | wall ratio | `{new}` CPU s | `{old}` CPU s | CPU ratio "
-             "| verdicts differing |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             f"| round | tasks | `{new}` wall s | `{old}` wall s | wall ratio | `{new}` grader CPU s | `{old}` grader CPU s "
+             "| grader CPU ratio | verdicts differing |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for index, entry in enumerate(record["rounds"], 1):
         lines.append(f"| {index} | {entry['tasks']} | {entry['commit']['wall_s']:.1f} | {entry['against']['wall_s']:.1f} | "
                      f"{entry['commit']['wall_s'] / entry['against']['wall_s']:.3f} | {entry['commit']['cpu_s']:.1f} | "
@@ -130,8 +145,10 @@ def markdown(record: dict) -> str:
     verdict = "PASS" if statistics.median(wall) <= TARGET else "FAIL"
     differ = [f"{d['task_id']} {d['sample']} ({d['commit']} / {d['against']})"
               for entry in record["rounds"] for d in entry["differ"]]
-    lines += ["", f"[{verdict}] `{new}` / `{old}` time per round, median [min–max]: wall {_spread(wall)}, CPU "
-              f"{_spread(cpu)} (target: wall ≤ {TARGET}). Verdicts differing: {', '.join(differ) or 'none'}."]
+    total = sum(e["commit"]["wall_s"] for e in record["rounds"]) / sum(e["against"]["wall_s"] for e in record["rounds"])
+    lines += ["", f"[{verdict}] `{new}` / `{old}` wall time per round, median [min–max]: {_spread(wall)} (target ≤ "
+              f"{TARGET}); all rounds together: {total:.3f}. Grader process CPU: {_spread(cpu)}. Verdicts differing: "
+              f"{', '.join(differ) or 'none'}."]
     return "\n".join(lines) + "\n"
 
 

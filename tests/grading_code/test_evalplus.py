@@ -177,3 +177,21 @@ def test_a_candidate_that_kills_the_harness_fails_alone(mirror):
     gold = gold_program("mbppplus", task)
     verdicts = grade_task("mbppplus", task, [gold, killer, gold], make_sandbox("mbppplus"))
     assert verdicts == [(True, "evalplus_pass"), (False, "evalplus_harness_error"), (True, "evalplus_pass")]
+
+
+def test_an_output_that_cannot_cross_stops_the_split_but_where_any_object_passes(mirror):
+    """No comparison passes an ``Opaque`` output but the oracles that pass any object, so the
+    candidate stops there, as ``fast_check`` stops at a failure; Mbpp/737's output only needs to
+    be not None (``MBPP_OUTPUT_NOT_NONE_TASKS``)."""
+    from fpa.grading.code import MIRROR_PATHS
+    from fpa.grading.code.mbppplus import candidate_records, expected_outputs
+
+    tasks, sandbox = load_tasks("mbppplus", mirror / MIRROR_PATHS["mbppplus"]), make_sandbox("mbppplus")
+    program = "def {entry}(*args):\n    return object()\n"
+    for task_id, lines in (("Mbpp/4", 1), ("Mbpp/737", len(tasks["Mbpp/737"]["base_input"]) + 1)):
+        task = tasks[task_id]
+        expected, _ = expected_outputs("mbppplus", task, sandbox)
+        caps = {split: 1 << 20 for split in expected}
+        records, _ = candidate_records("mbppplus", task, [program.format(entry=task["entry_point"])], expected, caps,
+                                       sandbox)  # fmt: skip
+        assert len(records[0, "base"][0]) == lines, task_id

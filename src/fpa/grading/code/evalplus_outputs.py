@@ -53,6 +53,14 @@ class Expected:
     ref_time: list[float]
 
 
+def opaque_fails(dataset: str, entry_point: str) -> bool:
+    """Whether an output that could not cross (``Opaque``) fails every comparison of this task, as
+    it does but for the oracles that pass any object: ``are_equivalent`` (any output) and
+    ``MBPP_OUTPUT_NOT_NONE_TASKS`` (any output but None). The candidate then stops there, as
+    ``fast_check`` stops at a failure, without knowing any expected output."""
+    return not (dataset == "mbpp" and (entry_point == "are_equivalent" or entry_point in MBPP_OUTPUT_NOT_NONE_TASKS))
+
+
 def split_status(dataset: str, entry_point: str, inputs: list, expected: Expected, atol: float,
                  lines: list[str], end: str) -> str:  # fmt: skip
     """``untrusted_check``'s status ("pass", "fail", "timeout") for one split, from the lines the

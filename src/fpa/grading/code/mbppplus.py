@@ -101,7 +101,10 @@ def execute(code, inputs, limits):
                         send('["value", ' + encode(out) + "]")
                     except Unserializable as error:
                         send(_dumps(["opaque", str(error)]))
-                send('["done"]')
+                        if job["opaque_fails"]:
+                            break  # no comparison passes it: stop, as fast_check does at a failure
+                else:
+                    send('["done"]')
             except BaseException as error:
                 send(_dumps(["raised", type(error).__name__]))
             shutil.rmtree, os.rmdir, os.chdir = rmtree, rmdir, chdir
@@ -191,17 +194,7 @@ def _grade_run(bench: str, task: dict, programs: list[str], expected: dict, caps
                sandbox: Sandbox) -> list[tuple[bool, str]]:  # fmt: skip
     """Verdicts of the programs one run finished, in order, and of the one it was running when it
     failed, if it did (the run's reason); the rest are left to the next run."""
-    splits = [{"name": split, "inputs": task[f"{split}_input"], "time_limits": _evalplus().time_limits(expected[split].ref_time),
-               "cap": caps[split]} for split in SPLITS]  # fmt: skip
-    for split in splits:
-        split["deadline_s"] = _evalplus().process_deadline_s(split["time_limits"])
-    memory = min(sandbox.limits.memory_bytes, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
-           "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap"}  # fmt: skip
-    timeout = START_S + len(programs) * sum(split["deadline_s"] + 1 for split in splits)
-    result = sandbox.run_python(CANDIDATES, stdin=pickle.dumps(job), timeout_s=timeout)
-    records = {(header["program"], header["split"]): (lines, header["end"])
-               for header, lines in read_records(result.stdout)}
+    records, result = candidate_records(bench, task, programs, expected, caps, sandbox)
     verdicts = []
     for index in range(len(programs)):
         verdict = _verdict(bench, task, expected, [records.get((index, split)) for split in SPLITS])
@@ -209,6 +202,23 @@ def _grade_run(bench: str, task: dict, programs: list[str], expected: dict, caps
         if verdict is None:
             break
     return verdicts
+
+
+def candidate_records(bench: str, task: dict, programs: list[str], expected: dict, caps: dict,
+                      sandbox: Sandbox) -> tuple[dict, RunResult]:  # fmt: skip
+    """One run of ``CANDIDATES``: ``{(program index, split): (lines sent, how the process ended)}``."""
+    splits = [{"name": split, "inputs": task[f"{split}_input"], "time_limits": _evalplus().time_limits(expected[split].ref_time),
+               "cap": caps[split]} for split in SPLITS]  # fmt: skip
+    for split in splits:
+        split["deadline_s"] = _evalplus().process_deadline_s(split["time_limits"])
+    memory = min(sandbox.limits.memory_bytes, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
+           "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap",
+           "opaque_fails": _evalplus().opaque_fails(DATASETS[bench], task["entry_point"])}  # fmt: skip
+    timeout = START_S + len(programs) * sum(split["deadline_s"] + 1 for split in splits)
+    result = sandbox.run_python(CANDIDATES, stdin=pickle.dumps(job), timeout_s=timeout)
+    records = {(header["program"], header["split"]): (lines, header["end"]) for header, lines in read_records(result.stdout)}
+    return records, result
 
 
 def _verdict(bench: str, task: dict, expected: dict, records: list[tuple | None]) -> tuple[bool, str] | None:
