@@ -87,9 +87,9 @@ def grade(src: Path, data: Path, pairs_file: Path, workers: int) -> dict:
 
 
 def run(args) -> dict:
-    from fpa.grading.code import MIRROR_PATHS, default_mirror, load_tasks
+    from fpa.grading.code import load_tasks, mirror_task_file
 
-    data = default_mirror() / MIRROR_PATHS["mbppplus"]
+    data = mirror_task_file("mbppplus")
     kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
     tasks = dict(kept[: args.tasks])
     sides = {"commit": (commit_of(ROOT), ROOT / "src")}

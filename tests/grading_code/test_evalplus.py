@@ -183,10 +183,10 @@ def test_an_output_that_cannot_cross_stops_the_split_but_where_any_object_passes
     """No comparison passes an ``Opaque`` output but the oracles that pass any object, so the
     candidate stops there, as ``fast_check`` stops at a failure; Mbpp/737's output only needs to
     be not None (``MBPP_OUTPUT_NOT_NONE_TASKS``)."""
-    from fpa.grading.code import MIRROR_PATHS
+    from fpa.grading.code import mirror_task_file
     from fpa.grading.code.mbppplus import candidate_records, expected_outputs
 
-    tasks, sandbox = load_tasks("mbppplus", mirror / MIRROR_PATHS["mbppplus"]), make_sandbox("mbppplus")
+    tasks, sandbox = load_tasks("mbppplus", mirror_task_file("mbppplus", mirror)), make_sandbox("mbppplus")
     program = "def {entry}(*args):\n    return object()\n"
     for task_id, lines in (("Mbpp/4", 1), ("Mbpp/737", len(tasks["Mbpp/737"]["base_input"]) + 1)):
         task = tasks[task_id]
