@@ -63,3 +63,10 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out and not self.memory_exceeded
+
+    def failure(self, otherwise: str) -> str:
+        """Why a run gave no usable output: ``timeout``, ``memory_exceeded`` (its processes together
+        over ``total_memory_bytes``), else ``otherwise`` (the grader's name for a failed program)."""
+        if self.timed_out:
+            return "timeout"
+        return "memory_exceeded" if self.memory_exceeded else otherwise

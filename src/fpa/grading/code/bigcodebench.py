@@ -161,10 +161,8 @@ def run_test(code: str, test: str, entry_point: str, sandbox: Sandbox, timeout_s
     job = {"code": code, "test": test, "entry_point": entry_point, "timeout": timeout_s or sandbox.limits.timeout_s - 5,
            "report_bytes": REPORT_BYTES}  # fmt: skip
     result = sandbox.run_python(HARNESS, stdin=json.dumps(job), env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
-    if result.timed_out:
-        return {"status": "timeout", "failed": [], "first": ""}
-    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
-        return {"status": "memory_exceeded", "failed": [], "first": ""}
+    if result.timed_out or result.memory_exceeded:
+        return {"status": result.failure(""), "failed": [], "first": ""}
     records = read_records(result.stdout) if result.returncode == 0 else []
     if not records:
         return {"status": "harness_error", "failed": [], "first": result.stderr[-400:]}

@@ -172,11 +172,7 @@ def _functional_matches(got, want, style: str) -> bool:
 
 
 def _run_failure(result: RunResult) -> str:
-    if result.timed_out:
-        return "lcb_timeout"
-    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
-        return "lcb_memory_exceeded"
-    return "lcb_runtime_error"
+    return f"lcb_{result.failure('runtime_error')}"
 
 
 def default_sandbox() -> Sandbox:

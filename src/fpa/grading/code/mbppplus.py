@@ -234,11 +234,7 @@ def _verdict(bench: str, task: dict, expected: dict, records: list[tuple | None]
 
 
 def _run_failure(result: RunResult) -> str:
-    if result.timed_out:
-        return "evalplus_timeout"
-    if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
-        return "evalplus_memory_exceeded"
-    return "evalplus_harness_error"
+    return f"evalplus_{result.failure('harness_error')}"
 
 
 def default_sandbox() -> Sandbox:
