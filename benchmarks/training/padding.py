@@ -3,7 +3,7 @@
     python benchmarks/training/padding.py RUN_DIR     # a finished default run; writes benchmarks/training/results/padding.json
 
 The trainer's padded layouts (``training.attention: masked`` or ``causal``) pad each micro-batch to
-its longest sequence (``packed`` lays it out in one row, ``fpa.training.packing``). This counts, over
+its longest sequence (``packed`` lays it out in one row, ``fpa.decoder.packing``). This counts, over
 every optimizer step of every seed of the run's config, the tokens of the batches
 ``fpa.training.batches`` draws (the trainer's own ``global_batch`` and ``collate``, padded) against
 their padded size.

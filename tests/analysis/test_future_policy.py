@@ -8,7 +8,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from fpa.analysis.future_policy import HeadInputs, future_policy_kl, measure
 from fpa.data.tokenize import encode_sample
-from fpa.reference.collate import collate
+from fpa.decoder.batch import collate, completion_states
 from fpa.toy.tokenizer import build_tokenizer
 
 TOKENIZER = build_tokenizer()
@@ -33,7 +33,7 @@ def naive_logits(model, encoded):
     batch = collate(encoded, pad_id=0)
     with torch.no_grad():
         logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-    return logits[batch.predict_mask]
+    return completion_states(logits, batch)
 
 
 @pytest.mark.parametrize("tie", [False, True], ids=["untied", "tied"])

@@ -1,4 +1,4 @@
-"""Padding-free micro-batches (``training.attention: packed``, ``fpa.training.packing``) against today's
+"""Padding-free micro-batches (``training.attention: packed``, ``fpa.decoder.packing``) against today's
 padded path (``masked``) on CPU, on a tiny Qwen3 with grouped K/V (4 query heads, 2 K/V heads) and the
 tiny dataset's problems of 4 samples of unequal lengths, through the trainer's own session and step.
 
@@ -23,7 +23,7 @@ from fpa.objectives import OBJECTIVES
 from fpa.reference.cache import ReferenceCache, write_reference_cache
 from fpa.training import batches as B
 from fpa.training import loop
-from fpa.training.packing import lay_out, packed_attention, use_packed_attention
+from fpa.decoder.packing import lay_out, packed_attention, use_packed_attention
 
 TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 3, "micro_batch_problems": 1,
             "max_length": 128, "chunk_size": 32, "eval_every": 1}

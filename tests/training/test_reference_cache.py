@@ -9,7 +9,7 @@ from transformers import AutoModelForCausalLM
 from fpa.data.tokenize import encode_sample
 from fpa.io import read_json
 from fpa.reference.cache import ReferenceCache, reference_cache_key, write_reference_cache
-from fpa.reference.collate import collate
+from fpa.decoder.batch import collate
 from fpa.reference.model import online_reference_hidden, reference_head_weight
 from fpa.training.head import token_statistics
 
@@ -25,7 +25,7 @@ def online(model_dir, samples, tokenizer):
     model = load(model_dir)
     encoded = [encode_sample(tokenizer, s["prompt"], s["completion"], MAX_LENGTH) for s in samples]
     batch = collate(encoded, tokenizer.pad_token_id)
-    alone = [online_reference_hidden(model, b.input_ids, b.attention_mask, b.predict_mask)
+    alone = [online_reference_hidden(model, b)
              for b in (collate([e], tokenizer.pad_token_id) for e in encoded)]
     return model, batch, alone
 
@@ -70,7 +70,7 @@ def test_cache_matches_online(tiny_model_dir, tiny_tokenizer, tiny_samples, tmp_
 
     # FPA token statistics and gradients: cache vs online reference (z rounded like the cache)
     policy = torch.randn(len(batch.targets), 64, dtype=torch.float32, generator=torch.Generator().manual_seed(1))
-    z_online = online_reference_hidden(model, batch.input_ids, batch.attention_mask, batch.predict_mask)
+    z_online = online_reference_hidden(model, batch)
     results = []
     for ref_hidden, ref_lse in ((cached.hidden, cached.ref_lse), (z_online.to(storage), None)):
         hidden, weight = policy.clone().requires_grad_(), w_ref.clone().requires_grad_()

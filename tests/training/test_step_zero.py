@@ -14,7 +14,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.tokenize import encode_record
 from fpa.reference.cache import ReferenceCache, write_reference_cache
-from fpa.reference.collate import collate
+from fpa.decoder.batch import collate, completion_states
 from fpa.training.head import token_statistics
 from fpa.training.parallel import Policy
 
@@ -46,7 +46,7 @@ def _step_zero_log_weights(model_dir, samples, cache_dir, precision: str, head_p
     ref = cache.batch(range(len(samples)))
 
     def statistics(hidden, weight):
-        return token_statistics(hidden[batch.predict_mask], weight, batch.targets, ref_hidden=ref.hidden,
+        return token_statistics(completion_states(hidden, batch), weight, batch.targets, ref_hidden=ref.hidden,
                                 ref_weight=cache.head_weight(), ref_logsumexp=ref.ref_lse, lam=LAMBDA,
                                 chunk_size=16, head_precision=head_precision)
 

@@ -11,7 +11,7 @@ from typing import Sequence
 from torch import Tensor
 
 from fpa.data.tokenize import EncodedSample
-from fpa.reference.collate import collate
+from fpa.decoder.batch import collate, completion_states
 
 
 def completion_hidden(model, encoded: Sequence[EncodedSample]) -> tuple[Tensor, Tensor, Tensor]:
@@ -22,4 +22,4 @@ def completion_hidden(model, encoded: Sequence[EncodedSample]) -> tuple[Tensor, 
     """
     batch = collate(encoded, pad_id=0)
     out = model.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
-    return out.last_hidden_state[batch.predict_mask], batch.targets, batch.lengths
+    return completion_states(out.last_hidden_state, batch), batch.targets, batch.lengths

@@ -38,10 +38,10 @@ from torch import Tensor
 from fpa.data.pad_token import pad_token_id
 from fpa.data.tokenize import encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
-from fpa.reference.collate import collate
+from fpa.decoder.batch import collate
 from fpa.reference.model import online_reference_hidden, reference_head_weight
-from fpa.training.packing import decoder_inputs, use_packed_attention
-from fpa.training.precision import autocast_dtype
+from fpa.decoder.packing import decoder_inputs, use_packed_attention
+from fpa.decoder.forward import autocast_dtype
 
 FORMAT_VERSION = 1
 STORAGE_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -117,7 +117,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
 
     The forward computes as the policy's does: its weights loaded in ``weights_dtype`` (float32, or
     bfloat16 where FSDP gathers the policy's in it), under the training's ``precision`` (bf16 autocast),
-    each ``batch_size`` samples ``packed`` in one row without padding (``fpa.training.packing``) or padded.
+    each ``batch_size`` samples ``packed`` in one row without padding (``fpa.decoder.packing``) or padded.
 
     ``samples``: dicts with "id" (unique), "prompt", "completion". Tokenised with
     ``encode_sample``; a sample whose prompt leaves no completion raises ``ValueError``.
@@ -143,8 +143,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
         writer = _ShardWriter(tmp, shard_tokens)
         for first in range(0, len(encoded), batch_size):
             batch = collate(encoded[first : first + batch_size], pad_id, packed)
-            z = online_reference_hidden(model, predict_mask=batch.predict_mask.to(device), autocast=autocast,
-                                        **decoder_inputs(batch, device)).to(storage)
+            z = online_reference_hidden(model, batch, autocast).to(storage)
             targets = batch.targets.to(device)
             lse, logp = _head_stats(z, head, targets)
             bounds = torch.cumsum(batch.lengths, 0).tolist()
@@ -182,7 +181,7 @@ class CachedBatch:
     """Reference inputs of a batch of samples, concatenated in the order asked.
 
     hidden [N, d] (storage dtype), ref_lse [N] fp32, targets [N] long, lengths [B],
-    ref_logp [B] fp32. Row order = ``hidden_policy[batch.predict_mask]`` of ``collate``.
+    ref_logp [B] fp32. Row order = ``completion_states(hidden_policy, batch)`` of ``fpa.decoder.batch``.
     """
 
     hidden: Tensor

@@ -26,9 +26,9 @@ from transformers import AutoModelForCausalLM
 
 from fpa.objectives.base import Objective
 from fpa.reference.cache import CachedBatch, ReferenceCache
-from fpa.training.batches import Batch
-from fpa.training.packing import decoder_inputs, use_packed_attention
-from fpa.training.precision import decoder_hidden
+from fpa.decoder.batch import Sequences, completion_states
+from fpa.decoder.forward import decoder_hidden
+from fpa.decoder.packing import decoder_inputs, use_packed_attention
 
 
 @dataclass(frozen=True)
@@ -76,16 +76,16 @@ class CachedReference:
         return CachedBatch(**{field.name: None if getattr(rows, field.name) is None else
                               getattr(rows, field.name).pin_memory() for field in dataclasses.fields(rows)})
 
-    def rows(self, batch: Batch, split: str) -> CachedBatch:
+    def rows(self, batch: Sequences, split: str) -> CachedBatch:
         """The cache's rows of ``batch``, on the host: prefetched, else read now."""
         self.prefetch(batch.sample_index.tolist(), split)
         return self.pending.pop((split, tuple(batch.sample_index.tolist()))).result()
 
-    def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
+    def inputs(self, batch: Sequences, split: str) -> ReferenceInputs:
         cached = self.rows(batch, split)
         copy = dict(device=self.device, non_blocking=True)
         if self.weight is None:
-            if not torch.equal(cached.lengths, batch.length.cpu().to(torch.int64)):
+            if not torch.equal(cached.lengths, batch.lengths.cpu()):
                 raise ValueError(f"{self.cache.path}: cached completion lengths differ from the training batch's "
                                  "(tokenizer or max_length changed since the cache was built)")
             return ReferenceInputs(None, None, None, cached.ref_logp.to(**copy))
@@ -97,7 +97,7 @@ class CachedReference:
 
 class OnlineReference:
     """The reference body beside the policy, its forward in the policy's precision (``autocast``) and on its
-    batches' layout (``packed``: the policy's packed attention, ``fpa.training.packing``)."""
+    batches' layout (``packed``: the policy's packed attention, ``fpa.decoder.packing``)."""
 
     def __init__(self, model_dir: str, device, autocast: torch.dtype | None = None, packed: bool = False):
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
@@ -111,9 +111,9 @@ class OnlineReference:
         """Nothing to read ahead: the reference body computes its rows inside the step."""
 
     @torch.no_grad()
-    def inputs(self, batch: Batch, split: str) -> ReferenceInputs:
+    def inputs(self, batch: Sequences, split: str) -> ReferenceInputs:
         out = decoder_hidden(self.model, autocast=self.autocast, **decoder_inputs(batch, self.device))
-        return ReferenceInputs(out[batch.rows.to(self.device), batch.positions.to(self.device)], self.weight, None)
+        return ReferenceInputs(completion_states(out, batch), self.weight, None)
 
 
 def make_reference(objective: Objective, mode: str, *, reference_dir: str | None, model_dir: str,

@@ -6,7 +6,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from fpa.training.precision import decoder_hidden
+from fpa.decoder.batch import Sequences, completion_states
+from fpa.decoder.forward import decoder_hidden
+from fpa.decoder.packing import decoder_inputs
 
 
 def reference_head_weight(model) -> Tensor:
@@ -21,13 +23,11 @@ def reference_head_weight(model) -> Tensor:
 
 
 @torch.no_grad()
-def online_reference_hidden(ref_model, input_ids: Tensor, attention_mask: Tensor | None, predict_mask: Tensor,
-                            autocast: torch.dtype | None = None, position_ids: Tensor | None = None,
-                            sequence_lengths: tuple[int, ...] | None = None) -> Tensor:
-    """z_ref [N, d] fp32 at ``predict_mask`` positions: the reference body's forward, no head, in the
-    training's precision path (``fpa.training.precision.decoder_hidden``), padded or packed (a packed row
-    gives ``position_ids`` and ``sequence_lengths``, and no mask).
+def online_reference_hidden(ref_model, batch: Sequences, autocast: torch.dtype | None = None) -> Tensor:
+    """z_ref [N, d] fp32 predicting ``batch``'s completion tokens: the reference body's forward, no head, in the
+    training's precision path (``fpa.decoder.forward.decoder_hidden``), padded or packed.
 
     ``ref_model`` is a causal LM in eval mode (its ``get_decoder()`` body runs).
     """
-    return decoder_hidden(ref_model, input_ids, attention_mask, autocast, position_ids, sequence_lengths)[predict_mask]
+    hidden = decoder_hidden(ref_model, autocast=autocast, **decoder_inputs(batch, ref_model.device))
+    return completion_states(hidden, batch)

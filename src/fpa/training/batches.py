@@ -16,7 +16,7 @@ from torch import Tensor
 
 from fpa.data.offline import group_by_problem
 from fpa.data.tokenize import EncodedSample, encode_record
-from fpa.training.packing import lay_out
+from fpa.decoder.batch import Sequences, collate_sequences
 
 
 @dataclass(frozen=True)
@@ -25,29 +25,13 @@ class Group:
     samples: tuple[int, ...]  # indices into the encoded sample list
 
 
-@dataclass
-class Batch:
-    """The B sequences of one micro-batch, right-padded (one a row) or packed (one row, ``fpa.training.packing``).
+@dataclass(kw_only=True)
+class Batch(Sequences):
+    """The B sequences of one micro-batch (``fpa.decoder.batch.Sequences``: padded or packed) with what the
+    objectives read of each: reward [B] float; group [B] long (its ``sample_index``: indices into the dataset)."""
 
-    input_ids, attention_mask: [R, L]; rows: [N] row of input_ids of each completion token;
-    positions: [N] position in that row of the hidden state predicting it; targets: [N] token ids;
-    sequence: [N] the sequence (0..B-1) of each completion token; sample_index: [B] indices into the
-    dataset; reward, length: [B] float; group: [B] long; packed only: position_ids [1, L], restarting at
-    each sequence, and sequence_lengths, the tokens of each sequence (else None).
-    """
-
-    input_ids: Tensor
-    attention_mask: Tensor
-    rows: Tensor
-    positions: Tensor
-    targets: Tensor
-    sequence: Tensor
-    sample_index: Tensor
     reward: Tensor
-    length: Tensor
     group: Tensor
-    position_ids: Tensor | None = None
-    sequence_lengths: tuple[int, ...] | None = None
 
 
 def encode_dataset(tokenizer, samples: list[dict], max_length: int) -> list[EncodedSample]:
@@ -91,29 +75,10 @@ def sample_indices(groups: list[Group]) -> list[int]:
 def collate(groups: list[Group], encoded: list[EncodedSample], samples: list[dict], pad_id: int,
             packed: bool = False) -> Batch:
     indices = sample_indices(groups)
-    layout = lay_out([encoded[i].input_ids for i in indices], pad_id, packed)
-    rows, positions, targets, sequence = [], [], [], []
-    for number, i in enumerate(indices):
-        ids, prompt = encoded[i].input_ids, encoded[i].prompt_len
-        rows += [layout.row[number]] * (len(ids) - prompt)
-        positions += range(layout.start[number] + prompt - 1, layout.start[number] + len(ids) - 1)
-        targets += ids[prompt:]
-        sequence += [number] * (len(ids) - prompt)
     group_of = {i: g.problem_index for g in groups for i in g.samples}
-    return Batch(
-        input_ids=layout.input_ids,
-        attention_mask=layout.attention_mask,
-        rows=torch.tensor(rows),
-        positions=torch.tensor(positions),
-        targets=torch.tensor(targets),
-        sequence=torch.tensor(sequence),
-        sample_index=torch.tensor(indices),
-        reward=torch.tensor([float(samples[i]["reward"]) for i in indices]),
-        length=torch.tensor([float(encoded[i].completion_len) for i in indices]),
-        group=torch.tensor([group_of[i] for i in indices]),
-        position_ids=layout.position_ids,
-        sequence_lengths=layout.sequence_lengths,
-    )
+    return Batch(**collate_sequences(encoded, pad_id, packed, indices),
+                 reward=torch.tensor([float(samples[i]["reward"]) for i in indices]),
+                 group=torch.tensor([group_of[i] for i in indices]))
 
 
 def rank_micro_batches(groups: list[Group], rank: int, world: int,

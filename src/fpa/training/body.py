@@ -21,7 +21,7 @@ What the strongest peers do, and where this differs:
   states are the masked path's, and without a mask SDPA keeps its flash kernel and grouped K/V
   (Transformers' ``use_gqa_in_sdpa``) instead of the math kernel over repeated K/V.
 - ``attention: packed`` (the default): no padding at all, the micro-batch's sequences end to end in one
-  row with restarting positions and SDPA per sequence (``fpa.training.packing``, which says why that
+  row with restarting positions and SDPA per sequence (``fpa.decoder.packing``, which says why that
   kernel): the body computes the real tokens only. TRL's ``padding_free`` packs alike but needs
   flash-attention's varlen kernels (a GPU and a package); torchtitan's document masks take FlexAttention.
 - ``deterministic``: torch's deterministic algorithms, cuBLAS's fixed workspace, cuDNN's
@@ -35,7 +35,7 @@ import os
 
 import torch
 
-from fpa.training.packing import use_packed_attention
+from fpa.decoder.packing import use_packed_attention
 
 ATTENTION = ("masked", "causal", "packed")
 ADAMW = ("auto", "default", "fused")

@@ -38,7 +38,7 @@ from fpa.training.body import attention_mask_for, fused_adamw, is_packed, make_d
 from fpa.training.checkpoints import (resume_state, save_policy, save_resumable, snapshot_path, track_validation,
                                       write_final_checkpoint)
 from fpa.training.parallel import DataParallel, Policy, make_parallel
-from fpa.training.precision import autocast_dtype
+from fpa.decoder.forward import autocast_dtype
 from fpa.training.metrics import accumulate, append_csv, tensorboard, throughput
 from fpa.training.stats import diagnostics, sequence_stats
 

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from fpa.memory.training import fsdp_param_dtype
-from fpa.training.precision import decoder_hidden
+from fpa.decoder.forward import decoder_hidden
 
 SHARDED_DIR = "sharded"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -63,7 +63,7 @@ class Policy(torch.nn.Module):
 
     ``statistics(hidden, head_weight)`` runs inside this forward, outside autocast (the chunked
     head keeps its fp32 accumulation); a packed batch adds its ``position_ids`` and ``sequence_lengths``
-    (``fpa.training.packing``); ``hidden`` [B, L, d] is the decoder's final (post-norm)
+    (``fpa.decoder.packing``); ``hidden`` [B, L, d] is the decoder's final (post-norm)
     output in fp32, ``head_weight`` [V, d] the output head (unsharded under FSDP).
     """
 

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from fpa.data.pairs import build_pairs
+from fpa.decoder.batch import completion_states
 from fpa.objectives.base import Objective, SequenceStats
 from fpa.reference.inputs import ReferenceInputs
 from fpa.training.batches import Batch
@@ -29,7 +30,7 @@ def sequence_stats(hidden: Tensor, head_weight: Tensor, batch: Batch, objective:
     """hidden: [R, L, d] policy final hidden states; ``reference`` at the batch's completion positions."""
     ref = reference or ReferenceInputs(None, None, None)
     tokens = token_statistics(
-        hidden[batch.rows, batch.positions], head_weight, batch.targets,
+        completion_states(hidden, batch), head_weight, batch.targets,
         ref_hidden=ref.hidden, ref_weight=ref.weight, ref_logsumexp=ref.logsumexp,
         lam=objective.hat_lambda(params), want_kl="fwd_kl" in objective.requires, chunk_size=chunk_size,
         head_precision=head_precision,
@@ -40,7 +41,7 @@ def sequence_stats(hidden: Tensor, head_weight: Tensor, batch: Batch, objective:
         chosen, rejected = build_pairs(batch.reward, batch.group, getattr(params, "pairing"), pair_seed)
     return SequenceStats(
         logp=per_sequence(tokens.logp, batch.sequence, size),
-        length=batch.length,
+        length=batch.lengths.float(),
         reward=batch.reward,
         group=batch.group,
         ref_logp=ref.sequence_logp if ref.sequence_logp is not None else per_sequence(tokens.ref_logp,

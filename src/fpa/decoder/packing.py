@@ -82,7 +82,7 @@ def use_packed_attention(lm) -> None:
 
 
 def decoder_inputs(batch, device) -> dict:
-    """The decoder's inputs of ``batch`` (a batch of ``fpa.training.batches`` or ``fpa.reference.collate``) on
+    """The decoder's inputs of ``batch`` (a batch of ``fpa.decoder.batch``) on
     ``device``, by keyword: a padded batch's ids and mask, or a packed row's ids, positions and lengths."""
     if batch.sequence_lengths is None:
         return {"input_ids": batch.input_ids.to(device), "attention_mask": batch.attention_mask.to(device)}
