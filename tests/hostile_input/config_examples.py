@@ -179,7 +179,7 @@ def configs(draw) -> tuple[object, list[str], list[str]]:
         if kind == "names":
             kinds[-1] = mutate_names(draw, config)
             continue
-        if kind == "certain_to_fail":  # issue 52: benchmarks/hostile_input/certain_failures.py
+        if kind == "certain_to_fail":  # issue 52: certain_failures.py
             kinds[-1] = f"{kind}:{draw(certain_to_fail(config))}"
             continue
         if kind == "integer_extreme":
