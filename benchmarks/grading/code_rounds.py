@@ -3,8 +3,8 @@
     nice python benchmarks/grading/code_rounds.py --against d0e18d6   # writes benchmarks/grading/results/code_rounds.json
     python benchmarks/grading/code_rounds.py --against d0e18d6 --tasks 40 --rounds 2   # smoke run
 
-The corpus is ``sandbox.py``'s: MBPP+ tasks from the mirror (Mbpp/599 left out, as there),
-each with its 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), and a ninth,
+The corpus: MBPP+ tasks from the mirror (Mbpp/599 left out: its canonical solution sums ranges of up to
+10^8 numbers, one serial run of about 300 s), each with 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), and a ninth,
 ``plus_wrong_value``: right on the base inputs and ``None`` on the plus ones (``plus_wrong``
 returns an object, which the sandbox knows fails; a plain wrong value only the host can
 tell, so that sample runs its whole plus split where EvalPlus's ``fast_check`` stopped at
@@ -32,13 +32,41 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
-from grading.sandbox import PLUS_WRONG, make_pairs, split_blocks  # noqa: E402
 from shared.checkouts import USER_ENVIRONMENT, commit_of, export  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "results" / "code_rounds.json"
 TARGET = 1.10  # this checkout's time / the earlier one's (issue 52)
+# Wrong on every top-level call after the first ``n_base`` (one count per process, so it passes
+# the base split and fails the plus split); nested recursive calls are not counted.
+PLUS_WRONG = '''
+_fpa_impl, _fpa_depth, _fpa_calls = {entry}, [0], [0]
+
+def {entry}(*args, **kwargs):
+    _fpa_depth[0] += 1
+    try:
+        out = _fpa_impl(*args, **kwargs)
+    finally:
+        _fpa_depth[0] -= 1
+    if _fpa_depth[0] == 0:
+        _fpa_calls[0] += 1
+        if _fpa_calls[0] > {n_base}:
+            return object()
+    return out
+'''
 PLUS_WRONG_VALUE = PLUS_WRONG.replace("object()", "None")
+SAMPLES = {
+    "gold": (True, lambda t: t["prompt"] + t["canonical_solution"]),
+    "fenced": (True, lambda t: f"Here is my solution.\n```python\n{t['canonical_solution'].strip()}\n```\nDone."),
+    "imports": (True, lambda t: "import math\nimport re\nfrom typing import List\n" + t["canonical_solution"]),
+    "main_guard": (True, lambda t: t["canonical_solution"]
+                   + f"\n\nif __name__ == '__main__':\n    print({t['entry_point']})\n"),
+    "none": (False, lambda t: f"def {t['entry_point']}(*args, **kwargs):\n    return None\n"),
+    "raises": (False, lambda t: f"def {t['entry_point']}(*args, **kwargs):\n    raise NotImplementedError\n"),
+    "syntax": (False, lambda t: t["canonical_solution"] + f"\ndef {t['entry_point']}(:\n"),
+    "plus_wrong": (False, lambda t: t["canonical_solution"]
+                   + PLUS_WRONG.format(entry=t["entry_point"], n_base=len(t["base_input"]))),
+}  # fmt: skip
 WORKER = """
 import json, resource, sys, time
 from fpa.grading.code import grade_code_many, load_tasks
@@ -67,8 +95,27 @@ def parse_args(argv=None):
     return args
 
 
+def make_pairs(tasks: dict[str, dict], n_samples: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(completion, task_id)`` pairs, task by task, and the sample name of each pair."""
+    names = list(SAMPLES)[:n_samples]
+    pairs, kinds = [], []
+    for task_id, task in tasks.items():
+        for name in names:
+            pairs.append((SAMPLES[name][1](task), task_id))
+            kinds.append(name)
+    return pairs, kinds
+
+
+def split_blocks(tasks: dict[str, dict], n_blocks: int) -> list[dict[str, dict]]:
+    """Contiguous blocks of tasks, as equal in count as possible."""
+    items = list(tasks.items())
+    n_blocks = max(1, min(n_blocks, len(items)))
+    bounds = [round(i * len(items) / n_blocks) for i in range(n_blocks + 1)]
+    return [dict(items[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+
+
 def corpus(block: dict[str, dict]) -> tuple[list, list[str]]:
-    """``sandbox.py``'s 8 samples of each task, and ``plus_wrong_value``."""
+    """The 8 samples of each task, and ``plus_wrong_value``."""
     pairs, kinds = make_pairs(block, 8)
     for task_id, task in block.items():
         code = task["canonical_solution"] + PLUS_WRONG_VALUE.format(entry=task["entry_point"],

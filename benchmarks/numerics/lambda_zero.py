@@ -167,5 +167,12 @@ def markdown(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_headline(record: dict) -> str:
+    """The index's line: FPA(λ = 0) − Off-RL under the default config's cache."""
+    row = record["caches"][record["default_cache_dtype"]]["fpa_minus_offrl"]
+    return (f"FPA(λ = 0) − Off-RL gradients, default cache ({record['default_cache_dtype']}): largest difference "
+            f"{row['max_abs']:.2e}, {'bit for bit' if row['bitwise_equal'] else 'not bit for bit'}\n")
+
+
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@
 
 A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
 in one of ``DOCS``: README.md, the benchmarks' index and folder READMEs, and the docs pages that
-quote a record. Its content is ``markdown(record)`` of the record ``benchmarks/FOLDER/results/NAME.json``
+quote a living record (an archived one's tables are copied as they stood, naming the record and its commit). Its content is ``markdown(record)`` of the record ``benchmarks/FOLDER/results/NAME.json``
 (NAME is unique across the folders), by the benchmark module that wrote it: its ``"benchmark"``
 field, else NAME, is ``benchmarks/FOLDER/BENCHMARK.py``, or the folder itself where it is a
 package named so (``benchmarks/gpu/`` exports ``markdown`` from its ``__init__``): one run per
@@ -26,7 +26,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[1]
 ROOT = BENCH.parent
 DOCS = (ROOT / "README.md", BENCH / "README.md", *sorted(BENCH.glob("*/README.md")), ROOT / "docs" / "toy.md",
-        ROOT / "docs" / "archive" / "toy_calibration.md", ROOT / "docs" / "code_eval.md")
+        ROOT / "docs" / "code_eval.md")
 NAME = r"[a-z_0-9]+(?:\.[a-z_]+)?"  # a results file, and optionally a view of it
 START = re.compile(rf"<!-- bench:({NAME}):start -->")
 SECTION = re.compile(rf"(<!-- bench:(?P<name>{NAME}):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)

@@ -4,7 +4,7 @@ the full suite within 15, on 2 cores.
 
     python benchmarks/suite/tiers.py                    # both tiers from a clone of HEAD
     python benchmarks/suite/tiers.py --tiers fast       # one of them
-    python benchmarks/suite/tiers.py --rev f405d6a --tiers fast --out benchmarks/suite/results/tiers_before.json
+    python benchmarks/suite/tiers.py --rev f405d6a --tiers fast --out /tmp/tiers_f405d6a.json
                                                         # an earlier commit, with its own README's command
     python benchmarks/suite/tiers.py --tiers full --against f405d6a --rounds 2  # writes results/tiers_rounds.json
                                                         # HEAD, then the earlier commit, twice: the ratio per round

@@ -10,13 +10,13 @@ base model SFT'd with the AVX2 kernels differs from the AVX-512 one after 150 st
 Pinning all three to their AVX2 code paths (MKL's Conditional Numerical Reproducibility
 ``MKL_CBWR=AVX2,STRICT``, ATen's ``avx2`` kernels, oneDNN capped at AVX2) at a fixed
 thread count makes the results a function of the inputs only, on every Intel CPU with AVX2
-(Haswell and later), at no measurable cost (benchmarks/numerics/). MKL honours its branches on Intel
+(Haswell and later), at no measurable cost (docs/archive/benchmarks.md). MKL honours its branches on Intel
 CPUs only: on an AMD CPU it runs its own kernels whatever the branch but ``COMPATIBLE``
-(``benchmarks/numerics/numerics.py`` has each op's bits under each branch), so AMD CPUs share a world
+(docs/archive/benchmarks.md has each op's bits under each branch), so AMD CPUs share a world
 of their own, and a result is one vendor's (each provenance record names the CPU,
 ``fpa.provenance.cpu``). ``COMPATIBLE``, the vendor-neutral branch, is the config's
-``mkl_cbwr`` (benchmarks/numerics/README.md, "Where the vendors part": what it costs, and what an Intel machine
-must compare before it could make one world). A CPU without AVX2 falls back to its own kernels.
+``mkl_cbwr`` (docs/archive/benchmarks.md: what it costs, and what an Intel machine must compare
+before it could make one world). A CPU without AVX2 falls back to its own kernels.
 The variables are read when torch loads, so the rules export them in the job's shell,
 and each output's provenance records them.
 """

@@ -81,7 +81,7 @@ def test_bytes_that_are_not_utf8_name_the_file_and_line(tmp_path):
 def test_an_alias_bomb_is_refused_at_the_alias_that_passes_the_limit(tmp_path):
     text = alias_bomb()
     assert len(text) < 1024
-    message = _refusal(tmp_path, text)  # 9^9 values are never built (its time: benchmarks/hostile_input/config_bombs.py)
+    message = _refusal(tmp_path, text)  # 9^9 values are never built (its time: docs/archive/benchmarks.md, config_bombs.py)
     assert message.endswith(f"file.yaml:7:10: more than the limit of {CONFIG_LIMITS.max_nodes} values with "
                             "aliases expanded (max_nodes)"), message
     assert _load(tmp_path, alias_bomb(levels=2)) is not None  # 9^2 values: fine

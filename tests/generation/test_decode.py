@@ -1,10 +1,6 @@
-"""The slot decoder gives the completions ``model.generate`` gave (benchmarks/generation/sampling.py's
-reference: length-sorted left-padded batches, the seeded sampler it replaced) for the same
-seeds, whatever its slot count, and its sampler draws exactly what
-``torch.multinomial`` draws."""
-
-import sys
-from pathlib import Path
+"""The slot decoder gives the completions ``model.generate`` gave (``generate_reference``: length-sorted
+left-padded batches, the seeded sampler it replaced) for the same seeds, whatever its slot count, and
+its sampler draws exactly what ``torch.multinomial`` draws."""
 
 import pytest
 import torch
@@ -14,17 +10,16 @@ from fpa.generation.samplers import GeneratorSampler
 from fpa.generation.hf import HFBackend
 from fpa.generation.stops import completion_fields
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from generation import sampling  # noqa: E402
+from generate_reference import GenerateReference, toy_prompts
 
-PROMPTS = sampling.toy_prompts(300, 8)
+PROMPTS = toy_prompts(300, 8)
 ARGS = dict(n=1, temperature=0.7, max_new_tokens=24, seed=3)
 
 
 @pytest.fixture(scope="module")
 def reference(micro_model_dir):
     backend = HFBackend(micro_model_dir, threads=1)
-    return sampling.GenerateReference(backend, batch_size=64).generate(PROMPTS, **ARGS)
+    return GenerateReference(backend, batch_size=64).generate(PROMPTS, **ARGS)
 
 
 @pytest.mark.parametrize("slots", [64, 37, 300])
@@ -39,7 +34,7 @@ def test_same_completions_as_generate_for_every_slot_count(micro_model_dir, refe
 def test_greedy_matches_generate(micro_model_dir):
     backend = HFBackend(micro_model_dir, batch_size=16, threads=1)
     greedy = dict(ARGS, temperature=0.0)
-    reference = sampling.GenerateReference(backend, 16).generate(PROMPTS[:40], **{**greedy, "n": 1})
+    reference = GenerateReference(backend, 16).generate(PROMPTS[:40], **{**greedy, "n": 1})
     assert completion_fields(backend.generate(PROMPTS[:40], **greedy))["completions"] == reference
 
 

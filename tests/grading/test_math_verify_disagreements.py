@@ -1,5 +1,5 @@
-"""Where our grader and a plain Math-Verify call disagree (benchmarks/grading/grading.py), and why ours
-is right: the causes listed in benchmarks/grading/README.md ("Grading throughput"), on cases like the
+"""Where our grader and a plain Math-Verify call disagree, and why ours is right: the causes that
+``grading.py`` found, listed in docs/archive/benchmarks.md ("Disagreements with Math-Verify"), on cases like the
 benchmark found them (golds 510 of aime25/11 and t(0,4] of olympiadbench/2045 are real)."""
 
 import pytest
@@ -11,7 +11,7 @@ REASONING = "The ratio is $\\frac{500}{50}=10$, so each of the $8$ boxes holds $
 
 
 def plain_math_verify(completion: str, gold: str) -> bool:
-    """As benchmarks/grading/grading.py calls it: Math-Verify's defaults on the whole completion."""
+    """As ``grading.py`` called it: Math-Verify's defaults on the whole completion."""
     return verify(parse("\\boxed{" + gold + "}"), parse(completion))
 
 

@@ -1,20 +1,17 @@
 """LiveCodeBench's stdout comparison (``fpa.grading.code.stdout_match``) gives LiveCodeBench's own verdict:
-the issue's examples, then generated pairs of every class of ``benchmarks/grading/stdout_fuzz.py``
-judged by nvidia-livecodebench's ``grade_stdio`` (a fixed budget here; the script runs a larger one)."""
+the issue's examples, then generated pairs of every class of ``stdout_pairs`` judged by nvidia-livecodebench's
+``grade_stdio`` (a fixed budget here; ``benchmarks/grading/stdout_fuzz.py`` runs a larger one)."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from fpa.grading.code.stdout_match import stdout_matches
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from grading import stdout_fuzz  # noqa: E402
+from stdout_pairs import CLASSES, lcb_matches
 
 EXAMPLES = 40  # per class, derandomized: the same pairs each run
 
@@ -45,17 +42,17 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("livecodebench") is Non
     ("", "", True),
 ])
 def test_the_issues_examples_get_lcbs_verdict(printed, expected, verdict):
-    assert stdout_fuzz.lcb_matches(printed, expected) is verdict
+    assert lcb_matches(printed, expected) is verdict
     assert stdout_matches(printed, expected) is verdict
 
 
-@pytest.mark.parametrize("name", list(stdout_fuzz.CLASSES))
+@pytest.mark.parametrize("name", list(CLASSES))
 def test_generated_pairs_get_lcbs_verdict(name):
     @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(stdout_fuzz.CLASSES[name])
+    @given(CLASSES[name])
     def check(pair):
         printed, expected = pair
-        assert stdout_matches(printed, expected) is stdout_fuzz.lcb_matches(printed, expected), pair
+        assert stdout_matches(printed, expected) is lcb_matches(printed, expected), pair
 
     check()

@@ -16,8 +16,7 @@ import yaml
 from fpa.cli import main
 from fpa.planning.judge import merge
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from hostile_input.fuzz_config import Verdict, check_config_verdict, planning_verdict  # noqa: E402
+from hostile_input.fuzz_config import Verdict, check_config_verdict, planning_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())

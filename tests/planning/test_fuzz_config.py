@@ -2,19 +2,18 @@
 unicode, huge numbers, duplicate and non-string keys, empty and absent parts, alias bombs; names that
 collide or break later, issue 52) are accepted by both ``fpa check-config`` and planning, or refused by
 both with the same single line, in time and without a traceback; what is accepted plans and runs its
-first job. A fixed budget here; ``benchmarks/hostile_input/fuzz_config.py`` runs a larger one."""
+first job. A fixed budget (the judges and generators: ``tests/hostile_input/``; the last larger run:
+docs/archive/benchmarks.md)."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from hostile_input import config_examples, fuzz_config, name_examples  # noqa: E402
+from hostile_input import config_examples, fuzz_config, name_examples
 
 #: examples per CI run (derandomized: the same ones each run), and real ``snakemake -n`` runs
 EXAMPLES, SNAKEMAKE_RUNS = 100, 2

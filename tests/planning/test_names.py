@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import errno
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,10 +23,10 @@ from fpa.planning import judge
 from fpa.planning.validation import EXPERIMENT
 from fpa.config.wildcards import NAME_MAX, components, longest_name, name_limit, path_affixes, periodic_unit
 
+from hostile_input import fuzz_config
+from hostile_input.name_examples import NAME_PLACES, add_name, filler_name
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from hostile_input import fuzz_config  # noqa: E402
-from hostile_input.name_examples import NAME_PLACES, add_name, filler_name  # noqa: E402
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 #: the wildcards whose values the config chooses (its names, and its catalog's file paths)

@@ -2,7 +2,7 @@
 
 The toy's table is a function of the config and the seeds on one CPU vendor, not across
 vendors: MKL picks its kernels by vendor as well as by instruction set (``fpa.numerics``,
-``benchmarks/numerics/numerics.py``). So every provenance record names the vendor, the model, the
+docs/archive/benchmarks.md). So every provenance record names the vendor, the model, the
 instruction-set extensions the kernels dispatch on, and torch's MKL and oneDNN versions.
 """
 

@@ -4,8 +4,8 @@
 its softmax and sums are fp32 in every case. ``auto`` (the default) takes bf16 products on CUDA
 and exact fp32 ones elsewhere (what CPU runs, the toy's records among them, always computed):
 bf16's root-mean-square error against float64 in FPA's and Off-RL's weights and in log π_θ stays
-within twice the error that storing z in bf16 (the reference cache's dtype under bf16 products) already puts there (``benchmarks/head_precision.py``,
-``benchmarks/numerics/results/head_precision_cpu.json``), at the bf16 tensor cores' rate, twice TF32's
+within twice the error that storing z in bf16 (the reference cache's dtype under bf16 products) already puts there (measured on the CPU: docs/archive/benchmarks.md,
+``head_precision.py``), at the bf16 tensor cores' rate, twice TF32's
 on Ampere and Hopper.
 """
 

@@ -1,4 +1,4 @@
-"""The configs the config fuzz judges (benchmarks/hostile_input/fuzz_config.py): generated from the schema
+"""The configs the config fuzz judges (``fuzz_config``): generated from the schema
 (workflow/schemas/config.schema.yaml) over the default config, then mutated: wrong types, unknown and
 missing keys, non-string and duplicate keys, deep nests, unicode names, huge numbers, empty parts,
 alias bombs; and (issue 42) a top level that is not a mapping, every integer field of the schema at
@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import yaml
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "src"))
-from fpa.config.schema import ANY_ITEM, ANY_KEY, integer_fields, load_schema  # noqa: E402
-from hostile_input.name_examples import mutate_names  # noqa: E402
-from hostile_input.certain_failures import certain_to_fail  # noqa: E402
+from fpa.config.schema import ANY_ITEM, ANY_KEY, integer_fields, load_schema
 
+from .certain_failures import certain_to_fail
+from .name_examples import mutate_names
+
+ROOT = Path(__file__).resolve().parents[2]
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SCHEMA = load_schema()
 # what the YAML text of a value is replaced with after dumping (the dumper cannot write them)
@@ -180,7 +179,7 @@ def configs(draw) -> tuple[object, list[str], list[str]]:
         if kind == "names":
             kinds[-1] = mutate_names(draw, config)
             continue
-        if kind == "certain_to_fail":  # issue 52: benchmarks/hostile_input/certain_failures.py
+        if kind == "certain_to_fail":  # issue 52: certain_failures.py
             kinds[-1] = f"{kind}:{draw(certain_to_fail(config))}"
             continue
         if kind == "integer_extreme":

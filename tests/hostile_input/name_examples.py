@@ -7,15 +7,12 @@ as the workflow's own, periodic names, braces in a path Snakemake reads, rows or
 from __future__ import annotations
 
 import copy
-import sys
-from pathlib import Path
 
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-from fpa.config.runs import RUN_WILDCARD  # noqa: E402
-from fpa.planning.validation import EXPERIMENT, NAMED_SECTIONS  # noqa: E402
-from fpa.config.wildcards import PERIODIC_REPEATS, name_limit  # noqa: E402
+from fpa.config.runs import RUN_WILDCARD
+from fpa.config.wildcards import PERIODIC_REPEATS, name_limit
+from fpa.planning.validation import EXPERIMENT, NAMED_SECTIONS
 
 #: where a name is added (``add_name``), by the wildcard of the rules' path templates it fills
 NAME_PLACES = {"methods": RUN_WILDCARD, **NAMED_SECTIONS, EXPERIMENT: EXPERIMENT}

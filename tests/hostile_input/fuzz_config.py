@@ -1,46 +1,37 @@
 """Fuzz the one judge of a config: ``fpa check-config`` and planning must accept the same configs and
 refuse the others with the same single line, and never hang, crash or print a traceback (issue 34).
 
-Configs are generated from the schema over the default config and mutated (benchmarks/hostile_input/config_examples.py).
+Configs are generated from the schema over the default config and mutated (``config_examples``).
 Each is judged twice, in process:
 
 - as ``fpa check-config FILE`` (``fpa.cli.main``, its output captured);
 - as ``snakemake --configfile FILE`` plans it: Snakemake's own loader and merge, then the
   Snakefile's call (``fpa.planning.judge``), and, for a few, by a real ``snakemake -n``.
 
-    python benchmarks/hostile_input/fuzz_config.py --examples 2000 --snakemake 8   # writes results/fuzz_config.json
-
-``tests/planning/test_fuzz_config.py`` runs the same property with a fixed budget in CI.
+``tests/planning/test_fuzz_config.py`` runs the property with a fixed budget; its last larger run (2,000
+examples, the verdicts per mutation) is in docs/archive/benchmarks.md.
 """
 
 from __future__ import annotations
 
-import argparse
-import collections
 import contextlib
 import io
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import Phase
 
+from fpa.errors import ConfigError
+
+from .config_examples import config_text
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/: shared/ and the other folders
-from hostile_input.config_examples import config_text, configs  # noqa: E402
-
-from fpa.errors import ConfigError  # noqa: E402
-from fpa.io import write_json  # noqa: E402
-
-OUT = Path(__file__).resolve().parent / "results" / "fuzz_config.json"
 EXAMPLE_SECONDS = 20  # an example judged for longer hangs
 #: no "explain" phase: it traces every line run, and a traced deep nest takes minutes to refuse
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
@@ -278,53 +269,6 @@ def _encode_the_longest_prompt(plan, name: str, model: dict) -> None:
         encode_sample(build_tokenizer(), prompt, " 1", max_length)
 
 
-# --- the benchmark: a larger budget, every problem recorded --------------------------------------------
-def fuzz(examples: int, snakemake_runs: int, seed: int, keep: Path | None = None) -> dict:
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import seed as hypothesis_seed
-
-    tally = {"accepted": 0, "refused": 0, "refused_by_snakemake_loader": 0, "problem_examples": 0}
-    by_mutation: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    problems: dict[str, str] = {}
-    kept: list[tuple[str, Verdict]] = []  # example texts for the real snakemake runs
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=examples, deadline=None, database=None, phases=PHASES,
-              suppress_health_check=list(HealthCheck))
-    @given(configs())
-    def run(example):
-        config, edits, kinds = example
-        with tempfile.TemporaryDirectory() as directory:
-            try:
-                path, check, planned = judge_example(config, edits, Path(directory))
-            except Problem as problem:
-                problems.setdefault(re.sub(r"\d+", "N", str(problem))[:120], str(problem))
-                tally["problem_examples"] += 1
-                for kind in set(kinds):
-                    by_mutation[kind]["problem"] += 1
-                if keep is not None:  # to reproduce: fpa check-config FILE, snakemake -n --configfile FILE
-                    keep.mkdir(parents=True, exist_ok=True)
-                    (keep / f"problem{tally['problem_examples']}.yaml").write_text(config_text(config, edits))
-                return
-            key = "accepted" if check.accepted else \
-                "refused_by_snakemake_loader" if planned.line.startswith("snakemake: ") else "refused"
-            tally[key] += 1
-            for kind in set(kinds):
-                by_mutation[kind][key] += 1
-            if not planned.line.startswith("snakemake: ") and len(kept) < 50 * max(snakemake_runs, 1):
-                kept.append((path.read_text(), check))
-
-    started = time.perf_counter()
-    run()
-    fuzz_seconds = time.perf_counter() - started
-    disagreements = real_snakemake_checks(kept, snakemake_runs)
-    return {"examples": sum(tally.values()), **tally,
-            "by_mutation": {kind: dict(sorted(counts.items())) for kind, counts in sorted(by_mutation.items())},
-            "problems": sorted(problems.values()),
-            "snakemake_runs": snakemake_runs, "snakemake_disagreements": disagreements,
-            "seconds_in_process": round(fuzz_seconds, 1), "seed": seed}
-
-
 def real_snakemake_checks(kept: list[tuple[str, Verdict]], runs: int) -> list[str]:
     """``snakemake -n`` on ``runs`` of the kept examples, accepted and refused ones alternating."""
     accepted = [example for example in kept if example[1].accepted]
@@ -340,44 +284,3 @@ def real_snakemake_checks(kept: list[tuple[str, Verdict]], runs: int) -> list[st
             except Problem as problem:
                 disagreements.append(str(problem))
     return disagreements
-
-
-def markdown(record: dict) -> str:
-    """The verdicts of one run, and each problem it found."""
-    code = record.get("code", "this checkout")
-    lines = [f"{record['examples']} examples over {code} (seed {record['seed']}), "
-             f"{record['seconds_in_process']:.0f} s in process, and {record['snakemake_runs']} real `snakemake -n`:",
-             "", "| accepted by both | refused by both, one line | refused first by Snakemake's loader | problems |",
-             "|---:|---:|---:|---:|",
-             f"| {record['accepted']} | {record['refused']} | {record['refused_by_snakemake_loader']} | "
-             f"{record['problem_examples']} |", ""]
-    found = [f"- {' '.join(problem.split())[:200]}" for problem in record["problems"] + record["snakemake_disagreements"]]
-    return "\n".join(lines + (found or ["- no problem found"]) + _by_mutation(record.get("by_mutation", {})))
-
-
-def _by_mutation(counts: dict[str, dict[str, int]]) -> list[str]:
-    """The verdicts per kind of mutation (an example with several kinds counts under each)."""
-    if not counts:
-        return []
-    columns = ["accepted", "refused", "refused_by_snakemake_loader", "problem"]
-    return ["", "| mutation | examples | accepted | refused alike | refused by Snakemake's loader | problems |",
-            "|---|---:|---:|---:|---:|---:|"] + [
-        f"| {kind} | {sum(row.values())} | " + " | ".join(str(row.get(column, 0)) for column in columns) + " |"
-        for kind, row in counts.items()]
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=2000)
-    parser.add_argument("--snakemake", type=int, default=8, help="real snakemake -n runs")
-    parser.add_argument("--seed", type=int, default=34)
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--keep", type=Path, default=None, help="write each example with a problem here")
-    args = parser.parse_args()
-    record = fuzz(args.examples, args.snakemake, args.seed, args.keep)
-    write_json(args.out, record)
-    print(json.dumps(record, indent=2))
-
-
-if __name__ == "__main__":
-    main()

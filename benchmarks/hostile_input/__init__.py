@@ -1,1 +1,0 @@
-"""Hostile input: compression bombs, hostile configs, and the config fuzz."""
