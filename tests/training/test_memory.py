@@ -147,5 +147,5 @@ def test_a_training_jobs_world_is_its_nodes_times_its_gpus_per_node():
     ("tf32", "cuda", "float32"), ("fp32", "cuda", "float32")])
 def test_the_reference_cache_stores_z_ref_as_the_heads_products_take_it(head_precision, device, expected):
     """bf16 products round z_θ and z_ref alike for every objective; fp32 and TF32 ones take fp32 states (a bf16
-    cache there would round FPA's z_θ, not Off-RL's: benchmarks/numerics/lambda_zero.py)."""
+    cache there would round FPA's z_θ, not Off-RL's: tests/training/test_lambda_zero.py)."""
     assert reference_cache_dtype({"head_precision": head_precision}, device) == expected

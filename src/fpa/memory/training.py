@@ -93,7 +93,7 @@ def reference_cache_dtype(training: dict, device_type: str) -> str:
     bf16 products round z_θ and z_ref to bf16 for every objective (CUDA's ``auto``, the paper's configs:
     half the cache's bytes, no rounding added), and fp32 products (the CPU, the toy) and TF32 ones take
     fp32 states, each rounded by the tensor cores alike. So FPA at λ = 0 is Off-RL, and FPA − Off-RL
-    carries λ alone (``benchmarks/numerics/lambda_zero.py``)."""
+    carries λ alone (``tests/training/test_lambda_zero.py``)."""
     return "bfloat16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "float32"
 
 

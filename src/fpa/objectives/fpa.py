@@ -4,7 +4,7 @@ Paper Eq. (3): ∇J = E[(1/|y|) · R · sg[π̂_λ(y|x)^(1/|y|)] · ∇ log π_�
 per token π̂_λ(·|x,y<t) = softmax((1+λ)·h_θ − λ·h_ref) ∝ π_θ^(1+λ)·π_ref^(−λ).
 λ = 0 is exactly Off-RL: the same gradient bit for bit where the reference cache is stored in the
 head's products' input precision, as the workflow stores it (``fpa.memory.training.reference_cache_dtype``;
-``benchmarks/numerics/lambda_zero.py``). ``apply_to`` restricts the π̂ weight to correct or to
+``tests/training/test_lambda_zero.py``). ``apply_to`` restricts the π̂ weight to correct or to
 incorrect samples (paper's "Cor. Only"/"Incor. Only" ablations); the other samples
 keep Off-RL's weight π_θ^(1/|y|).
 
