@@ -5,12 +5,13 @@
     python benchmarks/shared/report.py --print trl_step   # prints one results file's Markdown
 
 A section is the text between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``
-in one of ``DOCS``: README.md, the benchmarks' index and folder READMEs, and the docs pages that
-quote a living record (an archived one's tables are copied as they stood, naming the record and its commit). Its content is ``markdown(record)`` of the record ``benchmarks/FOLDER/results/NAME.json``
-(NAME is unique across the folders), by the benchmark module that wrote it: its ``"benchmark"``
-field, else NAME, is ``benchmarks/FOLDER/BENCHMARK.py``, or the folder itself where it is a
-package named so (``benchmarks/gpu/`` exports ``markdown`` from its ``__init__``): one run per
-table, and no number typed by hand. ``bench:NAME.VIEW`` is a shorter view of the same record,
+in one of ``DOCS``: README.md, the benchmarks' index and folder READMEs, and docs/toy.md, which quotes
+living records (an archived record's tables are copied as they stood, naming the record and its commit:
+docs/archive/benchmarks.md, docs/code_eval.md). Its content is ``markdown(record)`` of the record
+``benchmarks/FOLDER/results/NAME.json`` (NAME is unique across the folders), by the benchmark module
+that wrote it: its ``"benchmark"`` field, else NAME, is ``benchmarks/FOLDER/BENCHMARK.py``, or the folder
+itself where it is a package named so (``benchmarks/gpu/`` exports ``markdown`` from its ``__init__``):
+one run per table, and no number typed by hand. ``bench:NAME.VIEW`` is a shorter view of the same record,
 ``markdown_VIEW(record)`` (the README's summary of the default run: ``bench:default_run_intel.summary``).
 """
 
@@ -25,8 +26,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1]
 ROOT = BENCH.parent
-DOCS = (ROOT / "README.md", BENCH / "README.md", *sorted(BENCH.glob("*/README.md")), ROOT / "docs" / "toy.md",
-        ROOT / "docs" / "code_eval.md")
+DOCS = (ROOT / "README.md", BENCH / "README.md", *sorted(BENCH.glob("*/README.md")), ROOT / "docs" / "toy.md")
 NAME = r"[a-z_0-9]+(?:\.[a-z_]+)?"  # a results file, and optionally a view of it
 START = re.compile(rf"<!-- bench:({NAME}):start -->")
 SECTION = re.compile(rf"(<!-- bench:(?P<name>{NAME}):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)
@@ -78,7 +78,7 @@ def markdown(index: dict) -> str:
     for row in index["folders"]:
         headline = "<br>".join(render(view, "the index").strip() for view in row["headlines"])
         lines.append(f"| [{row['folder']}/]({row['folder']}/README.md) | {row['measures']} | "
-                     f"{headline or 'its README, the tables of the last call'} |")
+                     f"{headline or 'the tables in its README'} |")
     return "\n".join(lines) + "\n"
 
 

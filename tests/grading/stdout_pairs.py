@@ -4,7 +4,7 @@ decimals, exponents, other scripts' digits, NaN and infinities, non-numeric toke
 endings, line counts, and arbitrary text; and the oracle, ``lcb_matches``: LiveCodeBench's own code
 (``testing_util.grade_stdio`` of nvidia-livecodebench, run on a program that writes the printed text), so
 nothing of its rules is restated here. ``test_stdout_match.py`` judges them with a fixed budget per
-class; ``benchmarks/grading/stdout_fuzz.py`` with a larger one, and an earlier commit's rule beside."""
+class (a larger run, an earlier commit's rule beside: docs/code_eval.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """LiveCodeBench's stdout comparison (``fpa.grading.code.stdout_match``) gives LiveCodeBench's own verdict:
 the issue's examples, then generated pairs of every class of ``stdout_pairs`` judged by nvidia-livecodebench's
-``grade_stdio`` (a fixed budget here; ``benchmarks/grading/stdout_fuzz.py`` runs a larger one)."""
+``grade_stdio`` (a fixed budget here; a larger run's table is in docs/code_eval.md)."""
 
 from __future__ import annotations
 

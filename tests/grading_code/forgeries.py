@@ -3,8 +3,7 @@
 Each was written against the harnesses of commit d0e18d6 (program, expected outputs and
 verdict line in one sandbox process and directory), where each made the verdict a pass
 on the benchmarks noted in docs/code_eval.md; the tests (``test_forgeries.py``) check that
-none passes now, and ``benchmarks/grading/forgeries.py`` records each one's verdict
-before and after. ``program(bench, cheat)`` gives the program for the task ``TASKS[bench]``.
+none passes now; docs/code_eval.md has each one's verdict before and after. ``program(bench, cheat)`` gives the program for the task ``TASKS[bench]``.
 """
 
 from __future__ import annotations
