@@ -16,8 +16,8 @@ from fpa.generation.samplers import device_index
 #: one more span costs about as much as attending over this many more keys (rows x positions), per device
 #: type: one more SDPA call per layer. A GPU takes a few microseconds to launch it and reads one layer's
 #: keys and values of Qwen3-4B at about 1 microsecond per thousand (4 KiB each at ~4.8 TB/s); the CPU
-#: dispatches it in ~20 microseconds and attended ~160 ns per row and key on the toy (README of
-#: benchmarks/generation: 5.6 ms for 256 rows x 140 keys, 2 heads).
+#: dispatches it in ~20 microseconds and attended ~160 ns per row and key on the toy (benchmarks/generation/
+#: README.md at 257ee20: 5.6 ms for 256 rows x 140 keys, 2 heads).
 SPAN_COST = {"cpu": 128}
 SPAN_COST_ELSEWHERE = 4096
 

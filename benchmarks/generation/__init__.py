@@ -1,1 +1,0 @@
-"""Generation speed: the HF backend's slot decoder against model.generate."""
