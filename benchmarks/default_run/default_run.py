@@ -4,7 +4,6 @@
     python benchmarks/default_run/default_run.py --rounds 3 --keep /tmp/runs
     python benchmarks/default_run/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
     python benchmarks/default_run/default_run.py --rounds 1 --config mkl_cbwr=COMPATIBLE --out /tmp/compatible.json
-    python benchmarks/default_run/default_run.py --import DIR --out benchmarks/default_run/results/NAME.json   # a record kept by hand
 
 Each round clones the committed HEAD of this checkout into an empty directory and runs the
 README's command there, timed by ``/usr/bin/time`` (wall, user + sys CPU of Snakemake and
@@ -97,37 +96,6 @@ def largest_stderr(evaluations: Path) -> dict[str, float]:
     return dict(sorted(largest.items()))
 
 
-SHARED_TIMES = re.compile(r"`snakemake --cores all` (?P<wall>[\d.]+) s wall.*?, (?P<percent>\d+) % CPU, "
-                          r"max RSS (?P<rss>\d+) MB")
-SHARED_STEPS = re.compile(r"every run trained (?P<steps>\d+) steps")
-SHARED_COMMIT = re.compile(r"A fresh clone of commit `(?P<commit>[0-9a-f]+)`")
-SHARED_CPU = re.compile(r"`lscpu` model name: (?P<cpu>.+)")
-SHARED_CPUS = re.compile(r"on (?P<cpus>\d+) vCPUs")
-
-
-def import_record(directory: Path) -> dict:
-    """A record of one round kept by hand (``DIR/README.md`` in prose, its ``toy.md`` and ``cost_by_stage.md``)
-    in this benchmark's format; what the prose does not state is left out, and the prose is kept whole."""
-    readme = (directory / "README.md").read_text()
-    found = {name: pattern.search(readme) for name, pattern in
-             (("times", SHARED_TIMES), ("steps", SHARED_STEPS), ("commit", SHARED_COMMIT), ("cpu", SHARED_CPU),
-              ("cpus", SHARED_CPUS))}
-    missing = [name for name, match in found.items() if match is None]
-    if missing:
-        raise SystemExit(f"{directory / 'README.md'}: expected the lines stating {missing} (as in "
-                         "'`snakemake --cores all` 424 s wall (...), 173 % CPU, max RSS 810 MB'), found none")
-    times = found["times"]
-    wall = float(times["wall"])
-    round_ = {"commit": commit_of(ROOT, found["commit"]["commit"]), "wall_s": wall,
-              "cpu_s": round(wall * int(times["percent"]) / 100, 1),  # /usr/bin/time's %P of the wall time
-              "max_rss_mb": int(times["rss"]), "training": {"steps": [int(found["steps"]["steps"])]},
-              "table": (directory / "toy.md").read_text(), "cost_by_stage": (directory / "cost_by_stage.md").read_text()}
-    return {"benchmark": "default_run", "commit": round_["commit"], "cpu": found["cpu"]["cpu"].strip(),
-            "cpus": int(found["cpus"]["cpus"]),
-            "target_s": TARGET_S, "rounds": [round_], "identical_tables": True,
-            "provenance": {"imported_from": str(directory), "readme": readme}}
-
-
 def record(rounds: list[dict], config: list[str]) -> dict:
     commits = {r["commit"] for r in rounds}
     if len(commits) != 1:
@@ -150,26 +118,17 @@ def stage_cpu_s(cost_by_stage: str, stage: str) -> float:
 
 
 def _training_line(round_: dict) -> list[str]:
-    """What the runs trained on, where the record has it (records before it was kept do not)."""
-    budget = round_.get("training")
-    if budget is None:
-        return []
-    steps = " or ".join(map(str, budget["steps"]))
-    if "train_problems" not in budget:  # a record kept by hand that states the steps only
-        return [f"Every run trained {steps} steps.", ""]
-    problems = " or ".join(map(str, budget["train_problems"]))
-    return [f"Every run trained on {problems} offline problems, {steps} steps.", ""]
+    """What the runs trained on."""
+    budget = round_["training"]
+    return [f"Every run trained on {' or '.join(map(str, budget['train_problems']))} offline problems, "
+            f"{' or '.join(map(str, budget['steps']))} steps.", ""]
 
 
 def _load(round_: dict) -> str:
-    if "load_before" not in round_:  # a record kept by hand, without the load
-        return "not recorded"
     return f"{round_['load_before']:.2f} → {round_['load_after']:.2f}"
 
 
 def _stderr_line(round_: dict) -> list[str]:
-    if "max_stderr_points" not in round_:
-        return []
     stderr = ", ".join(f"{bench} {points:.2f}" for bench, points in round_["max_stderr_points"].items())
     return [f"Largest standard error of Pass@1 over problems of any run (points): {stderr}.", ""]
 
@@ -178,18 +137,11 @@ def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
-def _made_by(record: dict) -> str:
-    imported = record.get("provenance", {}).get("imported_from")
-    if imported is None:
-        return "`python benchmarks/default_run/default_run.py`"
-    return f"a record kept by hand, `{Path(imported).name}`, converted by `--import`; its notes are in the record"
-
-
 def _clones(record: dict) -> str:
     rounds = record["rounds"]
     clones = f"{len(rounds)} fresh clone" + ("s" if len(rounds) > 1 else "")
     return (f"{clones} of commit `{record['commit'][:7]}`, `snakemake --cores all` on "
-            f"{record['cpus']} cores of an {record['cpu']} ({_made_by(record)})")
+            f"{record['cpus']} cores of an {record['cpu']} (`python benchmarks/default_run/default_run.py`)")
 
 
 def markdown_summary(record: dict) -> str:
@@ -237,19 +189,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="run the rounds in DIR/round-N and keep them (else a temporary dir)")
     parser.add_argument("--record", type=Path, nargs="+", help="read these finished round directories instead")
-    parser.add_argument("--import", dest="imported", type=Path,
-                        help="convert a record kept by hand in DIR (README.md, toy.md, cost_by_stage.md)")
     parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
                         help="Snakemake --config overrides of every round, e.g. mkl_cbwr=COMPATIBLE")
     parser.add_argument("--out", type=Path, help="default: benchmarks/default_run/results/default_run_<vendor>.json, a record per CPU vendor (each vendor's toy world is its own, docs/toy.md)")
     args = parser.parse_args(argv)
-    if args.imported:
-        if args.out is None:
-            raise SystemExit("--import: expected --out (a record kept by hand does not name its CPU's vendor)")
-        result = import_record(args.imported)
-        write_json(args.out, result)
-        print(markdown(result))
-        return 0
     if args.record:
         directories = args.record
     else:
