@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from gpu.clock import spread, synchronize, timed_step
+from gpu.clock import paired_rounds, ratio_spread, spread, synchronize, timed_step
 from gpu.models import ROOT, Shape, build_model, problem_samples
 
 
@@ -91,15 +92,13 @@ def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps
             hidden.grad = weight.grad = None
             return stats
 
-        stats, _ = step("fpa"), step("offrl")  # warm-up, and FPA's values compared
-        seconds = {method: [] for method in calls}
-        for rep in range(reps):  # paired, the order alternated
-            for method in (list(calls) if rep % 2 == 0 else list(calls)[::-1]):
-                seconds[method].append(timed_step(lambda: step(method), device)["s"])
+        # a warm-up of each (FPA's values compared), then paired rounds, the order alternated
+        timed = paired_rounds({method: functools.partial(step, method) for method in calls}, reps, device)
+        stats, seconds = timed["warm_results"]["fpa"], timed["rounds"]
         weights = _fpa_weights(stats.hat_logp, shape.sequences)
         result["precisions"][precision] = {
-            "s": spread(seconds["fpa"]), "offrl_s": spread(seconds["offrl"]),
-            "ratio_fpa_over_offrl": spread([a / b for a, b in zip(seconds["fpa"], seconds["offrl"])]),
+            "s": spread([e["s"] for e in seconds["fpa"]]), "offrl_s": spread([e["s"] for e in seconds["offrl"]]),
+            "ratio_fpa_over_offrl": ratio_spread(seconds, "fpa", "offrl"),
             "max_abs_diff_logp": float((stats.logp.detach().double() - exact.logp).abs().max()),
             "max_abs_diff_hat_logp": float((stats.hat_logp.double() - exact.hat_logp).abs().max()),
             "max_rel_diff_fpa_weight": float(((weights - exact_weights).abs() / exact_weights).max()),

@@ -18,6 +18,7 @@ import yaml
 
 from fpa.memory.architecture import Architecture
 from gpu.budget import free_device_memory
+from shared.harness import ascii_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "config" / "paper.yaml"
@@ -100,9 +101,10 @@ def write_model_dir(shape: Shape, directory: Path, device) -> Path:
     return directory
 
 
-def _text(rng: random.Random, n: int) -> str:
-    """n printable ASCII characters: n tokens of the byte-level toy tokenizer (no merges)."""
-    return "".join(chr(rng.randrange(33, 127)) for _ in range(n))
+def sample(problem: int, k: int, prompt: str, completion: str) -> dict:
+    """Sample ``k`` of problem ``problem``: even ones correct (reward 1), odd ones not (reward -1)."""
+    return {"id": f"p{problem}-{k}", "problem_id": f"p{problem}", "prompt": prompt, "completion": completion,
+            "reward": 1.0 if k % 2 == 0 else -1.0, "correct": k % 2 == 0}
 
 
 def problem_samples(shape: Shape, problems: int, seed: int = 0, max_length: int | None = None) -> list[dict]:
@@ -113,10 +115,6 @@ def problem_samples(shape: Shape, problems: int, seed: int = 0, max_length: int 
     prompt = min(shape.prompt, length // 4)
     samples = []
     for p in range(problems):
-        text = _text(rng, prompt)
-        for k in range(shape.sequences):
-            correct = k % 2 == 0
-            samples.append({"id": f"p{p}-{k}", "problem_id": f"p{p}", "prompt": text,
-                            "completion": _text(rng, length - prompt - 1), "reward": 1.0 if correct else -1.0,
-                            "correct": correct})
+        text = ascii_text(rng, prompt)
+        samples += [sample(p, k, text, ascii_text(rng, length - prompt - 1)) for k in range(shape.sequences)]
     return samples

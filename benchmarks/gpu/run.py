@@ -20,7 +20,6 @@ atomically to DIR/gpu.json after each measurement; copy it to benchmarks/gpu/res
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import platform
 import shutil

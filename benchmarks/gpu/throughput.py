@@ -29,7 +29,6 @@ import gzip
 import json
 import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -40,10 +39,13 @@ if __name__ == "__main__":  # run as a script: benchmarks/ on the path, as run.p
 
 from gpu.budget import free_device_memory  # noqa: E402
 from gpu.clock import paired_rounds, ratio_spread, spread  # noqa: E402
-from gpu.models import Shape, _text, paper_config  # noqa: E402
+from gpu.models import Shape, paper_config, sample  # noqa: E402
+from gpu.training import (  # noqa: E402
+    fsdp_resume, method_params, offrl_beside, optimizer_steps, prepare_training_dir, python_child)
 from gpu.paper import PAPER_GPUS, paper_overhead  # noqa: E402
+from shared.harness import ascii_text  # noqa: E402
 
-from fpa.io import atomic_path, sha256_path, write_jsonl  # noqa: E402
+from fpa.io import atomic_path, sha256_path  # noqa: E402
 from fpa.training.body import CUBLAS_WORKSPACE  # noqa: E402
 
 LENGTHS = Path(__file__).resolve().parent / "math_lengths.json"
@@ -79,11 +81,10 @@ def math_samples(shape: Shape, problems: int, scale: float, seed: int = 0) -> li
     size = lambda n, cap: max(1, min(cap, round(n * scale)))  # noqa: E731
     samples = []
     for p in range(problems):
-        prompt = _text(rng, size(rng.choice(lengths["prompt"]), shape.max_length // 2))
-        for k in range(shape.sequences):
-            completion = _text(rng, size(rng.choice(lengths["completion"]), shape.max_length - len(prompt) - 1))
-            samples.append({"id": f"p{p}-{k}", "problem_id": f"p{p}", "prompt": prompt, "completion": completion,
-                            "reward": 1.0 if k % 2 == 0 else -1.0, "correct": k % 2 == 0})
+        prompt = ascii_text(rng, size(rng.choice(lengths["prompt"]), shape.max_length // 2))
+        samples += [sample(p, k, prompt, ascii_text(rng, size(rng.choice(lengths["completion"]),
+                                                               shape.max_length - len(prompt) - 1)))
+                    for k in range(shape.sequences)]
     return samples
 
 
@@ -111,35 +112,6 @@ def step_shapes(run, steps: int) -> list[dict]:
     return out
 
 
-def _paired_steps(fpa_run, files: dict, model: str, rounds: int, device) -> dict:
-    """FPA and Off-RL on the same session and the same batch each round: step k of each is global step k."""
-    from fpa.objectives import get_objective
-    from fpa.reference.inputs import make_reference
-
-    offrl = get_objective("offrl")
-    cfg = fpa_run.cfg
-    params = paper_config()["models"][model].get("params", {})
-    offrl_run = dataclasses.replace(
-        fpa_run, objective=offrl, hyper=offrl.parse_params(params.get("offrl", {}), "params"),
-        reference=make_reference(offrl, cfg.reference, reference_dir=files["cache"], model_dir=files["model"],
-                                 train_samples=fpa_run.train.samples, val_samples=fpa_run.val.samples,
-                                 device=fpa_run.accelerator.device, diagnostics=cfg.diagnostics))
-    return paired_rounds({name: _stepper(run) for name, run in (("fpa", fpa_run), ("offrl", offrl_run))},
-                         rounds, device)
-
-
-def _stepper(run):
-    from fpa.training import loop
-
-    counter = {"step": 0}
-
-    def one():
-        row = loop._optimizer_step(run, counter["step"])
-        counter["step"] += 1
-        return row["loss"]
-    return one
-
-
 def _method_figures(shape: Shape, entries: list[dict], steps: list[dict], peak_tflops: float) -> dict:
     """Per method: examples/s, tokens/s and MFU per round (round k ran step k + 1; step 0 was the warm-up)."""
     per_round = list(zip(entries, steps[1:]))
@@ -160,10 +132,11 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overri
                 "micro_batch_problems": 1, **overrides}
     free_device_memory()
     run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
-                                paper_config()["models"][model].get("params", {}).get("fpa", {}),
-                                loop.TrainConfig.from_dict(training), seed=42)
+                                method_params(model, "fpa"), loop.TrainConfig.from_dict(training), seed=42)
     run.body.train()
-    timed = _paired_steps(run, files, model, rounds, device)
+    # step k of each method is global step k: the same batch each round
+    timed = paired_rounds({name: optimizer_steps(each, {"step": 0}) for name, each in
+                           (("fpa", run), ("offrl", offrl_beside(run, files, model)))}, rounds, device)
     steps = step_shapes(run, rounds + 1)
     peak = Assumptions().peak_tflops
     result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
@@ -183,18 +156,8 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overri
 
 def prepare(shape: Shape, work: Path, device, problems_per_step: int, steps: int, scale: float) -> dict:
     """Model dir, MATH-length data for ``steps`` steps of ``problems_per_step`` problems, and its cache."""
-    from fpa.reference.cache import write_reference_cache
-    from fpa.toy.tokenizer import build_tokenizer
-    from gpu.models import write_model_dir
-
-    model_dir = write_model_dir(shape, work / "model", device)
-    samples = math_samples(shape, problems_per_step * steps, scale)
-    write_jsonl(work / "train.jsonl", samples)
-    write_jsonl(work / "val.jsonl", samples[: shape.sequences])
-    write_reference_cache(model_dir, samples, build_tokenizer(), work / "cache", max_length=shape.max_length,
-                          device=str(device))
-    return {"model": str(model_dir), "train": str(work / "train.jsonl"), "val": str(work / "val.jsonl"),
-            "cache": str(work / "cache"), "problems_per_step": problems_per_step}
+    files = prepare_training_dir(shape, work, device, math_samples(shape, problems_per_step * steps, scale))
+    return {**files, "problems_per_step": problems_per_step}
 
 
 def users_step(shape: Shape, model: str, work: Path, device, rounds: int, problems_per_step: int,
@@ -243,18 +206,11 @@ def deterministic_cost(shape: Shape, narrow: Shape, model: str, work: Path, devi
     its own session on the same data, the ratio taken per round index (sequential, not interleaved: the
     switch cannot be turned off within the process), and a checkpoint-kill-resume at ``narrow`` under
     it, bit-identical or not (``training.fsdp_resume``). Both sides run with cuBLAS's fixed workspace."""
-    src = str(Path(sys.modules["fpa"].__file__).resolve().parents[1])
-    env = {**os.environ, "CUBLAS_WORKSPACE_CONFIG": CUBLAS_WORKSPACE,
-           "PYTHONPATH": os.pathsep.join([src, str(Path(__file__).resolve().parents[1]),
-                                          os.environ.get("PYTHONPATH", "")])}
     code = ("import json, sys; from gpu import throughput; "
             "print(json.dumps(throughput._deterministic_child(*json.loads(sys.argv[1]))))")
     args = [dataclasses.asdict(shape), dataclasses.asdict(narrow), model, str(work), str(device), rounds,
             problems_per_step]
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True, env=env)
-    if done.returncode:
-        raise RuntimeError(f"the deterministic run failed ({done.returncode}): {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_child(code, args, "the deterministic run", {"CUBLAS_WORKSPACE_CONFIG": CUBLAS_WORKSPACE})
 
 
 def _shape(fields: dict) -> Shape:
@@ -265,12 +221,10 @@ def _shape(fields: dict) -> Shape:
 
 def _deterministic_child(shape: dict, narrow: dict, model: str, work: str, device: str, rounds: int,
                          problems_per_step: int) -> dict:
-    from gpu import training
-
     variants = {"configured": {}, "deterministic": {"deterministic": True}}  # in this order: the switch stays on
     timed = users_step(_shape(shape), model, Path(work) / "timed", torch.device(device), rounds, problems_per_step,
                        variants)
-    resume = training.fsdp_resume(_shape(narrow), Path(work) / "resume", torch.device(device), steps=2, stop=1,
+    resume = fsdp_resume(_shape(narrow), Path(work) / "resume", torch.device(device), steps=2, stop=1,
                                   overrides={"deterministic": True})
     steps = {name: v["methods"]["offrl"]["step_s"] for name, v in timed["variants"].items() if "methods" in v}
     ratio = (spread([d / c for c, d in zip(steps["configured"], steps["deterministic"])])

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import torch
 from gpu.budget import free_device_memory
 from gpu.clock import paired_rounds, ratio_spread, spread
 from gpu.models import Shape, paper_config, problem_samples, write_model_dir
+from shared.harness import run_json
 
 from fpa.io import write_jsonl
 
@@ -46,13 +46,12 @@ def planner_peak(shape: Shape, objective: str, training: dict, world: int = 1) -
     return plan._training_bytes(shape.architecture, job, online_reference=False)["peak"]
 
 
-def prepare_training_dir(shape: Shape, work: Path, device, problems: int = 1) -> dict:
-    """Model dir, train/val splits and the reference cache (written on ``device``) under ``work``."""
+def prepare_training_dir(shape: Shape, work: Path, device, samples: list[dict]) -> dict:
+    """Model dir, train/val splits of ``samples`` and their reference cache (written on ``device``) under ``work``."""
     from fpa.reference.cache import write_reference_cache
     from fpa.toy.tokenizer import build_tokenizer
 
     model_dir = write_model_dir(shape, work / "model", device)
-    samples = problem_samples(shape, problems)
     write_jsonl(work / "train.jsonl", samples)
     write_jsonl(work / "val.jsonl", samples[: shape.sequences])
     tokenizer = build_tokenizer()
@@ -65,51 +64,65 @@ def prepare_training_dir(shape: Shape, work: Path, device, problems: int = 1) ->
             "cache_tokens": sum(len(s["prompt"]) + len(s["completion"]) + 1 for s in samples)}
 
 
+def python_child(code: str, argument, what: str, env: dict | None = None):
+    """``python -c code JSON(argument)`` in a fresh process with this checkout's ``fpa`` and ``benchmarks/`` first on
+    its path (and ``env``); the JSON of its last stdout line."""
+    path = [str(Path(sys.modules["fpa"].__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1])]
+    env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join([*path, os.environ.get("PYTHONPATH", "")])}
+    return run_json([sys.executable, "-c", code, json.dumps(argument)], env, what)
+
+
 def method_params(model: str, objective: str) -> dict:
     return paper_config()["models"][model].get("params", {}).get(objective, {})
 
 
-def overhead(shape: Shape, model: str, work: Path, device, rounds: int) -> dict:
-    """FPA (cached reference) vs Off-RL: examples/s and peak memory per optimizer step, paired rounds."""
+def offrl_beside(fpa_run, files: dict, model: str):
+    """Off-RL on FPA's session: the same weights, optimizer and data; only the objective and what it reads
+    of the reference differ."""
     from fpa.objectives import get_objective
-    from fpa.training import loop
     from fpa.reference.inputs import make_reference
 
+    offrl, cfg = get_objective("offrl"), fpa_run.cfg
+    if offrl.sample_filter != fpa_run.objective.sample_filter:
+        raise AssertionError("FPA and Off-RL train on different samples; one session cannot serve both")
+    return dataclasses.replace(
+        fpa_run, objective=offrl, hyper=offrl.parse_params(method_params(model, "offrl"), "params"),
+        reference=make_reference(offrl, cfg.reference, reference_dir=files["cache"], model_dir=files["model"],
+                                 train_samples=fpa_run.train.samples, val_samples=fpa_run.val.samples,
+                                 device=fpa_run.accelerator.device, diagnostics=cfg.diagnostics))
+
+
+def optimizer_steps(run, counter: dict):
+    """A call that runs ``run``'s next optimizer step (global step ``counter["step"]``) and returns its loss."""
+    from fpa.training import loop
+
+    def one():
+        row = loop._optimizer_step(run, counter["step"])
+        counter["step"] += 1
+        return row["loss"]
+    return one
+
+
+def overhead(shape: Shape, model: str, work: Path, device, rounds: int) -> dict:
+    """FPA (cached reference) vs Off-RL: examples/s and peak memory per optimizer step, paired rounds."""
+    from fpa.training import loop
+
     problems = shape.training["batch_problems"]  # the paper's optimizer step: 8 micro-batches of one problem
-    files = prepare_training_dir(shape, work, device, problems=problems)
+    files = prepare_training_dir(shape, work, device, problem_samples(shape, problems))
     training = session_training(shape, batch_problems=problems)
     cfg = loop.TrainConfig.from_dict(training)
     free_device_memory()
     baseline = torch.cuda.memory_allocated() if torch.cuda.is_available() else None  # 0 unless a leak
     fpa_run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
                                     method_params(model, "fpa"), cfg, seed=42)
-    offrl = get_objective("offrl")
-    if offrl.sample_filter != fpa_run.objective.sample_filter:
-        raise AssertionError("FPA and Off-RL train on different samples; one session cannot serve both")
-    # the same weights, optimizer and data; only the objective and what it reads of the reference differ
-    offrl_run = dataclasses.replace(fpa_run, objective=offrl, hyper=offrl.parse_params(method_params(model, "offrl"),
-                                                                                          "params"),
-                                    reference=make_reference(offrl, cfg.reference, reference_dir=files["cache"],
-                                                             model_dir=files["model"],
-                                                             train_samples=fpa_run.train.samples,
-                                                             val_samples=fpa_run.val.samples,
-                                                             device=fpa_run.accelerator.device,
-                                                             diagnostics=cfg.diagnostics))
-    runs = {"fpa": fpa_run, "offrl": offrl_run}
-    counter = {"step": 0}
-
-    def step(run):
-        def one():
-            row = loop._optimizer_step(run, counter["step"])
-            counter["step"] += 1
-            return row["loss"]
-        return one
+    runs = {"fpa": fpa_run, "offrl": offrl_beside(fpa_run, files, model)}
+    counter = {"step": 0}  # one count over both methods' steps
 
     def micro_batch(run):  # the warm-up: one micro-batch's step
-        return step(dataclasses.replace(run, cfg=dataclasses.replace(run.cfg, batch_problems=1)))
+        return optimizer_steps(dataclasses.replace(run, cfg=dataclasses.replace(run.cfg, batch_problems=1)), counter)
 
     fpa_run.body.train()
-    timed = paired_rounds({name: step(run) for name, run in runs.items()}, rounds, device,
+    timed = paired_rounds({name: optimizer_steps(run, counter) for name, run in runs.items()}, rounds, device,
                           warm_up={name: micro_batch(run) for name, run in runs.items()})
     examples = problems * shape.sequences
     result = {"shape": shape.name, "examples_per_step": examples, "micro_batches_per_step": problems,
@@ -154,18 +167,14 @@ def fsdp_resume(shape: Shape, work: Path, device, steps: int, stop: int, overrid
 
     from fpa.training.loop import train
 
-    files = prepare_training_dir(shape, work, device, problems=steps)
+    files = prepare_training_dir(shape, work, device, problem_samples(shape, steps))
     common = dict(model_dir=files["model"], train_path=files["train"], val_path=files["val"],
                   reference_dir=files["cache"], objective_name="fpa", params={},
                   training=_resume_training(shape, stop, **(overrides or {})), seed=42)
     straight = train(**common, work_dir=str(work / "work-a"), out_dir=str(work / "out-a"))
     killed = {**common, "work_dir": str(work / "work-b"), "out_dir": str(work / "out-b"), "stop_after": stop}
-    src = str(Path(sys.modules["fpa"].__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    code = "import json, sys; from fpa.training.loop import train; print(json.dumps(train(**json.loads(sys.argv[1]))))"
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(killed)], capture_output=True, text=True, env=env)
-    if done.returncode:
-        raise RuntimeError(f"the interrupted run failed ({done.returncode}): {done.stderr[-2000:]}")
+    python_child("import json, sys; from fpa.training.loop import train; print(json.dumps(train(**json.loads(sys.argv[1]))))",
+                 killed, "the interrupted run")
     resumed = train(**{k: v for k, v in killed.items() if k != "stop_after"})
     a, b = (load_file(str(work / name / "model.safetensors")) for name in ("out-a", "out-b"))
     differing = [name for name in a if not torch.equal(a[name], b[name])]
@@ -198,7 +207,7 @@ def _gradients(files: dict, shape: Shape, checkpointing: bool) -> dict:
 
 def checkpointed_gradients(shape: Shape, work: Path, device) -> dict:
     """One micro-batch's gradients under FSDP2 with gradient checkpointing on and off."""
-    files = prepare_training_dir(shape, work, device)
+    files = prepare_training_dir(shape, work, device, problem_samples(shape, 1))
     on, off = (_gradients(files, shape, flag) for flag in (True, False))
     diffs = {n: float((on["grads"][n] - off["grads"][n]).abs().max()) for n in on["grads"]}
     norm = torch.sqrt(sum((off["grads"][n] ** 2).sum() for n in off["grads"]))

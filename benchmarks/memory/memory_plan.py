@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -31,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from fpa.io import write_json  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/: shared/ and the other folders
-from shared.harness import peak_memory  # noqa: E402
+from shared.harness import peak_memory, run_json  # noqa: E402
 
 CHARS = "abcdefghijklmnopqrstuvwxyz0123456789 +-*/=().,?!"
 
@@ -174,9 +173,8 @@ def main(argv=None) -> None:
             prepare(Path(tmp), model)
         for _ in range(args.rounds):  # rounds of every case, so that the runtime is paired with each
             for case in measured:
-                out = subprocess.run([sys.executable, __file__, "--worker", case, "--workdir", tmp], env=env,
-                                     check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
-                measured[case].append(json.loads(out)["measured_mb"])
+                measured[case].append(run_json([sys.executable, __file__, "--worker", case, "--workdir", tmp], env,
+                                               f"case {case}")["measured_mb"])
     results = {}
     for case in args.cases:
         tensors = [m - r for m, r in zip(measured[case], measured[RUNTIME])]

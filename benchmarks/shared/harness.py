@@ -1,4 +1,4 @@
-"""What the CPU step benchmarks share: the model, the clocks, the memory probe, subprocess workers.
+"""What the step benchmarks share: the model, the clocks, the memory probe, subprocess workers, random text.
 
 ``training/trl_step.py`` times training steps of a small tied-head Qwen2 (a body larger than its
 head, V = 151,936), each measurement in a fresh subprocess:
@@ -79,21 +79,15 @@ def timed(fn):
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def interleaved(jobs: dict, reps: int, before=lambda name: None, check=lambda warm: None) -> dict:
+def interleaved(jobs: dict, reps: int, check=lambda warm: None) -> dict:
     """Warm every job up once, then ``reps`` rounds in rotated order; medians of wall and CPU seconds.
-
-    ``before(name)`` runs untimed before each call (e.g. to switch grad mode); ``check``
-    gets {name: return value of its warm-up call} before anything is timed.
-    """
-    times, warm = {name: [] for name in jobs}, {}
-    for name, job in jobs.items():
-        before(name)
-        warm[name] = job()
+    ``check`` gets {name: return value of its warm-up call} before anything is timed."""
+    warm = {name: job() for name, job in jobs.items()}
     check(warm)
+    times = {name: [] for name in jobs}
     for round_ in range(reps):
         names = list(jobs)
         for name in names[round_ % len(names):] + names[: round_ % len(names)]:
-            before(name)
             times[name].append(timed(jobs[name]))
     return {name: {"wall_s": statistics.median(w for w, _ in t), "cpu_s": statistics.median(c for _, c in t),
                    "all_wall_cpu_s": t} for name, t in times.items()}
@@ -106,7 +100,17 @@ def spawn(script, args, worker, workdir, skip=("worker", "workdir")):
         if key not in skip and value is not None:
             cmd += [f"--{key.replace('_', '-')}", ",".join(map(str, value)) if isinstance(value, list) else str(value)]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # idle OpenMP threads sleep: CPU time = work done
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return run_json(cmd, env, f"worker {worker}")
+
+
+def run_json(argv: list[str], env: dict, what: str):
+    """Run ``argv`` in a fresh process; the JSON its last stdout line holds (``what`` names it if it fails)."""
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode:
-        raise RuntimeError(f"worker {worker} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        raise RuntimeError(f"{what} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def ascii_text(rng, n: int) -> str:
+    """n printable ASCII characters: n tokens of the byte-level toy tokenizer (no merges)."""
+    return "".join(chr(rng.randrange(33, 127)) for _ in range(n))

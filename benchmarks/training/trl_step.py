@@ -46,7 +46,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
-from shared.harness import add_model_args, build_model, interleaved, model_sizes, peak_memory, spawn  # noqa: E402
+from shared.harness import (  # noqa: E402
+    add_model_args, ascii_text, build_model, interleaved, model_sizes, peak_memory, spawn)
 
 from fpa.io import write_json  # noqa: E402
 
@@ -93,11 +94,6 @@ def parse_args(argv=None):
 
 
 # ---------------------------------------------------------------- data and files
-def _text(rng, n):
-    """n printable ASCII characters: n tokens of the byte-level toy tokenizer (no merges)."""
-    return "".join(chr(rng.randrange(33, 127)) for _ in range(n))
-
-
 def prepare(args, workdir, build=build_model, device="cpu"):
     """Tokenizer, policy and reference model dirs, our train split and reference cache, TRL's rows;
     ``build(args, seed)``: the model (``benchmarks/gpu`` builds another shape on the GPU)."""
@@ -110,8 +106,8 @@ def prepare(args, workdir, build=build_model, device="cpu"):
         build(args, seed).save_pretrained(workdir / name)
         tokenizer.save_pretrained(workdir / name)
     rng = random.Random(0)
-    prompt, completion = _text(rng, args.prompt), args.seq - args.prompt - 1  # + eos
-    samples = [{"id": f"p0-{label}", "problem_id": "p0", "prompt": prompt, "completion": _text(rng, completion),
+    prompt, completion = ascii_text(rng, args.prompt), args.seq - args.prompt - 1  # + eos
+    samples = [{"id": f"p0-{label}", "problem_id": "p0", "prompt": prompt, "completion": ascii_text(rng, completion),
                 "reward": reward, "correct": reward > 0} for label, reward in (("chosen", 1.0), ("rejected", -1.0))]
     with open(workdir / "train.jsonl", "w") as f:
         f.writelines(json.dumps(s) + "\n" for s in samples)
