@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import time
 from pathlib import Path
 
 import torch
 import yaml
 
-from gpu.clock import paired_rounds, ratio_spread, spread, synchronize, timed_step
+from gpu.clock import paired_rounds, ratio_spread, spread, timed_step
 from gpu.models import ROOT, Shape, build_model, problem_samples
 
 
@@ -110,10 +109,8 @@ def _write_cache(model_dir: Path, samples, max_length: int, out: Path, device) -
     from fpa.reference.cache import write_reference_cache
     from fpa.toy.tokenizer import build_tokenizer
 
-    clock = time.perf_counter()
-    write_reference_cache(model_dir, samples, build_tokenizer(), out, max_length=max_length, device=str(device))
-    synchronize(device)
-    return time.perf_counter() - clock
+    return timed_step(lambda: write_reference_cache(model_dir, samples, build_tokenizer(), out, max_length=max_length,
+                                                    device=str(device)), device)["s"]
 
 
 def cache_devices(shape: Shape, model_dir: Path, work: Path, device, max_length: int) -> dict:

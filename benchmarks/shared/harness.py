@@ -25,17 +25,18 @@ import torch
 
 
 def add_model_args(parser) -> None:
-    """The model, thread and step flags every step benchmark takes (defaults: the engine benchmark's)."""
+    """The model, thread and step flags of a step benchmark; the defaults are small enough for >= 5 paired
+    rounds of trl_step's whole sweep on 2 shared cores, the head keeping Qwen's V."""
     add = parser.add_argument
     add("--vocab", type=int, default=151_936, help="vocabulary size V")
-    add("--hidden", type=int, default=256, help="model width d")
-    add("--layers", type=int, default=32, help="transformer layers")
-    add("--ffn", type=int, default=4096, help="MLP width")
+    add("--hidden", type=int, default=64, help="model width d")
+    add("--layers", type=int, default=2, help="transformer layers")
+    add("--ffn", type=int, default=256, help="MLP width")
     add("--threads", type=int, default=2, help="torch.set_num_threads")
     add("--seq", type=int, default=1024, help="tokens per sequence (prompt + completion + eos)")
     add("--prompt", type=int, default=32, help="prompt tokens per sequence")
     add("--chunk-size", type=int, default=128, help="rows per chunk of our loss head")
-    add("--reps", type=int, default=3, help="timed rounds (median)")
+    add("--reps", type=int, default=5, help="timed rounds (median)")
 
 
 def build_model(args, seed=0):

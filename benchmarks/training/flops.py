@@ -46,6 +46,7 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from gpu.models import paper_config, shape as paper_shape, write_model_dir  # noqa: E402
 from gpu.throughput import math_samples, model_flops, step_shapes  # noqa: E402
+from gpu.training import method_params  # noqa: E402
 from shared.checkouts import commit_of  # noqa: E402
 
 from fpa.io import write_json, write_jsonl  # noqa: E402
@@ -108,8 +109,8 @@ def count_steps(files: dict, method: str, training: dict, steps: int) -> dict:
     """The executed FLOPs of the first ``steps`` optimizer steps of ``method`` trained as ``training``."""
     from fpa.training import loop
 
-    params = paper_config()["models"][MODEL].get("params", {}).get(method, {})
-    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], method, params,
+    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], method,
+                                method_params(MODEL, method),
                                 loop.TrainConfig.from_dict(training), seed=42)
     run.body.train()
     started = time.process_time()

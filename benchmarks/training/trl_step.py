@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: sha
 from shared.harness import (  # noqa: E402
     add_model_args, ascii_text, build_model, interleaved, model_sizes, peak_memory, spawn)
 
-from fpa.io import write_json  # noqa: E402
+from fpa.io import write_json, write_jsonl  # noqa: E402
 
 CASES = {"dpo": "dpo", "kto": "kto", "sft": "sft"}  # our objective -> the TRL trainer computing the same loss
 KTO_BETA = 0.05  # our KTO default (the paper's); TRL's default is 0.1
@@ -79,8 +79,6 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add = parser.add_argument
     add_model_args(parser)
-    # small enough for >= 5 paired rounds of the whole sweep on 2 shared cores; the head keeps Qwen's V
-    parser.set_defaults(hidden=64, layers=2, ffn=256, reps=5)
     add("--cases", default=",".join(CASES), help="comma-separated subset of " + ",".join(CASES))
     add("--seqs", type=_ints, default=[256, 512, 1024, 2048], help="comma-separated sequence lengths")
     add("--chunks", type=_ints, default=[512, 1024],
@@ -109,8 +107,7 @@ def prepare(args, workdir, build=build_model, device="cpu"):
     prompt, completion = ascii_text(rng, args.prompt), args.seq - args.prompt - 1  # + eos
     samples = [{"id": f"p0-{label}", "problem_id": "p0", "prompt": prompt, "completion": ascii_text(rng, completion),
                 "reward": reward, "correct": reward > 0} for label, reward in (("chosen", 1.0), ("rejected", -1.0))]
-    with open(workdir / "train.jsonl", "w") as f:
-        f.writelines(json.dumps(s) + "\n" for s in samples)
+    write_jsonl(workdir / "train.jsonl", samples)
     write_reference_cache(workdir / "reference", samples, tokenizer, workdir / "cache", max_length=args.seq,
                           dtype="float32", device=device)  # fp32 z_ref: the same reference log-probs as TRL's fp32 forward
     chosen, rejected = (s["completion"] + EOS for s in samples)  # TRL appends eos unless present
