@@ -106,3 +106,18 @@ def test_the_host_stops_the_child_it_names_and_no_other():
         ({"index": 2, "end": "stopped"}, ["started"]),
     ]
     assert stream.records == read_records(result.stdout)  # as it came, and all at once
+
+
+def test_records_read_as_they_come_equal_those_read_at_once():
+    """Byte by byte or whole, the same records; at a line the monitor cannot have written (a
+    child's line outside a record) reading stops, and the records after it are left out."""
+    output = '{"start": {"n": 1}}\n>[1]\n>{"end": "exited"}\n{"end": "stopped"}\n{"start": {"n": 2}}\n>é\n{"end": "exited"}\n'
+    seen = []
+    stream = RecordStream(lambda header, line: seen.append((header["n"], line)) or b"")
+    for byte in output.encode():
+        stream.feed(bytes([byte]))
+    assert stream.records == read_records(output) == [({"n": 1, "end": "stopped"}, ["[1]", '{"end": "exited"}']),
+                                                      ({"n": 2, "end": "exited"}, ["é"])]  # fmt: skip
+    assert seen == [(1, "[1]"), (1, '{"end": "exited"}'), (2, "é")]
+    assert read_records('{"start": {"n": 1}}\n{"end": "exited"}\n>forged\n{"start": {"n": 2}}\n{"end": "exited"}\n') == [
+        ({"n": 1, "end": "exited"}, [])]

@@ -226,30 +226,30 @@ class RecordStream:
         answers = []
         for raw in lines:
             line = raw.decode("utf-8", "replace")
-            try:
-                answers.append(self._take(line) or b"")
-            except (ValueError, TypeError, KeyError):
+            if line.startswith(">") and self._open is not None:
+                header, lines_sent = self._open
+                lines_sent.append(line[1:])
+                answers.append((self._on_line(header, line[1:]) or b"") if self._on_line else b"")
+            elif not self._take_frame(line):
                 self._broken = True
                 break
         return b"".join(answers)
 
-    def _take(self, line: str) -> bytes | None:
-        if line.startswith(">") and self._open is not None:
-            header, lines = self._open
-            lines.append(line[1:])
-            return self._on_line(header, line[1:]) if self._on_line else None
-        frame = json.loads(line)
-        if not isinstance(frame, dict):
-            raise ValueError(f"not a line of the monitor: {line[:80]!r}")
-        if isinstance(frame.get("start"), dict):
+    def _take_frame(self, line: str) -> bool:
+        """One of the monitor's own lines; False for a line it cannot have written."""
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            return False
+        if isinstance(frame, dict) and isinstance(frame.get("start"), dict):
             self._open = (frame["start"], [])
-        elif self._open is not None and isinstance(frame.get("end"), str):
+        elif isinstance(frame, dict) and self._open is not None and isinstance(frame.get("end"), str):
             header, lines = self._open
             self.records.append(({**header, "end": frame["end"]}, lines))
             self._open = None
         else:
-            raise ValueError(f"not a line of the monitor: {line[:80]!r}")
-        return None
+            return False
+        return True
 
 
 def read_records(stdout: str) -> list[tuple[dict, list[str]]]:
