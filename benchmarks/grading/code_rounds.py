@@ -7,8 +7,8 @@ The corpus: MBPP+ tasks from the mirror (Mbpp/599 left out: its canonical soluti
 10^8 numbers, one serial run of about 300 s), each with 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), and a ninth,
 ``plus_wrong_value``: right on the base inputs and ``None`` on the plus ones (``plus_wrong``
 returns an object, which the sandbox knows fails; a plain wrong value only the host can
-tell, so that sample runs its whole plus split where EvalPlus's ``fast_check`` stopped at
-the first plus input). Graded in the sandbox by ``grade_code_many("mbppplus", ...,
+tell, so that sample is stopped by the host at its first plus input, where EvalPlus's
+``fast_check`` stopped in-process). Graded in the sandbox by ``grade_code_many("mbppplus", ...,
 workers=2)`` as ``fpa evaluate-code`` calls it. The
 tasks are split into ``--rounds`` blocks; each round grades its block with both
 checkouts, each in a fresh process whose ``PYTHONPATH`` is that checkout's ``src`` (the

@@ -195,3 +195,42 @@ def test_an_output_that_cannot_cross_stops_the_split_but_where_any_object_passes
         records, _ = candidate_records("mbppplus", task, [program.format(entry=task["entry_point"])], expected, caps,
                                        sandbox)  # fmt: skip
         assert len(records[0, "base"][0]) == lines, task_id
+
+
+def test_split_check_fails_at_the_first_failing_line():
+    """The host stops a candidate where ``SplitCheck.add`` says its split failed; the status of
+    the lines up to there, stopped, is the status of the whole split."""
+    from fpa.grading.code.evalplus_outputs import Expected, SplitCheck, split_status
+
+    lines = ['["value", 1]', '["value", 2]', '["value", 3]']
+    expected = Expected(lines, [1, 2, 3], [0.1] * 3)
+    sent = ['["value", 1]', '["value", 5]', '["value", 3]', '["done"]']
+    check = SplitCheck("mbpp", "f", [[0], [1], [2]], expected, 0)
+    assert [check.add(line) for line in sent] == [False, True, False, False]
+    assert check.status("stopped") == split_status("mbpp", "f", [[0], [1], [2]], expected, 0, sent, "exited") == "fail"
+
+
+STOPPED = """
+import time
+_calls = [0]
+def {entry}(*args):
+    _calls[0] += 1
+    if _calls[0] > 1:
+        time.sleep(30)  # past the per-input limit: a TimeoutException, unless stopped before
+    return "wrong"
+"""
+
+
+def test_a_candidate_is_stopped_at_its_first_wrong_output(mirror):
+    """A wrong value on input 0, then a sleep: the host stops it after its first line, and the run
+    goes on with the next candidate (the gold, which passes)."""
+    from fpa.grading.code.mbppplus import candidate_records, expected_outputs
+
+    task, sandbox = load_tasks("mbppplus", mirror / TINY["mbppplus"])["Mbpp/4"], make_sandbox("mbppplus")
+    expected, _ = expected_outputs("mbppplus", task, sandbox)
+    caps = {split: 1 << 20 for split in expected}
+    programs = [STOPPED.format(entry=task["entry_point"]), gold_program("mbppplus", task)]
+    records, _ = candidate_records("mbppplus", task, programs, expected, caps, sandbox)
+    lines, end, status = records[0, "base"]
+    assert (len(lines), end, status) == (1, "stopped", "fail")  # inputs 1.. never ran past their start
+    assert (0, "plus") not in records and records[1, "plus"][1:] == ("exited", "pass")

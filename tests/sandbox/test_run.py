@@ -80,6 +80,27 @@ def test_large_stdin_does_not_deadlock(sandbox):
     assert result.stdout == "500000\n"
 
 
+COUNTER = """
+import sys
+for count in range(1, 1000):  # a line out, then waits for the host's answer on stdin
+    print(count, flush=True)
+    if sys.stdin.readline() != "more\\n":
+        break
+"""
+
+
+def test_on_stdout_answers_on_stdin_while_the_run_goes_on(sandbox):
+    seen = []
+
+    def answer(chunk: bytes) -> bytes:
+        seen.append(chunk)
+        return b"more\n" if len(seen) < 3 else b"enough\n"
+
+    result = sandbox.run_python(COUNTER, on_stdout=answer)
+    assert (result.stdout, b"".join(seen), result.returncode) == ("1\n2\n3\n", b"1\n2\n3\n", 0)
+    assert sandbox.run_python(COUNTER, stdin="more\n").stdout == "1\n2\n"  # without it, stdin ends as before
+
+
 def test_killed_by_signal_is_reported(sandbox):
     result = sandbox.run_python("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
     assert (result.returncode, result.killed_by_signal) == (-11, 11)

@@ -14,6 +14,10 @@ for it, so that when we return no process of the run is left on the host.
 A ``guard`` (``fpa.sandbox.bound``: the run's cgroup or the watchdog) is polled every
 ``guard.interval_s``; once it finds the run over its memory cap the run is killed as at
 a timeout, and reported with ``memory_exceeded``.
+
+``on_stdout`` (optional) makes the run a conversation: it is called with each chunk of stdout
+as it is kept (within the cap), and what it returns is written to the run's stdin, which then
+stays open until the run ends (without it, stdin is closed once ``stdin`` is written).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 DRAIN_AFTER_KILL_S = 1.0  # after the kill, how long to wait for pipes and init to go
 CHUNK = 1 << 16
@@ -54,14 +59,20 @@ class _Run:
     pending: memoryview = memoryview(b"")
     init_pidfd: int | None = None
     guard: object | None = None  # a CgroupRun or WatchdogRun: over(), oom_killed(), kill(), peak_bytes()
+    on_stdout: Callable[[bytes], bytes | None] | None = None  # a chunk of stdout -> bytes for stdin
+    replying: bool = False  # whether replies may still be written (stdin open, the run not killed)
 
 
 def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, cap: int, *,
-               init_status_fd: int | None = None, expect_uid: int | None = None, guard=None) -> Finished:  # fmt: skip
+               init_status_fd: int | None = None, expect_uid: int | None = None, guard=None,
+               on_stdout: Callable[[bytes], bytes | None] | None = None) -> Finished:  # fmt: skip
     """Pump ``proc``'s pipes until it (and bwrap's init) exit and the pipes close, until
-    ``timeout_s``, or until ``guard`` finds the run over its memory cap."""
+    ``timeout_s``, or until ``guard`` finds the run over its memory cap; ``on_stdout`` answers
+    its stdout on its stdin (then ``proc`` needs a stdin pipe)."""
+    if on_stdout is not None and proc.stdin is None:
+        raise ValueError("wait_group: on_stdout needs a process started with stdin=PIPE")
     deadline = time.monotonic() + timeout_s
-    run = _Run(proc, cap, expect_uid, guard=guard)
+    run = _Run(proc, cap, expect_uid, guard=guard, on_stdout=on_stdout, replying=on_stdout is not None)
     leader_fd = os.pidfd_open(proc.pid)
     try:
         run.sel.register(leader_fd, selectors.EVENT_READ, "leader")
@@ -74,7 +85,11 @@ def wait_group(proc: subprocess.Popen, stdin: bytes | None, timeout_s: float, ca
             run.pending = memoryview(stdin or b"")
             os.set_blocking(proc.stdin.fileno(), False)
             run.sel.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
-        outcome = _pump(run, deadline, watch=True)
+        try:
+            outcome = _pump(run, deadline, watch=True)
+        except BaseException:  # on_stdout raised, or an interrupt: leave no process of the run running
+            _kill(run)
+            raise
         if outcome != "done":
             if guard is not None:
                 guard.kill()
@@ -136,6 +151,7 @@ def _kill(run: _Run) -> None:
             signal.pidfd_send_signal(run.init_pidfd, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    run.replying = False
     for key in list(run.sel.get_map().values()):
         if key.data == "stdin":
             run.sel.unregister(key.fileobj)
@@ -152,13 +168,23 @@ def _feed(run: _Run, pipe) -> None:
     try:
         written = os.write(pipe.fileno(), run.pending[:CHUNK]) if run.pending else 0
     except BrokenPipeError:  # the program stopped reading; its problem
-        written, run.pending = 0, memoryview(b"")
+        written, run.pending, run.replying = 0, memoryview(b""), False
     except BlockingIOError:
         return
     run.pending = run.pending[written:]
     if not run.pending:
         run.sel.unregister(pipe)
-        pipe.close()
+        if not run.replying:  # no more to come: the program sees its end of input
+            pipe.close()
+
+
+def _reply(run: _Run, data: bytes) -> None:
+    """Queue ``data`` for the run's stdin (dropped once the run is killed or stopped reading)."""
+    if not data or not run.replying:
+        return
+    if not run.pending:
+        run.sel.register(run.proc.stdin, selectors.EVENT_WRITE, "stdin")
+    run.pending = memoryview(bytes(run.pending) + data)
 
 
 def _read_output(run: _Run, pipe) -> None:
@@ -170,7 +196,10 @@ def _read_output(run: _Run, pipe) -> None:
     room = run.cap - len(data)
     if len(chunk) > room:
         run.truncated[pipe] = True
-    data += chunk[: max(room, 0)]
+    kept = chunk[: max(room, 0)]
+    data += kept
+    if kept and run.on_stdout is not None and pipe is run.proc.stdout:
+        _reply(run, run.on_stdout(kept))
 
 
 def _read_status(run: _Run, fd: int) -> None:

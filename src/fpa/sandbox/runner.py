@@ -21,7 +21,7 @@ import threading
 import time
 import warnings
 from pathlib import Path, PurePosixPath
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from fpa.sandbox import bound, bwrap, janitor
 from fpa.sandbox.check import SandboxUnavailable, missing_prerequisite, userns_hint
@@ -63,19 +63,23 @@ class Sandbox:
 
     def run_python(self, source: str, *, stdin: str | bytes | None = None, args: Sequence[str] = (),
                    files: Mapping[str, str | bytes] | None = None, timeout_s: float | None = None,
-                   env: Mapping[str, str] | None = None) -> RunResult:  # fmt: skip
+                   env: Mapping[str, str] | None = None,
+                   on_stdout: Callable[[bytes], bytes | None] | None = None) -> RunResult:  # fmt: skip
         """Run ``source`` as ``python main.py *args`` in the work dir, next to ``files``."""
         files = dict(files or {})
         if SCRIPT in files:
             raise ValueError(f"files: {SCRIPT!r} is reserved for the program source")
         files[SCRIPT] = source
         argv = [self.python, SCRIPT, *args]
-        return self.run(argv, stdin=stdin, files=files, timeout_s=timeout_s, env=env)
+        return self.run(argv, stdin=stdin, files=files, timeout_s=timeout_s, env=env, on_stdout=on_stdout)
 
     def run(self, argv: Sequence[str], *, stdin: str | bytes | None = None,
             files: Mapping[str, str | bytes] | None = None, timeout_s: float | None = None,
-            env: Mapping[str, str] | None = None) -> RunResult:  # fmt: skip
-        """Run ``argv`` with cwd = the work dir holding ``files`` (name -> content)."""
+            env: Mapping[str, str] | None = None,
+            on_stdout: Callable[[bytes], bytes | None] | None = None) -> RunResult:  # fmt: skip
+        """Run ``argv`` with cwd = the work dir holding ``files`` (name -> content). ``on_stdout``, if
+        given, is called with each chunk of stdout as it comes; what it returns goes to the program's
+        stdin, which stays open until the run ends (``fpa.sandbox.process.wait_group``)."""
         if isinstance(argv, (str, bytes)) or not argv:
             raise ValueError(f"argv: expected a non-empty list of strings, got {argv!r}")
         contents = {_check_name(name): _as_bytes(data) for name, data in (files or {}).items()}
@@ -83,12 +87,12 @@ class Sandbox:
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
         if timeout <= 0:
             raise ValueError(f"timeout_s: expected a number > 0, got {timeout!r}")
-        stdin_bytes = None if stdin is None else _as_bytes(stdin)
+        stdin_bytes = (b"" if on_stdout else None) if stdin is None else _as_bytes(stdin)
         run = self._run_bwrap if self.mode == "bwrap" else self._run_unsandboxed
         start = time.monotonic()
         guard = self.aggregate.start(self.limits)
         try:
-            done = run(list(argv), contents, stdin_bytes, timeout, bwrap.sandbox_env(self.python, env), guard)
+            done = run(list(argv), contents, stdin_bytes, timeout, bwrap.sandbox_env(self.python, env), guard, on_stdout)
         finally:
             guard.close()
         wall = time.monotonic() - start
@@ -131,7 +135,7 @@ class Sandbox:
             *argv,
         ]
 
-    def _run_bwrap(self, argv, contents, stdin, timeout, env, guard):
+    def _run_bwrap(self, argv, contents, stdin, timeout, env, guard, on_stdout):
         uid = _next_uid()
         files = {**bwrap.etc_files(uid), **{f"{bwrap.WORKDIR}/{name}": data for name, data in contents.items()}}
         fds = {dest: _memfd(dest, data) for dest, data in files.items()}
@@ -148,9 +152,10 @@ class Sandbox:
                 os.close(fd)
         expect_uid = uid if os.geteuid() == 0 else os.getuid()
         cap = self.limits.output_bytes
-        return wait_group(proc, stdin, timeout, cap, init_status_fd=status_r, expect_uid=expect_uid, guard=guard)
+        return wait_group(proc, stdin, timeout, cap, init_status_fd=status_r, expect_uid=expect_uid, guard=guard,
+                          on_stdout=on_stdout)  # fmt: skip
 
-    def _run_unsandboxed(self, argv, contents, stdin, timeout, env, guard):
+    def _run_unsandboxed(self, argv, contents, stdin, timeout, env, guard, on_stdout):
         workdir = tempfile.mkdtemp(prefix="fpa-unsandboxed-")
         try:
             for name, data in contents.items():
@@ -161,7 +166,7 @@ class Sandbox:
             cmd = [*guard.prefix, *bwrap.rlimit_args(self.limits), *argv]
             proc = _popen(cmd, stdin, pass_fds=(), cwd=workdir, env=env)
             guard.attach(proc.pid)
-            return wait_group(proc, stdin, timeout, self.limits.output_bytes, guard=guard)
+            return wait_group(proc, stdin, timeout, self.limits.output_bytes, guard=guard, on_stdout=on_stdout)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 

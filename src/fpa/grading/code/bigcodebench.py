@@ -125,8 +125,7 @@ def run_tests(send):
     first = str(details[sorted(details)[0]])[-400:] if details else ""
     send(dumps(["done", stat.value == _SUCCESS and not details, tampered, first]))
 
-lines, end = run_child(run_tests, job["timeout"] + 2, job["report_bytes"], False)
-write_child({"end": end}, lines)
+run_child(run_tests, job["timeout"] + 2, job["report_bytes"], False, {})
 """
 
 CANARY = {

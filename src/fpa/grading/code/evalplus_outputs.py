@@ -63,35 +63,61 @@ def opaque_fails(dataset: str, entry_point: str) -> bool:
 
 def split_status(dataset: str, entry_point: str, inputs: list, expected: Expected, atol: float,
                  lines: list[str], end: str) -> str:  # fmt: skip
-    """``untrusted_check``'s status ("pass", "fail", "timeout") for one split, from the lines the
-    candidate's process sent (``["value", v]``, ``["opaque", type]`` for an output that could not
-    cross, then ``["done"]`` or ``["raised", type]``) and ``end``, how that process ended
-    (``fpa.grading.code.monitor``). A line the harness cannot have written fails the split."""
-    if end == "too_large":
-        return FAIL
-    done, stop = 0, None
-    for index, line in enumerate(lines):
-        try:
-            kind, out = _message(line, expected, index)
-        except ValueError:
-            return FAIL
-        if kind != "value":
-            stop = kind
+    """``untrusted_check``'s status ("pass", "fail", "timeout") for one split, from all the lines
+    the candidate's process sent and ``end``, how that process ended (``SplitCheck``)."""
+    check = SplitCheck(dataset, entry_point, inputs, expected, atol)
+    for line in lines:
+        if check.add(line):
             break
-        if index >= len(inputs):
-            continue
+    return check.status(end)
+
+
+class SplitCheck:
+    """``untrusted_check``'s comparison of one split, one line at a time as the candidate's
+    process sends them (``["value", v]``, ``["opaque", type]`` for an output that could not
+    cross, then ``["done"]`` or ``["raised", type]``). ``add`` says when a line has failed the
+    split, so that the candidate can be stopped there as ``fast_check`` stops; ``status`` is
+    the verdict once the process has ended. A line the harness cannot have written fails the split."""
+
+    def __init__(self, dataset: str, entry_point: str, inputs: list, expected: Expected, atol: float) -> None:
+        self.dataset, self.entry_point, self.inputs, self.expected, self.atol = dataset, entry_point, inputs, expected, atol
+        self.sent, self.done, self.stop, self.failed = 0, 0, None, False
+
+    def add(self, line: str) -> bool:
+        """Take the next line; True when it fails the split (later lines change nothing)."""
+        if self.failed or self.stop is not None:
+            return False
+        index, self.sent = self.sent, self.sent + 1
         try:
-            verdict, atol = _compare(dataset, entry_point, inputs[index], out, expected.outputs[index], atol)
+            kind, out = _message(line, self.expected, index)
+        except ValueError:
+            return self._fail()
+        if kind != "value":
+            self.stop = kind  # the process ends after this line
+            return False
+        if index >= len(self.inputs):
+            return False
+        try:
+            verdict, self.atol = _compare(self.dataset, self.entry_point, self.inputs[index], out,
+                                          self.expected.outputs[index], self.atol)  # fmt: skip
         except Exception:  # unsafe_execute: any exception while comparing fails the input
-            return FAIL
+            return self._fail()
         if verdict is False:
+            return self._fail()
+        self.done += verdict is True  # None: find_zero's oracle, which 0.3.1 never counts as done
+        return False
+
+    def _fail(self) -> bool:
+        self.failed = True
+        return True
+
+    def status(self, end: str) -> str:
+        """The split's status given ``end``, how the process ended (``fpa.grading.code.monitor``)."""
+        if end == "too_large" or self.failed or self.stop == "raised":
             return FAIL
-        done += verdict is True  # None: find_zero's oracle, which 0.3.1 never counts as done
-    if stop == "raised":
-        return FAIL
-    if stop != "done":  # killed at the deadline or died: untrusted_check's unknown status
-        return TIMEOUT
-    return PASS if done == len(inputs) else FAIL
+        if self.stop != "done":  # killed at the deadline or died: untrusted_check's unknown status
+            return TIMEOUT
+        return PASS if self.done == len(self.inputs) else FAIL
 
 
 def _message(line: str, expected: Expected, index: int) -> tuple[str, object]:

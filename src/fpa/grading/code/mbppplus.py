@@ -15,7 +15,10 @@ Reused from ``evalplus==0.3.1``:
   ``unsafe_execute``, which here sends each output back as data (``fpa.grading.code.values``)
   instead of comparing it. The harness's monitor process (``fpa.grading.code.monitor``)
   runs no candidate and alone writes the run's output.
-- host: ``fpa.grading.code.evalplus_outputs.split_status`` compares with EvalPlus's own rules.
+- host: ``fpa.grading.code.evalplus_outputs.SplitCheck`` compares each output with EvalPlus's
+  own rules as it arrives (the run's stdout is read as it comes), and at the first that fails
+  tells the monitor, on the run's stdin, to stop that candidate's process, as ``fast_check``
+  stops at the first failing input; the monitor goes on with the next in the same run.
   Correct = base and plus both ``pass``.
 
 The sandbox runs import only EvalPlus's ``eval/utils.py`` and ``gen/util/__init__.py``,
@@ -37,7 +40,7 @@ import pickle
 from pathlib import Path
 
 from fpa.grading.code.bench import CodeBench
-from fpa.grading.code.monitor import MONITOR, read_records
+from fpa.grading.code.monitor import MONITOR, RecordStream, job_input, stop_command
 from fpa.grading.code.encoder import ENCODER
 from fpa.grading.code.values import loads
 from fpa.sandbox import Limits, RunResult, Sandbox
@@ -76,7 +79,7 @@ for split, inputs in job["inputs"].items():  # as evaluate.get_groundtruth; the 
 
 CANDIDATES = ENCODER + MONITOR + _EVALPLUS_MODULES + r"""
 import json, os, pickle, shutil
-job = pickle.loads(sys.stdin.buffer.read())
+job = pickle.loads(read_job())
 isolate_monitor()
 # loaded once here rather than in each child: what reliability_guard and most solutions import
 import bisect, collections, copy, datetime, functools, heapq, itertools, math, operator, platform, random, re, resource
@@ -112,11 +115,10 @@ def execute(code, inputs, limits):
 
 for index, code in enumerate(job["programs"]):
     for split in job["splits"]:
-        lines, end = run_child(execute(code, split["inputs"], split["time_limits"]), split["deadline_s"],
-                               split["cap"], job["sweep"])
-        write_child({"program": index, "split": split["name"], "end": end}, lines)
-        if end != "exited" or lines[-1:] != ['["done"]']:
-            break  # this split failed whatever it returned; as with fast_check, plus is not run
+        end, last = run_child(execute(code, split["inputs"], split["time_limits"]), split["deadline_s"],
+                              split["cap"], job["sweep"], {"program": index, "split": split["name"]})
+        if end != "exited" or last != '["done"]':
+            break  # this split failed whatever it returned (or the host stopped it); as with fast_check, plus is not run
 """
 
 
@@ -197,7 +199,7 @@ def _grade_run(bench: str, task: dict, programs: list[str], expected: dict, caps
     records, result = candidate_records(bench, task, programs, expected, caps, sandbox)
     verdicts = []
     for index in range(len(programs)):
-        verdict = _verdict(bench, task, expected, [records.get((index, split)) for split in SPLITS])
+        verdict = _verdict([records.get((index, split)) for split in SPLITS])
         verdicts.append(verdict or (False, _run_failure(result)))
         if verdict is None:
             break
@@ -206,7 +208,9 @@ def _grade_run(bench: str, task: dict, programs: list[str], expected: dict, caps
 
 def candidate_records(bench: str, task: dict, programs: list[str], expected: dict, caps: dict,
                       sandbox: Sandbox) -> tuple[dict, RunResult]:  # fmt: skip
-    """One run of ``CANDIDATES``: ``{(program index, split): (lines sent, how the process ended)}``."""
+    """One run of ``CANDIDATES``: ``{(program index, split): (lines sent, how the process ended, status)}``.
+    Each line is compared as it comes (``SplitCheck``); at the first that fails its split, the
+    host tells the monitor to stop that process, as ``fast_check`` stops at a failing input."""
     splits = [{"name": split, "inputs": task[f"{split}_input"], "time_limits": _evalplus().time_limits(expected[split].ref_time),
                "cap": caps[split]} for split in SPLITS]  # fmt: skip
     for split in splits:
@@ -215,19 +219,36 @@ def candidate_records(bench: str, task: dict, programs: list[str], expected: dic
     job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
            "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap",
            "opaque_fails": _evalplus().opaque_fails(DATASETS[bench], task["entry_point"])}  # fmt: skip
+    checks = {}
+
+    def check_line(header: dict, line: str) -> bytes | None:
+        key = header["program"], header["split"]
+        if key not in checks:
+            checks[key] = _split_check(bench, task, expected, key[1])
+        return stop_command(header) if checks[key].add(line) else None
+
+    stream = RecordStream(check_line)
     timeout = START_S + len(programs) * sum(split["deadline_s"] + 1 for split in splits)
-    result = sandbox.run_python(CANDIDATES, stdin=pickle.dumps(job), timeout_s=timeout)
-    records = {(header["program"], header["split"]): (lines, header["end"]) for header, lines in read_records(result.stdout)}
+    result = sandbox.run_python(CANDIDATES, stdin=job_input(pickle.dumps(job)), timeout_s=timeout, on_stdout=stream.feed)
+    records = {}
+    for header, lines in stream.records:
+        key = header["program"], header["split"]
+        check = checks.get(key) or _split_check(bench, task, expected, key[1])
+        records[key] = (lines, header["end"], check.status(header["end"]))
     return records, result
 
 
-def _verdict(bench: str, task: dict, expected: dict, records: list[tuple | None]) -> tuple[bool, str] | None:
+def _split_check(bench: str, task: dict, expected: dict, split: str):
+    return _evalplus().SplitCheck(DATASETS[bench], task["entry_point"], task[f"{split}_input"], expected[split],
+                                  task["atol"])  # fmt: skip
+
+
+def _verdict(records: list[tuple | None]) -> tuple[bool, str] | None:
     """Base, then plus, as ``evaluate.check_correctness``; None when a record it needs is missing."""
     for split, record in zip(SPLITS, records):
         if record is None:
             return None
-        status = _evalplus().split_status(DATASETS[bench], task["entry_point"], task[f"{split}_input"], expected[split],
-                              task["atol"], *record)  # fmt: skip
+        status = record[2]
         if status != _evalplus().PASS:
             return False, f"evalplus_{split}_{status}"
     return True, "evalplus_pass"
