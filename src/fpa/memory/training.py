@@ -115,17 +115,26 @@ def objective_head_buffers(objective, reference_mode: str) -> int:
                         want_kl="fwd_kl" in objective.requires)
 
 
-def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int = 3) -> int:
+def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int) -> int:
     """Rows per chunk of the loss head within ``budget_bytes`` of ``[chunk, V]`` fp32 buffers.
 
     As Liger-Kernel sizes its chunks from the vocabulary, but from a byte budget: the largest
-    power of two whose ``buffers`` fit, at least 1: what the objective's head call holds
-    (``objective_head_buffers``); 3, the most any call holds, where the caller does not say.
+    power of two whose ``buffers`` fit, at least 1.
     A power of two keeps the chunk boundaries, and so the fp32 accumulation order of the head's
     weight gradient, the same for every budget between two of them.
     """
     rows = budget_bytes // (buffers * FP32 * vocab_size)
     return 1 << max(0, int(rows).bit_length() - 1)
+
+
+def objective_chunk_rows(chunk_size: int | str, head_memory_mb: float, vocab_size: int, objective,
+                         reference_mode: str) -> int:
+    """The loss head's rows per chunk of a run (``training.chunk_size``, ``head_memory_mb``, ``reference``):
+    ``chunk_size`` itself, or for ``auto`` the ``head_chunk_rows`` of the buffers ``objective``'s head call
+    holds (``objective_head_buffers``): the trainer's chunk and the planner's, so both budget alike."""
+    if chunk_size != "auto":
+        return chunk_size
+    return head_chunk_rows(int(head_memory_mb * 2**20), vocab_size, objective_head_buffers(objective, reference_mode))
 
 
 def activation_bytes_per_token(arch: Architecture, precision: str, seq_len: int) -> dict[str, int]:

@@ -28,7 +28,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.pad_token import pad_token_id
 from fpa.io import read_jsonl, sha256_path
-from fpa.memory.training import head_chunk_rows
+from fpa.memory.training import objective_chunk_rows
 from fpa.objectives import get_objective
 from fpa.progress import progress
 from fpa.reference.inputs import make_reference
@@ -161,7 +161,8 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     if cfg.chunk_size == "auto":
-        cfg = dataclasses.replace(cfg, chunk_size=head_chunk_rows(int(cfg.head_memory_mb * 2**20), lm.config.vocab_size))
+        cfg = dataclasses.replace(cfg, chunk_size=objective_chunk_rows(cfg.chunk_size, cfg.head_memory_mb,
+                                                                       lm.config.vocab_size, objective, cfg.reference))
         log.info("loss head: %d rows per chunk (head_memory_mb %s)", cfg.chunk_size, cfg.head_memory_mb)
     prepare_layers(lm, cfg)
     train_split = _load_split("train", train_path, objective, tokenizer, cfg.max_length)
