@@ -16,8 +16,8 @@ from fpa.io import read_jsonl
 from fpa.planning import load_config_file
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
-from fpa.memory.training import (TrainingJob, activation_bytes_per_token, head_chunk_rows, reference_cache_dtype,
-                                 training_memory)
+from fpa.memory.training import (TrainingJob, activation_bytes_per_token, checkpointed_layers, head_chunk_rows,
+                                 reference_cache_dtype, training_memory)
 from fpa.reference.cache import write_reference_cache
 from fpa.training import loop
 
@@ -81,6 +81,22 @@ def test_activation_bytes_match_what_autograd_saves(name, precision):
     expected = arch.num_hidden_layers * per_token["layer"] + per_token["model"]
     measured = _saved_bytes_per_token(model, 256, precision == "bf16")
     assert measured == pytest.approx(expected, rel=0.05), (measured, expected)
+
+
+@pytest.mark.parametrize("every", [2, 3])
+@pytest.mark.parametrize("name", SHAPES)
+def test_selective_checkpointing_keeps_the_activations_of_the_layers_it_does_not_recompute(name, every):
+    """``checkpoint_every_layers: k``: autograd saves the activations of the layers Transformers does not
+    checkpoint (those inside a checkpoint are recomputed; the planner adds each one's input beside)."""
+    model = _hf_model(SHAPES[name]).train()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False}, every_n_layers=every)
+    arch = Architecture.from_hf(SHAPES[name], name)
+    per_token = activation_bytes_per_token(arch, "fp32", 64)
+    job = TrainingJob(sequences=4, max_length=64, precision="fp32", gradient_checkpointing=True,
+                      checkpoint_every_layers=every)
+    kept = arch.num_hidden_layers - checkpointed_layers(arch.num_hidden_layers, job)
+    measured = _saved_bytes_per_token(model, 256, bf16=False)
+    assert measured == pytest.approx(kept * per_token["layer"] + per_token["model"], rel=0.05)
 
 
 def test_states_are_sixteen_bytes_per_parameter_and_fsdp_shards_them():

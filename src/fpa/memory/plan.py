@@ -73,6 +73,7 @@ def training_job(config: Mapping, run, arch: Architecture, world: int, **overrid
         max_length=training["max_length"],
         precision=training["precision"],
         gradient_checkpointing=training["gradient_checkpointing"],
+        checkpoint_every_layers=training["checkpoint_every_layers"],
         chunk_size=objective_chunk_rows(training["chunk_size"], training["head_memory_mb"], arch.vocab_size,
                                         objective, training["reference"]),
         world=world,

@@ -9,7 +9,8 @@ Per device (rank), in bytes, with P parameters over W ranks:
   every gradient); under FSDP the weights and moments / W, or none with CPU offload;
   the cached reference's output head 4·V·d_ref when the objective reads it.
 - **forward-backward**: autograd's saved activations over the micro-batch's T = sequences x
-  ``max_length`` tokens (``activation_bytes_per_token``), the bf16 copies of the weights
+  ``max_length`` tokens (``activation_bytes_per_token``; a checkpointed layer keeps only its input,
+  ``checkpointed_layers``), the bf16 copies of the weights
   that autocast keeps for backward (2 B per matmul weight; under FSDP the all-gathered
   layers in flight instead), the head's buffers and its fp32 weight gradient.
 - **end of backward**: every gradient 4P (/ W under FSDP, none offloaded) and, with tied embeddings, the
@@ -39,6 +40,7 @@ class TrainingJob:
     max_length: int
     precision: str = "bf16"  # bf16 autocast over fp32 weights, or fp32
     gradient_checkpointing: bool = False
+    checkpoint_every_layers: int = 1  # with gradient_checkpointing: every k-th layer recomputes (fpa.training.body)
     chunk_size: int = 1024
     world: int = 1
     parallel: str = "ddp"  # ddp | fsdp
@@ -160,6 +162,12 @@ def activation_bytes_per_token(arch: Architecture, precision: str, seq_len: int)
     return {"layer": layer, "model": 3 * FP32 * d + (0 if bf16 else FP32 * seq_len)}
 
 
+def checkpointed_layers(num_layers: int, job: TrainingJob) -> int:
+    """Decoder layers that keep only their input and recompute the rest in backward: with
+    ``gradient_checkpointing``, Transformers' ``every_n_layers`` checkpoints layers 0, k, 2k, …"""
+    return -(-num_layers // job.checkpoint_every_layers) if job.gradient_checkpointing else 0
+
+
 def training_memory(arch: Architecture, job: TrainingJob) -> dict[str, int]:
     """Bytes per rank by component, and ``peak`` (see the module docstring)."""
     P, V, d, L, T = arch.params, arch.vocab_size, arch.hidden_size, arch.num_hidden_layers, job.tokens
@@ -173,10 +181,10 @@ def training_memory(arch: Architecture, job: TrainingJob) -> dict[str, int]:
         "reference_head": FP32 * V * d if job.reference_head else 0,
     }
     per_token = activation_bytes_per_token(arch, job.precision, job.max_length)
-    if job.gradient_checkpointing:  # each layer keeps its input; backward recomputes one layer at a time
-        activations = T * (L * 4 * d + per_token["layer"] + per_token["model"])
-    else:
-        activations = T * (L * per_token["layer"] + per_token["model"])
+    recomputed = checkpointed_layers(L, job)
+    # a checkpointed layer keeps its input; backward recomputes one layer at a time
+    activations = T * ((L - recomputed) * per_token["layer"] + recomputed * FP32 * d
+                       + (per_token["layer"] if recomputed else 0) + per_token["model"])
     # the gradient flowing back through a layer: the residual's and an MLP-wide one
     transient = T * (2 * FP32 * d + job.element * arch.intermediate_size)
     rows = min(job.chunk_size, T)
