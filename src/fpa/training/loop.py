@@ -72,6 +72,7 @@ class TrainConfig:
     deterministic: bool = False
     chunk_size: int | str = 1024  # or "auto": from head_memory_mb
     head_memory_mb: float = 1024.0
+    fused_head: bool = False
     reference: str = "cached"
     eval_every: int = 20
     early_stopping_patience: int = 0
@@ -199,7 +200,7 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
     def statistics(hidden, head_weight):
         return sequence_stats(hidden, head_weight, batch, run.objective, run.hyper, reference=ref,
                               pair_seed=run.seed, chunk_size=run.cfg.chunk_size,
-                              head_precision=run.cfg.head_precision)
+                              head_precision=run.cfg.head_precision, fused_head=run.cfg.fused_head)
 
     mask = attention_mask_for(run.cfg.attention, batch.attention_mask)
     return (body(batch.input_ids, mask, statistics, batch.position_ids, batch.sequence_lengths),
