@@ -130,6 +130,7 @@ class Session:
     reference: object
     train: Split
     val: Split
+    total_steps: int
 
     @property
     def rank(self) -> int:
@@ -183,7 +184,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
     accelerator.register_for_checkpointing(scheduler)
     session = Session(cfg, objective, hyper, seed, accelerator, parallel, tokenizer, body, optimizer, scheduler,
-                      reference, train_split, val_split)
+                      reference, train_split, val_split, total)
     return session, total
 
 
@@ -207,9 +208,15 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
             int(batch.targets.numel()))
 
 
-def _with_next(micros: list) -> list[tuple]:
-    """Each micro-batch with the one after it (None after the last)."""
-    return list(zip(micros, [*micros[1:], None]))
+def _with_next(micros: list, after: list[B.Group] | None = None) -> list[tuple]:
+    """Each micro-batch with the one after it (``after`` after the last)."""
+    return list(zip(micros, [*micros[1:], after]))
+
+
+def _rank_micro_batches(run: Session, step: int) -> tuple[list[list[B.Group]], int, int]:
+    """This rank's micro-batches of global batch ``step`` (``B.rank_micro_batches``)."""
+    batch = B.global_batch(run.train.groups, step, batch_problems=run.cfg.batch_problems, seed=run.seed)
+    return B.rank_micro_batches(batch, run.rank, run.world, run.cfg.micro_batch_problems)
 
 
 def _validate(run: Session) -> float:
@@ -236,12 +243,13 @@ def _batch_mean(run: Session, own: list) -> torch.Tensor | None:
 
 def _optimizer_batch_mean(run: Session, micros: list, own: int) -> torch.Tensor | None:
     """The batch statistic of the optimizer batch at the current weights, in a no-gradient pass over
-    every micro-batch (padding copies included: FSDP gathers weights inside each forward)."""
+    every micro-batch (padding copies included: FSDP gathers weights inside each forward); its last
+    reads ahead the first again, for the gradient pass."""
     if run.objective.batch_statistic is None:
         return None
     with torch.no_grad():
         stats = [_forward_stats(run, micro, run.train, run.parallel.evaluation_module(run.body), upcoming)[0]
-                 for micro, upcoming in _with_next(micros)]
+                 for micro, upcoming in _with_next(micros, after=micros[0])]
     return _batch_mean(run, stats[:own])
 
 
@@ -249,14 +257,15 @@ def _optimizer_step(run: Session, step: int) -> dict:
     """One optimizer step over this rank's shard of global batch ``step``; returns its metrics row."""
     started = time.perf_counter()
     cfg = run.cfg
-    batch = B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed)
     # Every micro-batch of every rank weighs 1 / (all ranks' micro-batches) once DDP / FSDP average
     # the ranks' gradients, as in one process; a rank's padding copies weigh 0.
-    micros, own, count = B.rank_micro_batches(batch, run.rank, run.world, cfg.micro_batch_problems)
+    micros, own, count = _rank_micro_batches(run, step)
     weights = [run.world] * own + [0] * (len(micros) - own)
+    # the last micro-batch reads ahead the next step's first: no step begins with a read it waits on
+    following = _rank_micro_batches(run, step + 1)[0][0] if step + 1 < run.total_steps else None
     mean = _optimizer_batch_mean(run, micros, own)
     row, n_tokens, n_examples = {}, 0, 0
-    for index, ((micro, upcoming), weight) in enumerate(zip(_with_next(micros), weights)):
+    for index, ((micro, upcoming), weight) in enumerate(zip(_with_next(micros, after=following), weights)):
         with run.parallel.gradient_sync(run.body, enabled=index == len(micros) - 1):
             stats, tokens = _forward_stats(run, micro, run.train, run.body, upcoming)
             stats = with_batch_mean(stats, mean)
