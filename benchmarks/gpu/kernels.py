@@ -63,12 +63,15 @@ def _logsumexp(hidden: torch.Tensor, weight: torch.Tensor, chunk: int) -> torch.
 
 def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps: int) -> dict:
     """Time (forward + backward) per precision, FPA's call and Off-RL's; FPA's error against float64."""
-    from fpa.memory.training import head_chunk_rows
+    from fpa.memory.training import objective_chunk_rows
+    from fpa.objectives import get_objective
     from fpa.training.head import token_statistics
     from fpa.training.precision import HEAD_PRECISIONS
 
     x = _head_inputs(shape, device)
-    chunk = head_chunk_rows(int(head_memory_mb * 2**20), shape.architecture.vocab_size)  # the trainer's
+    chunks = {method: objective_chunk_rows("auto", head_memory_mb, shape.architecture.vocab_size,
+                                           get_objective(method), "cached") for method in ("fpa", "offrl")}
+    chunk = chunks["fpa"]  # the trainer's, each method's own
     ref_hidden = x["ref_hidden"].to(torch.bfloat16)  # as cached: float64 and every precision round z_θ alike
     ref_weight = x["ref_weight"].float()  # as ReferenceCache.head_weight loads it
     ref_lse = _logsumexp(ref_hidden, ref_weight, chunk)  # as the cache stores it
@@ -78,14 +81,14 @@ def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps
                                  ref_logsumexp=_logsumexp(ref_hidden, x["ref_weight"], chunk))
     exact_weights = _fpa_weights(exact.hat_logp, shape.sequences)
     result = {"N": shape.completion_tokens, "d": shape.architecture.hidden_size, "V": shape.architecture.vocab_size,
-              "chunk_size": chunk, "lam": lam, "ref_logsumexp": "cached", "precisions": {}}
+              "chunk_size": chunk, "offrl_chunk_size": chunks["offrl"], "lam": lam, "ref_logsumexp": "cached", "precisions": {}}
     hidden, weight = (x[name].float().requires_grad_() for name in ("hidden", "weight"))  # decoder_hidden's fp32
     calls = {"fpa": dict(ref_hidden=ref_hidden, ref_weight=ref_weight, ref_logsumexp=ref_lse, lam=lam),
              "offrl": {}}
     for precision in HEAD_PRECISIONS:
 
         def step(method):
-            stats = token_statistics(hidden, weight, x["targets"], chunk_size=chunk, head_precision=precision,
+            stats = token_statistics(hidden, weight, x["targets"], chunk_size=chunks[method], head_precision=precision,
                                      **calls[method])
             (stats.logp * x["grad"].float()).sum().backward()
             hidden.grad = weight.grad = None

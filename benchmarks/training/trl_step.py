@@ -82,7 +82,8 @@ def parse_args(argv=None):
     add("--cases", default=",".join(CASES), help="comma-separated subset of " + ",".join(CASES))
     add("--seqs", type=_ints, default=[256, 512, 1024, 2048], help="comma-separated sequence lengths")
     add("--chunks", type=_ints, default=[512, 1024],
-        help="our loss-head chunk sizes (the toy configs' 1024; 512 = chunk_size: auto at V=151,936, 1 GiB)")
+        help="our loss-head chunk sizes (the toy configs' 1024; chunk_size: auto at V=151,936 and 1 GiB: "
+             "512 for FPA, 1024 for a one-buffer head)")
     add("--options", type=_options, default=[],
         help="comma-separated, applied to both sides alike: " + ", ".join(OPTIONS))
     add("--out", default=str(OUT))

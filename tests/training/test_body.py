@@ -3,8 +3,8 @@ gradients of one training micro-batch, on a tiny Qwen3 with grouped K/V (4 query
 and a right-padded batch of unequal lengths.
 
 Tolerances: selective checkpointing recomputes the very same CPU kernels, so it is bit-identical;
-the unmasked (causal) attention and the compiled layers take other kernels (SDPA without a mask,
-Inductor's fused code) whose fp32 sums round differently: per-sequence log-probs within 1e-6
+the unmasked (causal) attention, the compiled layers and the fused head take other kernels (SDPA
+without a mask, Inductor's fused code) whose fp32 sums round differently: per-sequence log-probs within 1e-6
 relative, the loss within 1e-6 of the largest per-sequence weight, every gradient entry within 1e-5
 of the largest gradient entry (measured here: 0 and 7e-8 relative for the log-probs, 6e-7 and
 1.2e-6 for the gradients). ``deterministic`` on CPU changes no kernel: bit-identical.
@@ -18,6 +18,7 @@ import torch
 from fpa.training import batches as B
 from fpa.training import body as speed
 from fpa.training import loop
+from fpa.training.head_chunk import compiled_chunk
 
 # today's path: right-padded batches with their padding mask
 TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 2, "micro_batch_problems": 2,
@@ -74,6 +75,14 @@ def test_selective_checkpointing_recomputes_every_kth_layer_bit_identically(gqa_
     layers = run.parallel.unwrap(run.body).lm.get_decoder().layers
     assert [layer.gradient_checkpointing for layer in layers] == [True, False, True, False]
     _assert_same(todays, (values, grads), rtol=0, atol=0)
+
+
+def test_fused_head_gives_the_eager_losses_and_gradients(gqa_model_dir, tiny_dataset, todays):
+    """``training.fused_head`` reaches the head: its chunks take the compiled passes, which sum in another order."""
+    calls = compiled_chunk.cache_info()
+    values, grads, _ = _loss_and_gradients(gqa_model_dir, tiny_dataset, fused_head=True)
+    assert compiled_chunk.cache_info().hits + compiled_chunk.cache_info().misses > calls.hits + calls.misses
+    _assert_same(todays, (values, grads), rtol=1e-6, atol=1e-5)
 
 
 @pytest.mark.slow

@@ -176,13 +176,14 @@ def test_fsdp_bf16_compute_changes_the_losses_within_rounding_and_keeps_fp32_mas
 @SHARES_TWO_RANKS
 def test_fsdp_checkpointing_kept_weights_and_offload_train_the_weights_of_the_plain_run(
         tmp_path, two_ranks, toy_model_dir, tiny_dataset, reference_cache):
-    """What changes where weights live and when activations are computed, not what is trained, in one
-    run: FSDP2 over checkpointed decoder layers (the paper's setting: each layer's forward recomputed in
-    its backward, inside the layer's gathered unit), weights kept gathered from forward to backward and
-    shards offloaded to host memory, on 2 gloo ranks, FPA through the cached reference: the weights and
-    losses of the plain run."""
+    """What changes where weights live, when activations are computed and how the head's passes run, not
+    what is trained, in one run: FSDP2 over checkpointed decoder layers (the paper's setting: each layer's
+    forward recomputed in its backward, inside the layer's gathered unit), weights kept gathered from
+    forward to backward, shards offloaded to host memory and the fused (compiled) head, on 2 gloo ranks,
+    FPA through the cached reference: the weights and losses of the plain run."""
     plain_out = two_ranks("fpa", "fsdp")
-    options = {"gradient_checkpointing": True, "fsdp_reshard_after_forward": False, "fsdp_cpu_offload": True}
+    options = {"gradient_checkpointing": True, "fsdp_reshard_after_forward": False, "fsdp_cpu_offload": True,
+               "fused_head": True}
     _fpa_train(_command(tmp_path / "options", toy_model_dir, tiny_dataset, "fpa", "fsdp", reference_cache,
                         {**TRAINING, **options}))
     options_out = tmp_path / "options" / "out"

@@ -9,13 +9,17 @@ from pathlib import Path
 
 import pytest
 import torch
+from transformers import AutoTokenizer
 
 from fpa.config.runs import expand_runs
+from fpa.io import read_jsonl
 from fpa.planning import load_config_file
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
-from fpa.memory.training import (TrainingJob, activation_bytes_per_token, head_chunk_rows, reference_cache_dtype,
-                                 training_memory)
+from fpa.memory.training import (TrainingJob, activation_bytes_per_token, checkpointed_layers, head_chunk_rows,
+                                 reference_cache_dtype, training_memory)
+from fpa.reference.cache import write_reference_cache
+from fpa.training import loop
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = {
@@ -79,6 +83,22 @@ def test_activation_bytes_match_what_autograd_saves(name, precision):
     assert measured == pytest.approx(expected, rel=0.05), (measured, expected)
 
 
+@pytest.mark.parametrize("every", [2, 3])
+@pytest.mark.parametrize("name", SHAPES)
+def test_selective_checkpointing_keeps_the_activations_of_the_layers_it_does_not_recompute(name, every):
+    """``checkpoint_every_layers: k``: autograd saves the activations of the layers Transformers does not
+    checkpoint (those inside a checkpoint are recomputed; the planner adds each one's input beside)."""
+    model = _hf_model(SHAPES[name]).train()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False}, every_n_layers=every)
+    arch = Architecture.from_hf(SHAPES[name], name)
+    per_token = activation_bytes_per_token(arch, "fp32", 64)
+    job = TrainingJob(sequences=4, max_length=64, precision="fp32", gradient_checkpointing=True,
+                      checkpoint_every_layers=every)
+    kept = arch.num_hidden_layers - checkpointed_layers(arch.num_hidden_layers, job)
+    measured = _saved_bytes_per_token(model, 256, bf16=False)
+    assert measured == pytest.approx(kept * per_token["layer"] + per_token["model"], rel=0.05)
+
+
 def test_states_are_sixteen_bytes_per_parameter_and_fsdp_shards_them():
     arch = Architecture.from_hf(SHAPES["qwen2_gqa"], "qwen2_gqa")
     one = training_memory(arch, TrainingJob(sequences=1, max_length=8))
@@ -92,10 +112,32 @@ def test_states_are_sixteen_bytes_per_parameter_and_fsdp_shards_them():
 
 
 def test_head_chunk_is_the_largest_power_of_two_within_the_budget():
-    assert head_chunk_rows(3 * 4 * 151_936 * 512, 151_936) == 512
-    assert head_chunk_rows(3 * 4 * 151_936 * 1023, 151_936) == 512
-    assert head_chunk_rows(2**30, 151_936) == 512
-    assert head_chunk_rows(1, 151_936) == 1
+    assert head_chunk_rows(3 * 4 * 151_936 * 512, 151_936, 3) == 512
+    assert head_chunk_rows(3 * 4 * 151_936 * 1023, 151_936, 3) == 512
+    assert head_chunk_rows(2**30, 151_936, 3) == 512
+    assert head_chunk_rows(2**30, 151_936, 2) == 512
+    assert head_chunk_rows(2**30, 151_936, 1) == 1024
+    assert head_chunk_rows(1, 151_936, 1) == 1
+
+
+@pytest.mark.parametrize("objective, reference, rows", [("offrl", "cached", 16), ("fpa", "cached", 8),
+                                                        ("fpa", "online", 4)])
+def test_the_planner_budgets_the_head_chunk_the_trainer_takes(tmp_path, toy_model_dir, tiny_dataset, objective,
+                                                             reference, rows):
+    """``chunk_size: auto`` within 16 rows of one [chunk, V] fp32 buffer: each objective's chunk holds the
+    buffers its head call holds (Off-RL 1, FPA on the cache 2, FPA online 3), the trainer's and the planner's."""
+    config = load_config_file(str(ROOT / "config" / "config.yaml"))
+    arch = Architecture.from_model_dir(toy_model_dir)
+    training = {"chunk_size": "auto", "head_memory_mb": 16 * 4 * arch.vocab_size / 2**20, "reference": reference}
+    config["training"].update(training)
+    run = expand_runs(config)[("toy", objective)]
+    samples = [*read_jsonl(tiny_dataset / "train.jsonl"), *read_jsonl(tiny_dataset / "val.jsonl")]
+    write_reference_cache(toy_model_dir, samples, AutoTokenizer.from_pretrained(toy_model_dir), tmp_path / "cache",
+                          max_length=128)
+    session, _ = loop._open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
+                                    str(tiny_dataset / "val.jsonl"), str(tmp_path / "cache"), objective, run.params,
+                                    loop.TrainConfig.from_dict({**training, "max_length": 128}), seed=3)
+    assert session.cfg.chunk_size == training_job(config, run, arch, 1).chunk_size == rows
 
 
 def test_paper_grid_7b_needs_fsdp_on_80_gb():

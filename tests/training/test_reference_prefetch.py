@@ -12,6 +12,7 @@ from fpa.objectives import get_objective
 from fpa.reference.cache import ReferenceCache, write_reference_cache
 from fpa.reference.inputs import make_reference
 from fpa.training import batches as B
+from fpa.training import loop
 
 
 @pytest.mark.parametrize("objective", ["fpa", "dpo"])  # per-token rows (z_ref, W_ref); per-sequence log π_ref
@@ -37,3 +38,36 @@ def test_prefetched_rows_are_the_rows_read_when_needed(tmp_path, toy_model_dir, 
         else:
             assert got.hidden is None and torch.equal(got.sequence_logp, rows.ref_logp)
     assert reference.pending == {}  # nothing read that no batch took
+
+
+@pytest.mark.parametrize("objective", ["fpa", "kto"])  # KTO: a no-gradient pass over the step's micro-batches first
+def test_each_step_reads_ahead_the_next_steps_first_rows(tmp_path, toy_model_dir, tiny_dataset, objective):
+    """The last micro-batch of step n asks for step n + 1's first rows (the only read pending after it), the
+    rows the cache gives read when needed, bit for bit; the last step asks for none. Only the run's very
+    first read waits (KTO's gradient pass included, whose first rows its no-gradient pass asks for again)."""
+    train, val = read_jsonl(tiny_dataset / "train.jsonl"), read_jsonl(tiny_dataset / "val.jsonl")
+    write_reference_cache(toy_model_dir, train + val, AutoTokenizer.from_pretrained(toy_model_dir), tmp_path / "cache",
+                          max_length=128, dtype="float32")
+    cfg = loop.TrainConfig.from_dict({"batch_problems": 4, "micro_batch_problems": 2, "max_length": 128,
+                                      "chunk_size": 64})
+    run, total = loop._open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
+                                    str(tiny_dataset / "val.jsonl"), str(tmp_path / "cache"), objective, {}, cfg, seed=3)
+    assert total == 2
+    run.body.train()
+    loop._optimizer_step(run, 0)
+    assert run.reference.reads_waited == 1
+    first = B.micro_batches(B.global_batch(run.train.groups, 1, batch_problems=4, seed=3), 2)[0]
+    key = ("train", tuple(B.sample_indices(first)))
+    assert list(run.reference.pending) == [key]
+    ahead = run.reference.pending[key].result()
+    cache = ReferenceCache(tmp_path / "cache")
+    indices = cache.indices([train[i]["id"] for i in key[1]])
+    if objective == "fpa":
+        now = cache.batch(indices)
+        assert torch.equal(ahead.hidden, now.hidden) and torch.equal(ahead.ref_lse, now.ref_lse)
+        assert torch.equal(ahead.targets, now.targets)
+    else:
+        assert torch.equal(ahead.ref_logp, cache.ref_logp(indices))
+        assert torch.equal(ahead.lengths, cache.lengths(indices))
+    loop._optimizer_step(run, 1)
+    assert run.reference.pending == {} and run.reference.reads_waited == 1

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fpa.memory.architecture import Architecture
-from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, head_chunk_rows,
+from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, objective_chunk_rows,
                                  objective_head_buffers, training_memory)
 from fpa.training.online.settings import COLOCATED_VLLM_SHARE
 from fpa.resources import job_world
@@ -73,9 +73,9 @@ def training_job(config: Mapping, run, arch: Architecture, world: int, **overrid
         max_length=training["max_length"],
         precision=training["precision"],
         gradient_checkpointing=training["gradient_checkpointing"],
-        # the trainer's chunk (fpa.training.loop sizes it for head_chunk_rows' 3 buffers, whatever it holds)
-        chunk_size=(head_chunk_rows(int(training["head_memory_mb"] * 2**20), arch.vocab_size)
-                    if training["chunk_size"] == "auto" else training["chunk_size"]),
+        checkpoint_every_layers=training["checkpoint_every_layers"],
+        chunk_size=objective_chunk_rows(training["chunk_size"], training["head_memory_mb"], arch.vocab_size,
+                                        objective, training["reference"]),
         world=world,
         parallel=training.get("parallel", "ddp"),
         cpu_offload=training.get("fsdp_cpu_offload", False),

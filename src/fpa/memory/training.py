@@ -9,7 +9,8 @@ Per device (rank), in bytes, with P parameters over W ranks:
   every gradient); under FSDP the weights and moments / W, or none with CPU offload;
   the cached reference's output head 4·V·d_ref when the objective reads it.
 - **forward-backward**: autograd's saved activations over the micro-batch's T = sequences x
-  ``max_length`` tokens (``activation_bytes_per_token``), the bf16 copies of the weights
+  ``max_length`` tokens (``activation_bytes_per_token``; a checkpointed layer keeps only its input,
+  ``checkpointed_layers``), the bf16 copies of the weights
   that autocast keeps for backward (2 B per matmul weight; under FSDP the all-gathered
   layers in flight instead), the head's buffers and its fp32 weight gradient.
 - **end of backward**: every gradient 4P (/ W under FSDP, none offloaded) and, with tied embeddings, the
@@ -39,6 +40,7 @@ class TrainingJob:
     max_length: int
     precision: str = "bf16"  # bf16 autocast over fp32 weights, or fp32
     gradient_checkpointing: bool = False
+    checkpoint_every_layers: int = 1  # with gradient_checkpointing: every k-th layer recomputes (fpa.training.body)
     chunk_size: int = 1024
     world: int = 1
     parallel: str = "ddp"  # ddp | fsdp
@@ -115,17 +117,26 @@ def objective_head_buffers(objective, reference_mode: str) -> int:
                         want_kl="fwd_kl" in objective.requires)
 
 
-def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int = 3) -> int:
+def head_chunk_rows(budget_bytes: int, vocab_size: int, buffers: int) -> int:
     """Rows per chunk of the loss head within ``budget_bytes`` of ``[chunk, V]`` fp32 buffers.
 
     As Liger-Kernel sizes its chunks from the vocabulary, but from a byte budget: the largest
-    power of two whose ``buffers`` fit, at least 1: what the objective's head call holds
-    (``objective_head_buffers``); 3, the most any call holds, where the caller does not say.
+    power of two whose ``buffers`` fit, at least 1.
     A power of two keeps the chunk boundaries, and so the fp32 accumulation order of the head's
     weight gradient, the same for every budget between two of them.
     """
     rows = budget_bytes // (buffers * FP32 * vocab_size)
     return 1 << max(0, int(rows).bit_length() - 1)
+
+
+def objective_chunk_rows(chunk_size: int | str, head_memory_mb: float, vocab_size: int, objective,
+                         reference_mode: str) -> int:
+    """The loss head's rows per chunk of a run (``training.chunk_size``, ``head_memory_mb``, ``reference``):
+    ``chunk_size`` itself, or for ``auto`` the ``head_chunk_rows`` of the buffers ``objective``'s head call
+    holds (``objective_head_buffers``): the trainer's chunk and the planner's, so both budget alike."""
+    if chunk_size != "auto":
+        return chunk_size
+    return head_chunk_rows(int(head_memory_mb * 2**20), vocab_size, objective_head_buffers(objective, reference_mode))
 
 
 def activation_bytes_per_token(arch: Architecture, precision: str, seq_len: int) -> dict[str, int]:
@@ -151,6 +162,12 @@ def activation_bytes_per_token(arch: Architecture, precision: str, seq_len: int)
     return {"layer": layer, "model": 3 * FP32 * d + (0 if bf16 else FP32 * seq_len)}
 
 
+def checkpointed_layers(num_layers: int, job: TrainingJob) -> int:
+    """Decoder layers that keep only their input and recompute the rest in backward: with
+    ``gradient_checkpointing``, Transformers' ``every_n_layers`` checkpoints layers 0, k, 2k, …"""
+    return -(-num_layers // job.checkpoint_every_layers) if job.gradient_checkpointing else 0
+
+
 def training_memory(arch: Architecture, job: TrainingJob) -> dict[str, int]:
     """Bytes per rank by component, and ``peak`` (see the module docstring)."""
     P, V, d, L, T = arch.params, arch.vocab_size, arch.hidden_size, arch.num_hidden_layers, job.tokens
@@ -164,10 +181,10 @@ def training_memory(arch: Architecture, job: TrainingJob) -> dict[str, int]:
         "reference_head": FP32 * V * d if job.reference_head else 0,
     }
     per_token = activation_bytes_per_token(arch, job.precision, job.max_length)
-    if job.gradient_checkpointing:  # each layer keeps its input; backward recomputes one layer at a time
-        activations = T * (L * 4 * d + per_token["layer"] + per_token["model"])
-    else:
-        activations = T * (L * per_token["layer"] + per_token["model"])
+    recomputed = checkpointed_layers(L, job)
+    # a checkpointed layer keeps its input; backward recomputes one layer at a time
+    activations = T * ((L - recomputed) * per_token["layer"] + recomputed * FP32 * d
+                       + (per_token["layer"] if recomputed else 0) + per_token["model"])
     # the gradient flowing back through a layer: the residual's and an MLP-wide one
     transient = T * (2 * FP32 * d + job.element * arch.intermediate_size)
     rows = min(job.chunk_size, T)

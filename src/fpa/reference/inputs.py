@@ -56,6 +56,7 @@ class CachedReference:
         # one thread: the cache's shard handles are opened lazily and are not shared between threads
         self.reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference-prefetch")
         self.pending: dict[tuple[str, tuple[int, ...]], Future] = {}
+        self.reads_waited = 0  # batches whose rows no one asked for ahead: read while the step waits
 
     def prefetch(self, sample_index: Sequence[int], split: str) -> None:
         """Start reading the rows of the batch of ``sample_index`` (indices into the split's samples)."""
@@ -78,8 +79,10 @@ class CachedReference:
 
     def rows(self, batch: Sequences, split: str) -> CachedBatch:
         """The cache's rows of ``batch``, on the host: prefetched, else read now."""
-        self.prefetch(batch.sample_index.tolist(), split)
-        return self.pending.pop((split, tuple(batch.sample_index.tolist()))).result()
+        key = (split, tuple(batch.sample_index.tolist()))
+        self.reads_waited += key not in self.pending
+        self.prefetch(key[1], split)
+        return self.pending.pop(key).result()
 
     def inputs(self, batch: Sequences, split: str) -> ReferenceInputs:
         cached = self.rows(batch, split)

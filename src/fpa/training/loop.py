@@ -28,7 +28,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.data.pad_token import pad_token_id
 from fpa.io import read_jsonl, sha256_path
-from fpa.memory.training import head_chunk_rows
+from fpa.memory.training import objective_chunk_rows
 from fpa.objectives import get_objective
 from fpa.progress import progress
 from fpa.reference.inputs import make_reference
@@ -72,6 +72,7 @@ class TrainConfig:
     deterministic: bool = False
     chunk_size: int | str = 1024  # or "auto": from head_memory_mb
     head_memory_mb: float = 1024.0
+    fused_head: bool = False
     reference: str = "cached"
     eval_every: int = 20
     early_stopping_patience: int = 0
@@ -129,6 +130,7 @@ class Session:
     reference: object
     train: Split
     val: Split
+    total_steps: int
 
     @property
     def rank(self) -> int:
@@ -161,7 +163,8 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     if cfg.chunk_size == "auto":
-        cfg = dataclasses.replace(cfg, chunk_size=head_chunk_rows(int(cfg.head_memory_mb * 2**20), lm.config.vocab_size))
+        cfg = dataclasses.replace(cfg, chunk_size=objective_chunk_rows(cfg.chunk_size, cfg.head_memory_mb,
+                                                                       lm.config.vocab_size, objective, cfg.reference))
         log.info("loss head: %d rows per chunk (head_memory_mb %s)", cfg.chunk_size, cfg.head_memory_mb)
     prepare_layers(lm, cfg)
     train_split = _load_split("train", train_path, objective, tokenizer, cfg.max_length)
@@ -181,7 +184,7 @@ def _open_session(model_dir: str, train_path: str, val_path: str, reference_dir:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, cfg))
     accelerator.register_for_checkpointing(scheduler)
     session = Session(cfg, objective, hyper, seed, accelerator, parallel, tokenizer, body, optimizer, scheduler,
-                      reference, train_split, val_split)
+                      reference, train_split, val_split, total)
     return session, total
 
 
@@ -198,16 +201,22 @@ def _forward_stats(run: Session, micro: list[B.Group], split: Split, body: torch
     def statistics(hidden, head_weight):
         return sequence_stats(hidden, head_weight, batch, run.objective, run.hyper, reference=ref,
                               pair_seed=run.seed, chunk_size=run.cfg.chunk_size,
-                              head_precision=run.cfg.head_precision)
+                              head_precision=run.cfg.head_precision, fused_head=run.cfg.fused_head)
 
     mask = attention_mask_for(run.cfg.attention, batch.attention_mask)
     return (body(batch.input_ids, mask, statistics, batch.position_ids, batch.sequence_lengths),
             int(batch.targets.numel()))
 
 
-def _with_next(micros: list) -> list[tuple]:
-    """Each micro-batch with the one after it (None after the last)."""
-    return list(zip(micros, [*micros[1:], None]))
+def _with_next(micros: list, after: list[B.Group] | None = None) -> list[tuple]:
+    """Each micro-batch with the one after it (``after`` after the last)."""
+    return list(zip(micros, [*micros[1:], after]))
+
+
+def _rank_micro_batches(run: Session, step: int) -> tuple[list[list[B.Group]], int, int]:
+    """This rank's micro-batches of global batch ``step`` (``B.rank_micro_batches``)."""
+    batch = B.global_batch(run.train.groups, step, batch_problems=run.cfg.batch_problems, seed=run.seed)
+    return B.rank_micro_batches(batch, run.rank, run.world, run.cfg.micro_batch_problems)
 
 
 def _validate(run: Session) -> float:
@@ -234,12 +243,13 @@ def _batch_mean(run: Session, own: list) -> torch.Tensor | None:
 
 def _optimizer_batch_mean(run: Session, micros: list, own: int) -> torch.Tensor | None:
     """The batch statistic of the optimizer batch at the current weights, in a no-gradient pass over
-    every micro-batch (padding copies included: FSDP gathers weights inside each forward)."""
+    every micro-batch (padding copies included: FSDP gathers weights inside each forward); its last
+    reads ahead the first again, for the gradient pass."""
     if run.objective.batch_statistic is None:
         return None
     with torch.no_grad():
         stats = [_forward_stats(run, micro, run.train, run.parallel.evaluation_module(run.body), upcoming)[0]
-                 for micro, upcoming in _with_next(micros)]
+                 for micro, upcoming in _with_next(micros, after=micros[0])]
     return _batch_mean(run, stats[:own])
 
 
@@ -247,14 +257,15 @@ def _optimizer_step(run: Session, step: int) -> dict:
     """One optimizer step over this rank's shard of global batch ``step``; returns its metrics row."""
     started = time.perf_counter()
     cfg = run.cfg
-    batch = B.global_batch(run.train.groups, step, batch_problems=cfg.batch_problems, seed=run.seed)
     # Every micro-batch of every rank weighs 1 / (all ranks' micro-batches) once DDP / FSDP average
     # the ranks' gradients, as in one process; a rank's padding copies weigh 0.
-    micros, own, count = B.rank_micro_batches(batch, run.rank, run.world, cfg.micro_batch_problems)
+    micros, own, count = _rank_micro_batches(run, step)
     weights = [run.world] * own + [0] * (len(micros) - own)
+    # the last micro-batch reads ahead the next step's first: no step begins with a read it waits on
+    following = _rank_micro_batches(run, step + 1)[0][0] if step + 1 < run.total_steps else None
     mean = _optimizer_batch_mean(run, micros, own)
     row, n_tokens, n_examples = {}, 0, 0
-    for index, ((micro, upcoming), weight) in enumerate(zip(_with_next(micros), weights)):
+    for index, ((micro, upcoming), weight) in enumerate(zip(_with_next(micros, after=following), weights)):
         with run.parallel.gradient_sync(run.body, enabled=index == len(micros) - 1):
             stats, tokens = _forward_stats(run, micro, run.train, run.body, upcoming)
             stats = with_batch_mean(stats, mean)

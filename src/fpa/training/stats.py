@@ -26,14 +26,15 @@ def per_sequence(values: Tensor | None, rows: Tensor, batch_size: int) -> Tensor
 
 def sequence_stats(hidden: Tensor, head_weight: Tensor, batch: Batch, objective: Objective, params: object, *,
                    reference: ReferenceInputs | None, pair_seed: int, chunk_size: int,
-                   head_precision: str = "fp32") -> SequenceStats:
-    """hidden: [R, L, d] policy final hidden states; ``reference`` at the batch's completion positions."""
+                   head_precision: str = "fp32", fused_head: bool = False) -> SequenceStats:
+    """hidden: [R, L, d] policy final hidden states; ``reference`` at the batch's completion positions;
+    ``fused_head``: the head's compiled chunk passes (``training.fused_head``)."""
     ref = reference or ReferenceInputs(None, None, None)
     tokens = token_statistics(
         completion_states(hidden, batch), head_weight, batch.targets,
         ref_hidden=ref.hidden, ref_weight=ref.weight, ref_logsumexp=ref.logsumexp,
         lam=objective.hat_lambda(params), want_kl="fwd_kl" in objective.requires, chunk_size=chunk_size,
-        head_precision=head_precision,
+        head_precision=head_precision, fused=fused_head,
     )
     size = len(batch.sample_index)
     chosen = rejected = None
