@@ -25,11 +25,10 @@ from pathlib import Path
 import torch
 from transformers import Qwen2ForCausalLM
 
-from fpa.config import load_config_file
 from fpa.data.prompts import render_prompt
 from fpa.io import write_json
 from fpa.objectives import get_objective
-from fpa.planning.plan import Plan
+from fpa.planning import judge
 from fpa.provenance.cpu import cpu_facts
 from fpa.reference.cache import write_reference_cache
 from fpa.reference.inputs import make_reference
@@ -49,9 +48,10 @@ DEFAULT_BEFORE = "bfloat16"
 
 def default_config() -> dict:
     """config/config.yaml, validated with the schema's defaults filled, and its plan's cache dtype."""
-    config = load_config_file(ROOT / "config" / "config.yaml")
+    plan = judge([ROOT / "config" / "config.yaml"])
+    config = plan.config
     return {"training": config["training"], "prompt_template": config["models"]["toy"]["prompt_template"],
-            "cache_dtype": Plan(config, ROOT, "config/config.yaml").reference_dtype()}
+            "cache_dtype": plan.reference_dtype()}
 
 
 def toy_samples(problems: int, k: int, template: str, seed: int = 0) -> list[dict]:

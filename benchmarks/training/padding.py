@@ -117,12 +117,11 @@ def time_packing(model, micro: list, rounds: int, width: int) -> dict:
 def measure(run_dir: Path, timing_steps: int, rounds: int, widths: list[int]) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from fpa.config import validate_config
-    from fpa.config.schema import read_config_file
     from fpa.io import read_jsonl
+    from fpa.planning import judge
     from fpa.training import batches as B
 
-    config = validate_config(read_config_file(run_dir / "config" / "config.yaml"))
+    config = judge([run_dir / "config" / "config.yaml"]).config
     training = config["training"]
     model = next(iter(config["models"]))
     samples = read_jsonl(run_dir / "results" / "datasets" / model / "train.jsonl")

@@ -76,7 +76,7 @@ def test_the_pinned_date_is_in_the_sampling_slice_of_a_chat_model_only():
 
     import yaml
 
-    from fpa.planning import validate_config
+    from fpa.planning import judge_config
     from fpa.planning.slices import ConfigSlices
 
     class Slices(ConfigSlices):
@@ -85,7 +85,7 @@ def test_the_pinned_date_is_in_the_sampling_slice_of_a_chat_model_only():
 
     config = yaml.safe_load((Path(__file__).resolve().parents[2] / ".test/config_ci/config.yaml").read_text())
     config["models"] = {"chat": {"source": "toy"}, "plain": {"source": "toy"}}
-    config = validate_config(config, where="cfg.yaml")
+    config = judge_config(config, "cfg.yaml").config
     # a toy model has no chat template (the judge refuses one: tests/planning/test_feasible.py); the slice
     # is the same function for a hub model that has one
     config["models"]["chat"]["chat_template"] = True

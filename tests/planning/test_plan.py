@@ -10,10 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from fpa.config import load_config_file
 from fpa.figures import FIGURES
 from fpa.planning.figures import figure_slice
-from fpa.planning import Plan
+from fpa.planning import judge
 from fpa.planning.shell import shell_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,12 +21,12 @@ PLANTED = "a;touch INJECTED;b c$(touch X)`touch Y`'\""
 
 @pytest.fixture(scope="module")
 def toy_paper():
-    return Plan(load_config_file(ROOT / "config" / "toy-paper.yaml"), ROOT)
+    return judge([ROOT / "config" / "toy-paper.yaml"])
 
 
 @pytest.fixture(scope="module")
 def default():
-    return Plan(load_config_file(ROOT / "config" / "config.yaml"), ROOT)
+    return judge([ROOT / "config" / "config.yaml"])
 
 
 def test_run_patterns_split_the_runs_into_online_and_offline(toy_paper):

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fpa.config.runs import expand_runs
-from fpa.planning import load_config_file
+from fpa.planning import judge
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
 from fpa.memory.training import (TrainingJob, activation_bytes_per_token, head_chunk_rows, reference_cache_dtype,
@@ -99,8 +99,9 @@ def test_head_chunk_is_the_largest_power_of_two_within_the_budget():
 
 
 def test_paper_grid_7b_needs_fsdp_on_80_gb():
-    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
-    shipped = plan_memory(config, expand_runs(config), 80 * GIB, ROOT / "no-such-dir")
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    config = plan.config
+    shipped = plan_memory(config, plan.runs, 80 * GIB, ROOT / "no-such-dir")
     assert all(e.fits for e in shipped if e.rule == "train")  # the paper configs train with FSDP
     config["training"]["parallel"] = "ddp"
     runs = expand_runs(config)
@@ -128,8 +129,8 @@ def test_plan_memory_command_prints_the_table():
 
 
 def test_a_training_jobs_world_is_its_nodes_times_its_gpus_per_node():
-    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
-    runs = expand_runs(config)
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    config, runs = plan.config, plan.runs
 
     def trains(**train):
         config["resources"]["train"].update(train)

@@ -16,14 +16,19 @@ from fpa.provenance.fingerprint import code_fingerprint
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(shell_prefix(workflow.basedir))
 
-# The one judge of fpa check-config (fpa.planning.judge): it reads the config files again with its
-# own limits, and the rules get the config it judged, not the one Snakemake's loader read.
+# A --configfile is a whole experiment: it replaces the default toy config rather than being
+# merged into it (Snakemake merges nested keys, which would add the toy model, benchmarks and
+# table to the paper's grid). The default is relative to the working directory, as `configfile:`'s.
+CONFIG_FILES = workflow.configfiles or ["config/config.yaml"]
+# The one judge of fpa check-config (fpa.planning.judge) reads the config files with its own
+# limits (Snakemake's loader names no line of a syntax error; there is no `configfile:`, which
+# would read the default a second time, with none), and the rules get the config it judged.
 try:
-    PLAN = judge(
-        workflow.configfiles, workflow.basedir, workflow.config_settings.config
-    )
+    PLAN = judge(CONFIG_FILES, workflow.basedir, workflow.config_settings.config)
 except ConfigError as error:
     sys.exit(f"config error: {error}")
+# as `configfile:` records them (the report, the source archive)
+workflow.configfiles[:] = CONFIG_FILES
 config.clear()
 config.update(PLAN.config)
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb

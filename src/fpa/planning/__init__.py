@@ -6,8 +6,8 @@ This package sits above ``fpa.config``, ``fpa.figures``, ``fpa.aggregation`` and
 ``fpa.resources``; nothing below imports it.
 """
 
-from fpa.planning.judge import judge, load_config_file, validate_config
+from fpa.planning.judge import judge, judge_config
 from fpa.planning.plan import Plan
 from fpa.planning.validation import NAME, check_planning
 
-__all__ = ["NAME", "Plan", "check_planning", "judge", "load_config_file", "validate_config"]
+__all__ = ["NAME", "Plan", "check_planning", "judge", "judge_config"]

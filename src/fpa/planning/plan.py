@@ -18,10 +18,10 @@ from typing import Mapping
 
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.aggregation.layout import table_benchmarks
-from fpa.config import validate_config as validate_base_config
+from fpa.config import check_config
 from fpa.config.catalog import load_catalog
 from fpa.config.graders import reads_task_file
-from fpa.config.runs import expand_runs, run_names
+from fpa.config.runs import Run, run_names
 from fpa.containment import WORK_AREAS, outside_work_areas
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.errors import ConfigError
@@ -56,10 +56,11 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
     of ``fpa.planning.validation`` run here, errors naming ``where``); ``basedir`` is the
     workflow's directory (relative catalog paths are read from there)."""
 
-    def __init__(self, config: Mapping, basedir: str | Path, where: str = "config"):
+    def __init__(self, config: Mapping, runs: Mapping[tuple[str, str], Run], basedir: str | Path,
+                 where: str = "config"):
         self.config = config
         self.basedir = Path(basedir)
-        self.runs = expand_runs(config, where)
+        self.runs = runs
         self.models = list(config["models"])
         self.seeds = [str(seed) for seed in config["seeds"]]
         self.methods = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(self.runs)
@@ -84,9 +85,9 @@ class Plan(PlanPaths, ConfigSlices, ShellArgs, FigurePlan):
     def from_config(cls, config: dict, basedir: str | Path, where: str = "config") -> Plan:
         """Validate ``config`` (its defaults filled in place) and plan it; a ``ConfigError`` names
         ``where`` and the key."""
-        validate_base_config(config, where)
+        runs = check_config(config, where)
         _check_own_tables(config, where)
-        plan = cls(config, basedir, where)
+        plan = cls(config, runs, basedir, where)
         outside = outside_work_areas(plan.final_output(), ".")
         if outside:  # names and catalog paths are checked one by one; this is what they add up to
             raise ConfigError(f"{where}: plans {outside[0]!r}, outside the work directory's {', '.join(WORK_AREAS)}")
