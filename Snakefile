@@ -41,4 +41,4 @@ include: "workflow/rules/figures.smk"
 rule all:
     default_target: True
     input:
-        get_final_output(),
+        PLAN.final_output(),

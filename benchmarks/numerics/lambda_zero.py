@@ -9,7 +9,7 @@ of the default config (8 problems x K = 8 samples of chains of 4-10 operands, ha
 at every step, R = +1 / −1). The reference cache is written and read as the workflow does
 (``write_reference_cache``, ``make_reference``), in bfloat16 (what rule ``cache_reference`` stored before:
 the command's default) and in float32, and the default config's plan names the one it now stores
-(``Plan.reference_dtype``). Each gradient is a trainer's micro-batch: the decoder's final hidden states, the
+(``plan.reference.dtype``). Each gradient is a trainer's micro-batch: the decoder's final hidden states, the
 chunked head and per-sequence sums (``sequence_stats``), the objective's loss and its backward. float64:
 the same model, batch and loss in float64 without a cache (FPA at λ = 0 and Off-RL are one function there).
 Differences over every trainable parameter's gradient: max |Δ| and max |Δ| / max |∇ float64|.
@@ -51,7 +51,7 @@ def default_config() -> dict:
     plan = judge([ROOT / "config" / "config.yaml"])
     config = plan.config
     return {"training": config["training"], "prompt_template": config["models"]["toy"]["prompt_template"],
-            "cache_dtype": plan.reference_dtype()}
+            "cache_dtype": plan.reference.dtype()}
 
 
 def toy_samples(problems: int, k: int, template: str, seed: int = 0) -> list[dict]:

@@ -33,8 +33,8 @@ def _planned() -> list[tuple[str, str, str]]:
         if path.name in NOT_RUN_CONFIGS:
             continue
         plan = judge([path])
-        for model, name in plan.planned_figures():
-            slice_ = plan.figure_slice(model, name)
+        for model, name in plan.figures.planned():
+            slice_ = plan.figures.slice(model, name)
             look = (path.name, name, json.dumps([slice_[key] for key in ("labels", "lam", "curve_label", "benchmarks")]))
             if look not in seen:
                 seen.add(look)
@@ -103,7 +103,7 @@ def test_no_figure_element_overlaps_another_or_leaves_the_canvas(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     plan = judge([CONFIG_DIR / config_file])
     config = plan.config
-    slice_ = plan.figure_slice(model, name)
+    slice_ = plan.figures.slice(model, name)
     write_slice_inputs(name, slice_, config, PILOT_TOKENS)
     fig = FIGURES[name].draw(figure_inputs(name, slice_))
     defects = layout_defects(fig)

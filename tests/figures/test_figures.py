@@ -15,7 +15,7 @@ from fpa.errors import ConfigError
 from fpa.figures import FIGURES, ROLE_STYLES
 from fpa.planning.figures import figure_slice, planned_figures, resolve_roles
 from fpa.figures import data
-from fpa.figures import paths as D
+from fpa.paths import ANALYSIS, CURVE, EVALUATION, REFERENCE_CACHE, TRAINING_METRICS, TRAIN_SPLIT
 from fpa.io import read_json
 from fpa.planning import judge, judge_config
 
@@ -88,7 +88,7 @@ def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path,
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
             write_run("toy", method, seed)
-    # as rule figure passes it: sorted JSON (fpa.planning.slices.as_json), the config's order lost
+    # as rule figure passes it: sorted JSON (fpa.planning.stage.as_json), the config's order lost
     figure = draw(figure_inputs("accuracy_curves", json.loads(json.dumps(slice_, sort_keys=True))))
     assert (len(slice_["roles"]) > LEGEND_INSIDE_MAX) == beside
     assert (len(figure.legends) == 1, figure.axes[0].get_legend() is None) == (beside, beside)
@@ -134,13 +134,13 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     drawn = set(record["inputs"])
     for method in slice_["roles"].values():
         if FIGURES[name].uses_metrics:
-            assert {D.metrics_path("toy", method, 1), D.metrics_path("toy", method, 2)} <= drawn
+            assert {TRAINING_METRICS.format(model="toy", method=method, seed=1), TRAINING_METRICS.format(model="toy", method=method, seed=2)} <= drawn
         if FIGURES[name].uses_evals:
-            assert D.eval_path("toy", method, 2, "toy6") in drawn
+            assert EVALUATION.format(model="toy", method=method, seed=2, bench="toy6") in drawn
         if FIGURES[name].uses_curves:
-            assert {D.curve_path("toy", method, 2), D.base_curve_path("toy", 1)} <= drawn
+            assert {CURVE.format(model="toy", method=method, seed=2), CURVE.format(model="toy", method="base", seed=1)} <= drawn
         if FIGURES[name].analysis:
-            assert D.analysis_path(FIGURES[name].analysis, "toy", method, 2) in drawn
+            assert ANALYSIS[FIGURES[name].analysis].format(model="toy", method=method, seed=2) in drawn
     assert record["caption"] == FIGURES[name].caption
 
 
@@ -148,8 +148,8 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for seed in (1, 2):
         write_run("toy", "offrl", seed)
-    steps, values = data.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
-                                  [D.base_curve_path("toy", s) for s in (1, 2)])
+    steps, values = data.read_curves([CURVE.format(model="toy", method="offrl", seed=s) for s in (1, 2)], "toy6",
+                                  [CURVE.format(model="toy", method="base", seed=s) for s in (1, 2)])
     assert list(steps) == [0, 10, 20, 30, 40]
     assert values.shape == (2, 5)
     assert values[0, 0] == 50.0 and values[1, 4] == pytest.approx(100 * (0.5 + 0.2 + 0.02))
@@ -178,7 +178,7 @@ def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
     # a config naming methods draws only those (a swept method stands for its runs)
     config["methods"]["offrl_long"] = {"objective": "offrl"}
     config["figures"]["lambda_sensitivity"] = {"zero": "offrl", "sweep": "fpa"}
-    slice_ = judge_config(config).figure_slice("toy", "lambda_sensitivity")
+    slice_ = judge_config(config).figures.slice("toy", "lambda_sensitivity")
     assert set(slice_["roles"]) == {"offrl", "fpa_lam0.5", "fpa_lam2"}
 
 
@@ -215,8 +215,8 @@ def test_wall_clock_starts_offline_runs_after_their_data_and_online_runs_at_zero
                            figures={"wall_clock": {}})
     slice_ = figure_slice(FIGURES["wall_clock"], config, runs, "toy")
     assert slice_["roles"] == {"offrl": "offrl", "fpa": "fpa", "grpo": "grpo"}  # its objectives, not SFT
-    assert slice_["stages"] == {"offrl": [D.dataset_path("toy")],  # Off-RL reads the cache for diagnostics only
-                                "fpa": [D.dataset_path("toy"), D.reference_path("toy")], "grpo": []}
+    assert slice_["stages"] == {"offrl": [TRAIN_SPLIT.format(model="toy")],  # Off-RL reads the cache for diagnostics only
+                                "fpa": [TRAIN_SPLIT.format(model="toy"), REFERENCE_CACHE.format(model="toy")], "grpo": []}
     write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
@@ -249,7 +249,7 @@ def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
     markdown = (tmp_path / "t.md").read_text()
     assert "(times in min)" in markdown and "| fpa | fpa | 2 | 2.2 |" in markdown, markdown
     assert "| start_min | end_min |" in markdown and "min_to_" in markdown and "h_to_" not in markdown
-    assert D.reference_path("toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]
+    assert REFERENCE_CACHE.format(model="toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]
     assert "<table" in (tmp_path / "t.html").read_text() and (tmp_path / "t.html.prov.json").exists()
 
 

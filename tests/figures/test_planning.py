@@ -73,10 +73,10 @@ def test_a_role_filled_on_one_model_only_plans_the_figure_for_that_model():
     raw = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     raw["figures"] = {"targeted_ablations": {}}
     raw["curve_benchmarks"] = ["math500"]
-    assert judge_config(raw, "paper.yaml").planned_figures() == [("qwen3-4b-base", "targeted_ablations")]
+    assert judge_config(raw, "paper.yaml").figures.planned() == [("qwen3-4b-base", "targeted_ablations")]
     # a role named explicitly by a method of another model is not filled either
     raw["figures"] = {"training_dynamics": {"fpa": "fpa_cor"}}
-    assert judge_config(raw, "paper.yaml").planned_figures() == [("qwen3-4b-base", "training_dynamics")]
+    assert judge_config(raw, "paper.yaml").figures.planned() == [("qwen3-4b-base", "training_dynamics")]
 
 
 def _dry_run(configfile: Path, workdir: Path) -> str:
@@ -104,7 +104,7 @@ def test_the_dry_run_plans_exactly_the_planned_figures(tmp_path, name, every_fig
     """The workflow's plan: one figure job per (model, figure) of ``planned_figures``, no error, for
     the paper config asked for every registered figure and the prolonged and pilot configs as shipped."""
     path = _every_figure_config(name, tmp_path) if every_figure else ROOT / "config" / name
-    planned = judge([path]).planned_figures()
+    planned = judge([path]).figures.planned()
     output = _dry_run(path, tmp_path / "work")
     drawn = set(re.findall(r"results/figures/[^/\s]+/([^/\s]+)/([a-z_]+)\.png", output))
     assert drawn == set(planned)

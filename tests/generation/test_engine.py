@@ -170,7 +170,7 @@ def test_a_paper_curve_job_gives_vllm_its_prompts_length(counted_vllm, mirror, s
     2048, not the model's maximum; ``generation.max_model_len`` overrides it."""
     from fpa.planning import judge
 
-    curve = json.loads(judge([ROOT / "config" / "paper.yaml"]).curve_config(SimpleNamespace(model="qwen3-4b-base")))
+    curve = json.loads(judge([ROOT / "config" / "paper.yaml"]).evaluate.curve_config(SimpleNamespace(model="qwen3-4b-base")))
     problems = [json.loads(line)["problem"] for line in (mirror / "math500" / "test.jsonl").open()]
     write_jsonl(tmp_path / "math500.jsonl",
                 [{"id": str(i), "problem": p, "answer": ""} for i, p in enumerate(problems)])

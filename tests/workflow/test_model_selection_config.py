@@ -103,5 +103,5 @@ def test_a_code_validation_column_is_sampled_and_graded_in_one_job():
     config["tables"]["code"]["columns"] = ["mbppplus", "val", "lcb"]
     plan = judge_config(config, "cfg.yaml")
     assert plan.code_benches == ["mbppplus", "lcb"] and plan.eval_benches == ["val"]
-    assert plan.eval_records(SimpleNamespace(model="qwen3-4b-base")) == [
+    assert plan.evaluate.records(SimpleNamespace(model="qwen3-4b-base")) == [
         "results/benchmarks/validation/qwen3-4b-base.jsonl"]

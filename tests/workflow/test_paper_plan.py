@@ -54,7 +54,7 @@ def test_paper_gridjob_counts(tmp_path):
             for key in layout.cell_keys() for seed in key.seeds}
     evaluated = len({entry for entry in read if entry[1] != "base"})
     assert evaluated == 71
-    assert plan.planned_figures() == [
+    assert plan.figures.planned() == [
         (model, figure) for model in config["models"] for figure in PAPER_FIGURES
         if figure != "targeted_ablations" or model == "qwen3-4b-base"]  # its runs are Qwen3-4B-Base's alone
     curves = plan.curves()
@@ -82,7 +82,7 @@ def test_paper_gridjob_counts(tmp_path):
         "reproduction": 1,  # the tables compare with config/paper_results.yaml
         # the paper's figures, each for the models whose runs fill its roles, and MATH500 through
         # training of the runs they draw (each run's seeds and the base model's)
-        "figure": len(plan.planned_figures()),
+        "figure": len(plan.figures.planned()),
         "curve": len(curves),
         "cost": 1,
         "all": 1,
