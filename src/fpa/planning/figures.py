@@ -1,11 +1,10 @@
-"""A plan's figures: which a config plans, each one's slice of the config (the roles its runs fill,
-their labels, styles and seeds; ``fpa figure`` is given it), the DAG files it reads and its caption,
-computed once per (model, figure) rather than once per use.
+"""A plan's figures, and the helpers of ``workflow/rules/figures.smk``: which figures a config plans,
+each one's slice of the config (the roles its runs fill, their labels, styles and seeds; ``fpa figure``
+is given it), the DAG files it reads and its caption, computed once per (model, figure) rather than
+once per use.
 
-    from fpa.config.runs import expand_runs
-    from fpa.figures import FIGURES
-    from fpa.planning.figures import figure_slice
-    figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")
+    plan = judge(["config/config.yaml"])
+    plan.figures.slice("toy", "training_dynamics")   # figure_slice(FIGURES[name], plan.config, plan.runs, "toy")
     # {"model": "toy", "roles": {"offrl": "offrl", "fpa": "fpa"}, "seeds": [...], ...} or None
 """
 
@@ -21,8 +20,7 @@ from fpa.aggregation.layout import table_benchmarks
 from fpa.errors import ConfigError
 from fpa.figures import BASE_ROLE, FIGURES, ROLE_STYLES, Figure
 from fpa.figures.inputs import figure_inputs, input_files
-from fpa.planning.stage import Stage, as_json
-from fpa.planning.train import NOTHING
+from fpa.planning.stage import NOTHING, Stage, as_json
 from fpa.provenance.fingerprint import code_fingerprint
 
 FIGURE_FORMATS = ("png", "pdf")
@@ -30,8 +28,8 @@ FIGURE_TABLE_FORMATS = ("csv", "md", "html")
 
 
 class FigureStage(Stage):
-    """The helpers of ``workflow/rules/figures.smk``: one figure (and its table, for a figure that has
-    one) per (model, figure) the config asks for and has the runs of."""
+    """One figure (and its table, for a figure that has one) per (model, figure) the config asks for
+    and has the runs of."""
 
     def __init__(self, plan):
         super().__init__(plan)

@@ -1,9 +1,12 @@
-"""What the helpers of each rules file share: their stage of the plan, and how a job's config slice and a
-run's files are written."""
+"""What the helpers of each rules file share: their stage of the plan, how a job's config slice and a
+run's files are written, and the wildcard constraint of a rule with nothing to make."""
 
 from __future__ import annotations
 
 import json
+
+#: a wildcard constraint that no name matches (a rule with nothing to make)
+NOTHING = "(?!)"
 
 
 class Stage:

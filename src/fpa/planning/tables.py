@@ -9,8 +9,7 @@ from typing import Mapping
 from fpa import paths
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.errors import ConfigError
-from fpa.planning.stage import Stage, as_json
-from fpa.planning.train import NOTHING
+from fpa.planning.stage import NOTHING, Stage, as_json
 
 #: the formats of a table that rule all asks for (its JSON is read by rule reproduction)
 TABLE_FORMATS = ("csv", "md", "tex", "html")

@@ -11,12 +11,9 @@ from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.online import ONLINE_METHODS
 from fpa.planning.shell import shell_words
-from fpa.planning.stage import Stage, as_json
+from fpa.planning.stage import NOTHING, Stage, as_json
 from fpa.planning.validation import NAME
 from fpa.provenance.fingerprint import code_fingerprint
-
-#: a wildcard constraint that no name matches (a rule with nothing to make)
-NOTHING = "(?!)"
 
 
 class TrainStage(Stage):
