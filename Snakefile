@@ -15,20 +15,7 @@ gc.freeze()
 # Plan with the package of this checkout (as jobs run it), not whichever `fpa` is installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from fpa.config.schema import read_config_file
-from fpa.errors import ConfigError
 from fpa.provenance.record import remove_leftovers
-
-# A --configfile is a whole experiment: it replaces the default toy config rather than being
-# merged into it (Snakemake merges nested keys, which would add the toy model, benchmarks and
-# table to the paper's grid).
-if not workflow.overwrite_configfiles:
-    try:  # Snakemake's YAML loader names no line of a syntax error; fpa.config names file, line and column
-        read_config_file("config/config.yaml")
-    except ConfigError as error:
-        sys.exit(f"config error: {error}")
-
-    configfile: "config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"
@@ -54,4 +41,4 @@ include: "workflow/rules/figures.smk"
 rule all:
     default_target: True
     input:
-        get_final_output(),
+        PLAN.final_output(),

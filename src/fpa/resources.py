@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fpa.config.runs import expand_runs
 from fpa.errors import ConfigError
 
 #: the resource groups whose jobs sample with the configured generation backend
@@ -59,15 +58,16 @@ def job_request(job: Mapping) -> dict:
     return request
 
 
-def check_resources(config: Mapping, where: str) -> None:
-    """Raise ``ConfigError`` when a job's processes, CPUs and GPUs do not fit together."""
+def check_resources(config: Mapping, where: str, runs: Mapping) -> None:
+    """Raise ``ConfigError`` when a job's processes, CPUs and GPUs do not fit together (``runs``:
+    the config's run grid, ``fpa.config.runs.expand_runs``)."""
     for group, job in config["resources"].items():
         for key in ("processes", "nodes"):
             if key in job and group != "train":
                 raise ConfigError(f"{where}: resources.{group}.{key}: only rule train runs several processes "
                                   f"(or nodes); remove it")
     train = config["resources"]["train"]
-    online = sorted({run.method for run in expand_runs(config, where).values() if run.online})
+    online = sorted({run.method for run in runs.values() if run.online})
     if train["nodes"] > 1 and online:
         raise ConfigError(f"{where}: resources.train.nodes: the online runs ({', '.join(online)}) run on one node "
                           f"(their TRL trainer counts one node's processes), got nodes: {train['nodes']}")

@@ -16,8 +16,7 @@ import pytest
 
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.tables import EvalResult, fill, to_latex
-from fpa.config import load_config_file
-from fpa.config.runs import expand_runs
+from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = r"""\documentclass{article}
@@ -41,8 +40,8 @@ def _pdflatex() -> str:
 
 
 def _filled_tables(config_path: Path) -> list[str]:
-    config = load_config_file(config_path)
-    runs = expand_runs(config)
+    plan = judge([config_path])
+    config, runs = plan.config, plan.runs
     rendered = []
     for name, spec in config["tables"].items():
         layout = build_layout(name, spec, config, runs)

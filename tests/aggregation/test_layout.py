@@ -10,13 +10,12 @@ import pytest
 
 from fpa.aggregation.grid import layout_from_json
 from fpa.aggregation.layout import build_layout, table_benchmarks
-from fpa.config.runs import expand_runs
 from fpa.errors import ConfigError
-from fpa.planning import load_config_file, validate_config
+from fpa.planning import judge, judge_config
 
 
 def _config(tables, methods=None, models=("toy",)):
-    config = validate_config({
+    plan = judge_config({
         "models": {m: {"source": "toy", "prompt_template": "Q: {problem}\nA:"} for m in models},
         "benchmarks": {"toy6": {"source": "toy", "n_problems": 4, "label": "Toy-6"},
                        "toy8": {"source": "toy", "n_problems": 4}},
@@ -29,7 +28,7 @@ def _config(tables, methods=None, models=("toy",)):
         "tables": tables,
         "seeds": [42, 43],
     })
-    return config, expand_runs(config)
+    return plan.config, plan.runs
 
 
 def _rows(layout):
@@ -94,13 +93,13 @@ def test_a_model_sweeps_and_seeds_its_own_and_other_models_print_a_dash():
 
     tables = {"lambda_val": {"layout": "models_by_run", "benchmark": "toy8",
                              "columns": ["fpa_sweep_lam0.5", "fpa_sweep_lam20"]}}
-    config = validate_config({
+    plan = judge_config({
         "models": {"a": {"source": "toy", "sweep": {"fpa_sweep": {"lam": [0.5, 20]}}, "seeds": {"fpa_sweep": [42, 43]}},
                    "b": {"source": "toy"}},
         "benchmarks": {"toy8": {"source": "toy", "n_problems": 4}},
         "methods": {"fpa_sweep": {"objective": "fpa", "label": "FPA", "sweep": {"lam": [0.5]}}},
         "tables": tables, "seeds": [42]})
-    runs = expand_runs(config)
+    config, runs = plan.config, plan.runs
     assert {key: run.seeds for key, run in runs.items()} == {
         ("a", "fpa_sweep_lam0.5"): (42, 43), ("a", "fpa_sweep_lam20"): (42, 43), ("b", "fpa_sweep_lam0.5"): (42,)}
     layout = build_layout("lambda_val", tables["lambda_val"], config, runs)
@@ -109,7 +108,7 @@ def test_a_model_sweeps_and_seeds_its_own_and_other_models_print_a_dash():
                for key in layout.cell_keys() for seed in key.seeds]
     assert "| b | **50.00** | - |" in to_markdown(layout, fill(layout, results))
     with pytest.raises(ConfigError, match=r"models.b.seeds: unknown methods \['nope'\]"):
-        validate_config({**config, "models": {**config["models"], "b": {"source": "toy", "seeds": {"nope": [1]}}}})
+        judge_config({**config, "models": {**config["models"], "b": {"source": "toy", "seeds": {"nope": [1]}}}})
 
 
 @pytest.mark.parametrize("table, message", [
@@ -146,8 +145,7 @@ def test_a_pass_at_k_column_reads_the_same_evaluation_with_its_metric():
 
 def test_a_paper_table_layout_survives_its_json_round_trip():
     """The aggregate rule passes the layout, the paper's cells included, as JSON."""
-    config = load_config_file(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
-    layout = build_layout("three_seeds", config["tables"]["three_seeds"], config, expand_runs(config))
+    layout = judge([Path(__file__).resolve().parents[2] / "config" / "paper.yaml"]).layouts["three_seeds"]
     assert len(layout.paper) == 96
     assert layout_from_json(json.loads(json.dumps(layout.to_json()))) == layout
 

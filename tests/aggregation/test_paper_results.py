@@ -15,9 +15,8 @@ import yaml
 
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.paper import load_paper_results
-from fpa.config import load_config_file
-from fpa.config.runs import expand_runs
 from fpa.errors import ConfigError
+from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 # beside the checkout (../shared, as the data mirror), or beside a worktree's parent
@@ -110,7 +109,7 @@ def test_the_future_policy_kl_numbers_are_the_texts_and_the_prolonged_configs():
     row = f"anchor{anchor}000_target{later}000"
     assert [kl.cells[("qwen3-4b-base", row, column)][0] for column in kl.columns] == list(printed)
     assert kl.columns == ("lam0", f"lam{lam}")
-    config = load_config_file(ROOT / "config" / "paper-prolonged.yaml")
+    config = judge([ROOT / "config" / "paper-prolonged.yaml"]).config
     settings = config["future_policy"]
     assert "qwen3-4b-base" in config["models"] and settings["anchor_step"] == int(anchor) * 1000
     assert int(later) * 1000 in settings["target_steps"] and {0, int(lam)} <= set(settings["lams"])
@@ -151,8 +150,8 @@ def test_three_seed_means_and_stds_are_their_seeds(table):
 def test_every_cell_lands_in_a_table_of_a_paper_config():
     shown = {}
     for config_name in PAPER_CONFIGS:
-        config = load_config_file(ROOT / "config" / config_name)
-        runs = expand_runs(config)
+        plan = judge([ROOT / "config" / config_name])
+        config, runs = plan.config, plan.runs
         for name, spec in config["tables"].items():
             layout = build_layout(name, spec, config, runs)
             assert name not in shown, f"table {name!r} in two paper configs"

@@ -14,10 +14,9 @@ import pytest
 from fpa.aggregation.layout import build_layout
 from fpa.aggregation.paper import PaperSource, load_paper_results
 from fpa.cli import main
-from fpa.config import load_config_file
-from fpa.config.runs import expand_runs
 from fpa.evaluation.evaluate import score_completions
 from fpa.generation.stops import Completion
+from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "qwen3-4b-base"
@@ -40,11 +39,12 @@ def _constructed(tmp_path: Path, name: str, rows: list, shift: dict | None = Non
     evaluation files holding the paper's values of the cells it is compared with (a seed row's for
     each seed; several seeds of a mean row: the value −``spread``, itself, +``spread``; ``shift``
     adds points to one cell)."""
-    config = load_config_file(ROOT / "config" / config_name)
+    plan = judge([ROOT / "config" / config_name])
+    config = plan.config
     spec = {**config["tables"][name], "rows": rows, "highlight": []}
     if config_name == "paper.yaml":
         spec["models"] = [MODEL]
-    layout = build_layout(name, spec, config, expand_runs(config))
+    layout = build_layout(name, spec, config, plan.runs)
     source = PaperSource.of(spec["paper_results"])
     paper = load_paper_results(ROOT / source.file)[source.table or name]
     paths = []

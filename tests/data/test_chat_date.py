@@ -76,19 +76,13 @@ def test_the_pinned_date_is_in_the_sampling_slice_of_a_chat_model_only():
 
     import yaml
 
-    from fpa.planning import validate_config
-    from fpa.planning.slices import ConfigSlices
-
-    class Slices(ConfigSlices):
-        def __init__(self, config):
-            self.config = config
+    from fpa.planning import judge_config
 
     config = yaml.safe_load((Path(__file__).resolve().parents[2] / ".test/config_ci/config.yaml").read_text())
     config["models"] = {"chat": {"source": "toy"}, "plain": {"source": "toy"}}
-    config = validate_config(config, where="cfg.yaml")
+    plan = judge_config(config, "cfg.yaml")
     # a toy model has no chat template (the judge refuses one: tests/planning/test_feasible.py); the slice
     # is the same function for a hub model that has one
-    config["models"]["chat"]["chat_template"] = True
-    slices = Slices(config)
-    assert json.loads(slices.sampling_config("chat"))["chat_date"] == CHAT_DATE
-    assert "chat_date" not in json.loads(slices.sampling_config("plain"))
+    plan.config["models"]["chat"]["chat_template"] = True
+    assert json.loads(plan.sampling_config("chat"))["chat_date"] == CHAT_DATE
+    assert "chat_date" not in json.loads(plan.sampling_config("plain"))

@@ -1,5 +1,5 @@
 """Constructed runs for figures: the files the DAG would have written for a figure's slice
-(``fpa.planning.figures.figure_slice``), at the DAG's own paths (``fpa.figures.paths``), in the
+(``fpa.planning.figures.figure_slice``), at the DAG's own paths (``fpa.paths``), in the
 working directory."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from fpa.figures import FIGURES
-from fpa.figures import paths as D
+from fpa.paths import ANALYSIS, CURVE, EVALUATION, REFERENCE_CACHE, SAMPLES, TOY_MODEL, TRAIN_SPLIT, TRAINING_METRICS
 from fpa.training.stats import DIAGNOSTIC_KEYS
 
 # per variant of the entanglement analysis, its trajectories' tokens: the offline data's full
@@ -21,7 +21,7 @@ ENTANGLEMENT_TOKENS = {"full": 60, "answer_only": 5, "imdb": 1}
 def write_run(model, method, seed, benchmarks=("toy6",), curve_benchmark="toy6", steps=40):
     """A run's per-step metrics, its curve every 10 steps (and the base model's, step 0) and its final
     evaluation on each of ``benchmarks``."""
-    path = Path(D.metrics_path(model, method, seed))
+    path = Path(TRAINING_METRICS.format(model=model, method=method, seed=seed))
     fields = ["step", "elapsed_s", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s", *DIAGNOSTIC_KEYS]
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as handle:
@@ -33,16 +33,17 @@ def write_run(model, method, seed, benchmarks=("toy6",), curve_benchmark="toy6",
                        **{"weight_below_0.2": step % 3, "hat_weight_below_0.2": step % 2})
             writer.writerow(row)
     header = "step,benchmark,pass_at_1,n_problems,n\n"
-    curve = Path(D.curve_path(model, method, seed))
+    curve = Path(CURVE.format(model=model, method=method, seed=seed))
     curve.parent.mkdir(parents=True, exist_ok=True)
     curve.write_text(header + "".join(f"{step},{curve_benchmark},{0.5 + step / (5 * steps) + seed % 5 / 100},4,2\n"
                                       for step in range(10, steps + 1, 10)))
     for bench in benchmarks:
-        evaluation = Path(D.eval_path(model, method, seed, bench))
+        evaluation = Path(EVALUATION.format(model=model, method=method, seed=seed, bench=bench))
         evaluation.parent.mkdir(parents=True, exist_ok=True)
         evaluation.write_text(json.dumps({"pass_at_1": 0.6 + 0.01 * (seed % 5)}))
-    Path(D.base_curve_path(model, seed)).parent.mkdir(parents=True, exist_ok=True)
-    Path(D.base_curve_path(model, seed)).write_text(header + f"0,{curve_benchmark},0.5,4,2\n")
+    base_curve = Path(CURVE.format(model=model, method="base", seed=seed))
+    base_curve.parent.mkdir(parents=True, exist_ok=True)
+    base_curve.write_text(header + f"0,{curve_benchmark},0.5,4,2\n")
 
 
 def write_stages(model):
@@ -55,17 +56,17 @@ def write_stages(model):
             "rule": rule, "usage": {"wall_s": wall_s, "cpu_s": wall_s, "gpus": 0, "gpu_s": 0.0},
             "inputs": {name: {"path": source, "sha256": "0"} for name, source in inputs.items()}}))
 
-    base = f"results/models/{model}/base"
+    base, samples, train = (template.format(model=model) for template in (TOY_MODEL, SAMPLES, TRAIN_SPLIT))
     job(base, "toy_base_model", 1000.0)
-    job(f"results/datasets/{model}/samples.jsonl", "sample_offline", 100.0, model=base)
-    job(D.dataset_path(model), "build_dataset", 10.0, samples=f"results/datasets/{model}/samples.jsonl")
-    job(D.reference_path(model), "cache_reference", 20.0, model=base, train=D.dataset_path(model))
+    job(samples, "sample_offline", 100.0, model=base)
+    job(train, "build_dataset", 10.0, samples=samples)
+    job(REFERENCE_CACHE.format(model=model), "cache_reference", 20.0, model=base, train=train)
 
 
 def write_analysis(analysis, model, method, seed, tokens=ENTANGLEMENT_TOKENS, anchor=10, targets=(20, 40)):
     """A constructed ``fpa future-policy`` or ``fpa entanglement`` CSV; ``tokens``: per entanglement
     variant, how long its trajectories are."""
-    path = Path(D.analysis_path(analysis, model, method, seed))
+    path = Path(ANALYSIS[analysis].format(model=model, method=method, seed=seed))
     path.parent.mkdir(parents=True, exist_ok=True)
     if analysis == "future_policy":
         rows = [{"anchor_step": anchor, "target_step": target, "lam": lam,

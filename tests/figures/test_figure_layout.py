@@ -15,11 +15,9 @@ import pytest
 from matplotlib.transforms import Bbox
 from figure_helpers import write_slice_inputs
 
-from fpa.config import load_config_file
-from fpa.config.runs import expand_runs
 from fpa.figures import FIGURES
 from fpa.figures.inputs import figure_inputs
-from fpa.planning.figures import figure_slice, planned_figures
+from fpa.planning import judge
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 NOT_RUN_CONFIGS = ("benchmarks.yaml", "paper_results.yaml")
@@ -34,10 +32,9 @@ def _planned() -> list[tuple[str, str, str]]:
     for path in sorted(CONFIG_DIR.glob("*.yaml")):
         if path.name in NOT_RUN_CONFIGS:
             continue
-        config = load_config_file(path)
-        runs = expand_runs(config)
-        for model, name in planned_figures(config, runs):
-            slice_ = figure_slice(FIGURES[name], config, runs, model)
+        plan = judge([path])
+        for model, name in plan.figures.planned():
+            slice_ = plan.figures.slice(model, name)
             look = (path.name, name, json.dumps([slice_[key] for key in ("labels", "lam", "curve_label", "benchmarks")]))
             if look not in seen:
                 seen.add(look)
@@ -104,8 +101,9 @@ def layout_defects(fig) -> list[str]:
 @pytest.mark.parametrize("config_file, model, name", _planned())
 def test_no_figure_element_overlaps_another_or_leaves_the_canvas(tmp_path, monkeypatch, config_file, model, name):
     monkeypatch.chdir(tmp_path)
-    config = load_config_file(CONFIG_DIR / config_file)
-    slice_ = figure_slice(FIGURES[name], config, expand_runs(config), model)
+    plan = judge([CONFIG_DIR / config_file])
+    config = plan.config
+    slice_ = plan.figures.slice(model, name)
     write_slice_inputs(name, slice_, config, PILOT_TOKENS)
     fig = FIGURES[name].draw(figure_inputs(name, slice_))
     defects = layout_defects(fig)

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 from figure_helpers import write_analysis, write_run, write_stages
 
-from fpa.config.runs import expand_runs
 from fpa.errors import ConfigError
 from fpa.figures import FIGURES, ROLE_STYLES
 from fpa.planning.figures import figure_slice, planned_figures, resolve_roles
 from fpa.figures import data
-from fpa.figures import paths as D
+from fpa.paths import ANALYSIS, CURVE, EVALUATION, REFERENCE_CACHE, TRAINING_METRICS, TRAIN_SPLIT
 from fpa.io import read_json
-from fpa.planning import validate_config
+from fpa.planning import judge, judge_config
 
 
 def _config(**overrides):
@@ -35,12 +34,12 @@ def _config(**overrides):
         "future_policy": {"anchor_step": 10, "target_steps": [20, 40]},
     }
     config.update(overrides)
-    return validate_config(config)
+    plan = judge_config(config)
+    return plan.config, plan.runs
 
 
 def test_roles_resolve_by_name_then_objective_and_explicit_choice():
-    config = _config()
-    runs = expand_runs(config)
+    config, runs = _config()
     assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy") == {"offrl": "offrl", "fpa": "fpa_l1"}
     config["figures"]["training_dynamics"] = {"fpa": "cor"}
     assert resolve_roles(FIGURES["training_dynamics"], config, runs, "toy")["fpa"] == "cor"
@@ -50,11 +49,10 @@ def test_roles_resolve_by_name_then_objective_and_explicit_choice():
 def test_a_method_keeps_its_style_in_every_figure_and_each_figure_tells_its_methods_apart(config_file):
     """The toy-paper config draws 13 methods in one figure beside Off-RL and FPA in another: a method
     filling a fixed role has that role's colour in every figure, and no two lines of a figure look alike."""
-    from fpa.config import load_config_file
     from fpa.figures.style import line_style
 
-    config = load_config_file(Path(__file__).resolve().parents[2] / "config" / config_file)
-    runs = expand_runs(config)
+    plan = judge([Path(__file__).resolve().parents[2] / "config" / config_file])
+    config, runs = plan.config, plan.runs
     for model in config["models"]:
         style_of_method: dict[str, set[int]] = {}
         for _, name in [pair for pair in planned_figures(config, runs) if pair[0] == model]:
@@ -68,13 +66,13 @@ def test_a_method_keeps_its_style_in_every_figure_and_each_figure_tells_its_meth
 
 
 def test_adding_a_method_changes_no_other_methods_style():
-    config = _config(figures={"accuracy_curves": {}, "training_dynamics": {}})
-    before = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")["styles"]
-    config = _config(figures={"accuracy_curves": {}, "training_dynamics": {}},
-                     methods={"sft": {"objective": "sft"}, **_config()["methods"], "dpo": {"objective": "dpo"}})
-    after = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")["styles"]
+    config, runs = _config(figures={"accuracy_curves": {}, "training_dynamics": {}})
+    before = figure_slice(FIGURES["accuracy_curves"], config, runs, "toy")["styles"]
+    config, runs = _config(figures={"accuracy_curves": {}, "training_dynamics": {}},
+                           methods={"sft": {"objective": "sft"}, **_config()[0]["methods"], "dpo": {"objective": "dpo"}})
+    after = figure_slice(FIGURES["accuracy_curves"], config, runs, "toy")["styles"]
     assert {method: after[method] for method in before} == before
-    assert figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")["styles"] == {
+    assert figure_slice(FIGURES["training_dynamics"], config, runs, "toy")["styles"] == {
         "offrl": after["offrl"], "fpa": after["fpa_l1"]}
 
 
@@ -84,13 +82,13 @@ def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path,
     from fpa.figures.accuracy_curves import LEGEND_INSIDE_MAX, draw
 
     monkeypatch.chdir(tmp_path)
-    methods = {**_config()["methods"], **{f"sft{i}": {"objective": "sft"} for i in range(extra_methods)}}
-    config = _config(figures={"accuracy_curves": {}}, methods=methods)
-    slice_ = figure_slice(FIGURES["accuracy_curves"], config, expand_runs(config), "toy")
+    methods = {**_config()[0]["methods"], **{f"sft{i}": {"objective": "sft"} for i in range(extra_methods)}}
+    config, runs = _config(figures={"accuracy_curves": {}}, methods=methods)
+    slice_ = figure_slice(FIGURES["accuracy_curves"], config, runs, "toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
             write_run("toy", method, seed)
-    # as rule figure passes it: sorted JSON (fpa.planning.slices.as_json), the config's order lost
+    # as rule figure passes it: sorted JSON (fpa.planning.stage.as_json), the config's order lost
     figure = draw(figure_inputs("accuracy_curves", json.loads(json.dumps(slice_, sort_keys=True))))
     assert (len(slice_["roles"]) > LEGEND_INSIDE_MAX) == beside
     assert (len(figure.legends) == 1, figure.axes[0].get_legend() is None) == (beside, beside)
@@ -101,10 +99,10 @@ def test_the_accuracy_legend_goes_beside_the_curves_when_they_are_many(tmp_path,
 
 
 def test_figures_without_their_runs_are_not_planned():
-    config = _config(methods={"offrl": {"objective": "offrl"}})
-    assert planned_figures(config, expand_runs(config)) == []
-    config = _config(curve_benchmarks=[], figures={"training_dynamics": {}, "targeted_ablations": {}})
-    assert planned_figures(config, expand_runs(config)) == [("toy", "training_dynamics")]
+    config, runs = _config(methods={"offrl": {"objective": "offrl"}})
+    assert planned_figures(config, runs) == []
+    config, runs = _config(curve_benchmarks=[], figures={"training_dynamics": {}, "targeted_ablations": {}})
+    assert planned_figures(config, runs) == [("toy", "training_dynamics")]
 
 
 @pytest.mark.parametrize("figures, message", [
@@ -120,8 +118,7 @@ def test_figure_config_errors_name_the_key(figures, message):
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
-    config = _config(figures={name: {}})
-    runs = expand_runs(config)
+    config, runs = _config(figures={name: {}})
     slice_ = figure_slice(FIGURES[name], config, runs, "toy")
     write_stages("toy")
     for method in slice_["roles"].values():
@@ -137,13 +134,13 @@ def test_every_figure_draws_from_runs_and_records_them(tmp_path, monkeypatch, na
     drawn = set(record["inputs"])
     for method in slice_["roles"].values():
         if FIGURES[name].uses_metrics:
-            assert {D.metrics_path("toy", method, 1), D.metrics_path("toy", method, 2)} <= drawn
+            assert {TRAINING_METRICS.format(model="toy", method=method, seed=1), TRAINING_METRICS.format(model="toy", method=method, seed=2)} <= drawn
         if FIGURES[name].uses_evals:
-            assert D.eval_path("toy", method, 2, "toy6") in drawn
+            assert EVALUATION.format(model="toy", method=method, seed=2, bench="toy6") in drawn
         if FIGURES[name].uses_curves:
-            assert {D.curve_path("toy", method, 2), D.base_curve_path("toy", 1)} <= drawn
+            assert {CURVE.format(model="toy", method=method, seed=2), CURVE.format(model="toy", method="base", seed=1)} <= drawn
         if FIGURES[name].analysis:
-            assert D.analysis_path(FIGURES[name].analysis, "toy", method, 2) in drawn
+            assert ANALYSIS[FIGURES[name].analysis].format(model="toy", method=method, seed=2) in drawn
     assert record["caption"] == FIGURES[name].caption
 
 
@@ -151,8 +148,8 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for seed in (1, 2):
         write_run("toy", "offrl", seed)
-    steps, values = data.read_curves([D.curve_path("toy", "offrl", s) for s in (1, 2)], "toy6",
-                                  [D.base_curve_path("toy", s) for s in (1, 2)])
+    steps, values = data.read_curves([CURVE.format(model="toy", method="offrl", seed=s) for s in (1, 2)], "toy6",
+                                  [CURVE.format(model="toy", method="base", seed=s) for s in (1, 2)])
     assert list(steps) == [0, 10, 20, 30, 40]
     assert values.shape == (2, 5)
     assert values[0, 0] == 50.0 and values[1, 4] == pytest.approx(100 * (0.5 + 0.2 + 0.02))
@@ -160,41 +157,38 @@ def test_curves_align_seeds_and_prepend_the_base(tmp_path, monkeypatch):
 
 def test_analysis_figures_are_planned_only_with_their_settings():
     figures = {"future_policy_validation": {}, "gradient_entanglement": {}}
-    config = _config(figures=figures)
-    runs = expand_runs(config)
+    config, runs = _config(figures=figures)
     assert planned_figures(config, runs) == [("toy", "future_policy_validation"), ("toy", "gradient_entanglement")]
     assert figure_slice(FIGURES["gradient_entanglement"], config, runs, "toy")["roles"] == {"base": "base"}
     assert figure_slice(FIGURES["future_policy_validation"], config, runs, "toy")["roles"] == {"offrl": "offrl"}
-    config = _config(figures=figures, future_policy={})
-    assert planned_figures(config, expand_runs(config)) == [("toy", "gradient_entanglement")]
+    config, runs = _config(figures=figures, future_policy={})
+    assert planned_figures(config, runs) == [("toy", "gradient_entanglement")]
     with pytest.raises(ConfigError, match="future_policy.target_steps: expected steps after anchor_step 10"):
         _config(future_policy={"anchor_step": 10, "target_steps": [10]})
 
 
 def test_lambda_sensitivity_draws_the_fpa_sweep_and_offrl_at_zero():
-    config = _config(methods={"offrl": {"objective": "offrl"}, "sft": {"objective": "sft"},
-                              "fpa": {"objective": "fpa", "sweep": {"lam": [0.5, 2]}}},
-                     figures={"lambda_sensitivity": {}})
-    slice_ = figure_slice(FIGURES["lambda_sensitivity"], config, expand_runs(config), "toy")
+    config, runs = _config(methods={"offrl": {"objective": "offrl"}, "sft": {"objective": "sft"},
+                                    "fpa": {"objective": "fpa", "sweep": {"lam": [0.5, 2]}}},
+                           figures={"lambda_sensitivity": {}})
+    slice_ = figure_slice(FIGURES["lambda_sensitivity"], config, runs, "toy")
     assert slice_["roles"] == {"offrl": "offrl", "fpa_lam0.5": "fpa_lam0.5", "fpa_lam2": "fpa_lam2"}
     assert slice_["lam"] == {"offrl": 0.0, "fpa_lam0.5": 0.5, "fpa_lam2": 2.0}
     assert slice_["benchmarks"] == ["toy6"]
     # a config naming methods draws only those (a swept method stands for its runs)
     config["methods"]["offrl_long"] = {"objective": "offrl"}
     config["figures"]["lambda_sensitivity"] = {"zero": "offrl", "sweep": "fpa"}
-    config = validate_config(config)
-    slice_ = figure_slice(FIGURES["lambda_sensitivity"], config, expand_runs(config), "toy")
+    slice_ = judge_config(config).figures.slice("toy", "lambda_sensitivity")
     assert set(slice_["roles"]) == {"offrl", "fpa_lam0.5", "fpa_lam2"}
 
 
 PLAN_FIGURES = """
 import json, sys, yaml
-from fpa.config.runs import expand_runs
-from fpa.planning import validate_config
+from fpa.planning import judge_config
 from fpa.figures import FIGURES
 from fpa.planning.figures import dag_inputs, figure_slice, planned_figures
-config = validate_config(yaml.safe_load(open(sys.argv[1])), where=sys.argv[1])
-runs = expand_runs(config)
+plan = judge_config(yaml.safe_load(open(sys.argv[1])), where=sys.argv[1])
+config, runs = plan.config, plan.runs
 inputs = [dag_inputs(name, figure_slice(FIGURES[name], config, runs, model))
           for model, name in planned_figures(config, runs)]
 print(json.dumps({"heavy": sorted(m for m in ("pandas", "matplotlib", "torch") if m in sys.modules),
@@ -216,13 +210,13 @@ def test_wall_clock_starts_offline_runs_after_their_data_and_online_runs_at_zero
     from fpa.figures.wall_clock import clock_curves, time_to_accuracy
 
     monkeypatch.chdir(tmp_path)
-    config = _config(methods={"offrl": {"objective": "offrl", "label": "Off-RL"}, "fpa": {"objective": "fpa"},
-                              "sft": {"objective": "sft"}, "grpo": {"online": "grpo", "label": "GRPO"}},
-                     figures={"wall_clock": {}})
-    slice_ = figure_slice(FIGURES["wall_clock"], config, expand_runs(config), "toy")
+    config, runs = _config(methods={"offrl": {"objective": "offrl", "label": "Off-RL"}, "fpa": {"objective": "fpa"},
+                                    "sft": {"objective": "sft"}, "grpo": {"online": "grpo", "label": "GRPO"}},
+                           figures={"wall_clock": {}})
+    slice_ = figure_slice(FIGURES["wall_clock"], config, runs, "toy")
     assert slice_["roles"] == {"offrl": "offrl", "fpa": "fpa", "grpo": "grpo"}  # its objectives, not SFT
-    assert slice_["stages"] == {"offrl": [D.dataset_path("toy")],  # Off-RL reads the cache for diagnostics only
-                                "fpa": [D.dataset_path("toy"), D.reference_path("toy")], "grpo": []}
+    assert slice_["stages"] == {"offrl": [TRAIN_SPLIT.format(model="toy")],  # Off-RL reads the cache for diagnostics only
+                                "fpa": [TRAIN_SPLIT.format(model="toy"), REFERENCE_CACHE.format(model="toy")], "grpo": []}
     write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
@@ -243,8 +237,8 @@ def test_wall_clock_starts_offline_runs_after_their_data_and_online_runs_at_zero
 
 def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    config = _config(methods={"fpa": {"objective": "fpa"}, "grpo": {"online": "grpo"}}, figures={"wall_clock": {}})
-    slice_ = figure_slice(FIGURES["wall_clock"], config, expand_runs(config), "toy")
+    config, runs = _config(methods={"fpa": {"objective": "fpa"}, "grpo": {"online": "grpo"}}, figures={"wall_clock": {}})
+    slice_ = figure_slice(FIGURES["wall_clock"], config, runs, "toy")
     write_stages("toy")
     for method in slice_["roles"].values():
         for seed in config["seeds"]:
@@ -255,7 +249,7 @@ def test_a_figure_table_is_written_with_its_provenance(tmp_path, monkeypatch):
     markdown = (tmp_path / "t.md").read_text()
     assert "(times in min)" in markdown and "| fpa | fpa | 2 | 2.2 |" in markdown, markdown
     assert "| start_min | end_min |" in markdown and "min_to_" in markdown and "h_to_" not in markdown
-    assert D.reference_path("toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]
+    assert REFERENCE_CACHE.format(model="toy") in read_json(tmp_path / "t.csv.prov.json")["inputs"]
     assert "<table" in (tmp_path / "t.html").read_text() and (tmp_path / "t.html.prov.json").exists()
 
 
@@ -282,8 +276,8 @@ def test_token_lengths_draw_each_dataset_of_the_pilot_not_the_answer_only_contra
     from fpa.figures.token_lengths import draw
 
     monkeypatch.chdir(tmp_path)
-    config = _config(figures={"token_lengths": {}})
-    slice_ = figure_slice(FIGURES["token_lengths"], config, expand_runs(config), "toy")
+    config, runs = _config(figures={"token_lengths": {}})
+    slice_ = figure_slice(FIGURES["token_lengths"], config, runs, "toy")
     assert slice_["roles"] == {"base": "base"}
     for seed in config["seeds"]:
         write_analysis("entanglement", "toy", "base", seed)

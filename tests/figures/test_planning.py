@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import validate_config
-from fpa.config.runs import expand_runs
 from fpa.figures import BASE_ROLE, FIGURES
+from fpa.planning import judge, judge_config
 from fpa.planning.figures import dag_inputs, figure_slice, planned_figures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,16 +23,21 @@ CONFIGS = sorted(path for path in (ROOT / "config").glob("*.yaml") if "models" i
 
 
 def _with_every_figure(raw: dict, *, curves: bool) -> dict:
-    """``raw`` asking for every figure; with ``curves``, also accuracy through training on its first
-    sampled benchmark and a future-policy anchor, so the figures that need them can be planned."""
+    """``raw`` asking for every figure (a config of the Base row alone: every figure of the base
+    model); with ``curves``, also accuracy through training on its first sampled benchmark and a
+    future-policy anchor, so the figures that need them can be planned."""
     raw = copy.deepcopy(raw)
-    raw["figures"] = {**{name: {} for name in FIGURES}, **(raw.get("figures") or {})}
-    if curves:
+    trains = bool(raw.get("methods"))
+    raw["figures"] = {**{name: {} for name, figure in FIGURES.items() if trains or figure.of_base},
+                      **(raw.get("figures") or {})}
+    if curves and trains:
         graded = [name for name, bench in raw["benchmarks"].items()
                   if bench.get("grader", "math") in ("math", "toy")]
         raw["curve_benchmarks"] = raw.get("curve_benchmarks") or graded[:1]
-        raw["training"] = {**raw.get("training", {}), "snapshot_every": raw.get("training", {}).get("snapshot_every") or 10}
-        raw["future_policy"] = raw.get("future_policy") or {"anchor_step": 10, "target_steps": [20]}
+        every = raw.get("training", {}).get("snapshot_every") or 10
+        raw["training"] = {**raw.get("training", {}), "snapshot_every": every}
+        # the analysis reads snapshots at these steps (the judge checks each is a snapshot's)
+        raw["future_policy"] = raw.get("future_policy") or {"anchor_step": every, "target_steps": [2 * every]}
     return raw
 
 
@@ -58,8 +62,8 @@ def _check_planned(config: dict, runs: dict) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("curves", [False, True], ids=["as_shipped", "with_curves"])
 @pytest.mark.parametrize("path", CONFIGS, ids=[path.name for path in CONFIGS])
 def test_every_figure_plans_against_every_config(path, curves):
-    config = validate_config(_with_every_figure(yaml.safe_load(path.read_text()), curves=curves), where=str(path))
-    planned = _check_planned(config, expand_runs(config))
+    plan = judge_config(_with_every_figure(yaml.safe_load(path.read_text()), curves=curves), where=str(path))
+    planned = _check_planned(plan.config, plan.runs)
     assert planned, f"{path.name}: no figure planned at all"
 
 
@@ -69,13 +73,10 @@ def test_a_role_filled_on_one_model_only_plans_the_figure_for_that_model():
     raw = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     raw["figures"] = {"targeted_ablations": {}}
     raw["curve_benchmarks"] = ["math500"]
-    config = validate_config(raw, where="paper.yaml")
-    runs = expand_runs(config)
-    assert planned_figures(config, runs) == [("qwen3-4b-base", "targeted_ablations")]
+    assert judge_config(raw, "paper.yaml").figures.planned() == [("qwen3-4b-base", "targeted_ablations")]
     # a role named explicitly by a method of another model is not filled either
     raw["figures"] = {"training_dynamics": {"fpa": "fpa_cor"}}
-    config = validate_config(raw, where="paper.yaml")
-    assert planned_figures(config, expand_runs(config)) == [("qwen3-4b-base", "training_dynamics")]
+    assert judge_config(raw, "paper.yaml").figures.planned() == [("qwen3-4b-base", "training_dynamics")]
 
 
 def _dry_run(configfile: Path, workdir: Path) -> str:
@@ -103,8 +104,7 @@ def test_the_dry_run_plans_exactly_the_planned_figures(tmp_path, name, every_fig
     """The workflow's plan: one figure job per (model, figure) of ``planned_figures``, no error, for
     the paper config asked for every registered figure and the prolonged and pilot configs as shipped."""
     path = _every_figure_config(name, tmp_path) if every_figure else ROOT / "config" / name
-    config = validate_config(yaml.safe_load(path.read_text()), where=str(path))
-    planned = planned_figures(config, expand_runs(config))
+    planned = judge([path]).figures.planned()
     output = _dry_run(path, tmp_path / "work")
     drawn = set(re.findall(r"results/figures/[^/\s]+/([^/\s]+)/([a-z_]+)\.png", output))
     assert drawn == set(planned)

@@ -168,11 +168,9 @@ def test_a_paper_curve_job_gives_vllm_its_prompts_length(counted_vllm, mirror, s
     """``max_model_len`` of config/paper.yaml's curve job (MATH500 prompts, max_new_tokens 2048), with the
     toy tokenizer standing in for Qwen3's (the paper's model is not here): the longest prompt plus
     2048, not the model's maximum; ``generation.max_model_len`` overrides it."""
-    from fpa.config import load_config_file
-    from fpa.planning.plan import Plan
+    from fpa.planning import judge
 
-    config = load_config_file(ROOT / "config" / "paper.yaml")
-    curve = json.loads(Plan.from_config(config, ROOT).curve_config(SimpleNamespace(model="qwen3-4b-base")))
+    curve = json.loads(judge([ROOT / "config" / "paper.yaml"]).evaluate.curve_config(SimpleNamespace(model="qwen3-4b-base")))
     problems = [json.loads(line)["problem"] for line in (mirror / "math500" / "test.jsonl").open()]
     write_jsonl(tmp_path / "math500.jsonl",
                 [{"id": str(i), "problem": p, "answer": ""} for i, p in enumerate(problems)])

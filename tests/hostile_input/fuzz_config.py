@@ -130,8 +130,9 @@ _JOB = re.compile(r"^rule \w+:\n((?:    .*\n)+)", re.MULTILINE)
 def run_first_job(path: Path, workdir: Path, holding: str = "") -> list[str]:
     """What check-config accepted runs: every output, log and benchmark file its ``snakemake -n`` plans
     fits the file system with the longest name the project gives a file beside it (its record's
-    temporary), and its first job (a job of the dry run with no input from another job; the first whose
-    outputs hold ``holding`` where one does) runs. Its outputs; ``Problem`` otherwise."""
+    temporary), and its first job (a job of the dry run with no input from another job, by its outputs'
+    order, not by the order the dry run prints, which a change of the workflow's code may turn; the
+    first whose outputs hold ``holding`` where one does) runs. Its outputs; ``Problem`` otherwise."""
     from fpa.containment import planned_paths
     from fpa.config.wildcards import longest_name
 
@@ -148,7 +149,7 @@ def run_first_job(path: Path, workdir: Path, holding: str = "") -> list[str]:
                 beside.write_text("")
             except OSError as error:
                 raise Problem(f"the file system refuses {planned!r} or a file beside it: {error}") from None
-    roots = [planned_paths(job) for job in _JOB.findall(dry.stdout) if "\n    input: " not in "\n" + job]
+    roots = sorted(planned_paths(job) for job in _JOB.findall(dry.stdout) if "\n    input: " not in "\n" + job)
     outputs = next((job for job in roots if any(holding in output for output in job) and holding), roots[0])
     outputs = [output for output in outputs if not output.startswith("logs/")]
     run = subprocess.run([*command, *outputs, "--configfile", str(path)], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""fpa.planning.Plan: what the rules ask of a config, on the repository's toy configs."""
+"""fpa.planning.Plan and its stages: what the rules ask of a config, on the repository's toy configs."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from fpa.config import load_config_file
 from fpa.figures import FIGURES
 from fpa.planning.figures import figure_slice
-from fpa.planning import Plan
+from fpa.planning import judge
 from fpa.planning.shell import shell_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,16 +21,16 @@ PLANTED = "a;touch INJECTED;b c$(touch X)`touch Y`'\""
 
 @pytest.fixture(scope="module")
 def toy_paper():
-    return Plan(load_config_file(ROOT / "config" / "toy-paper.yaml"), ROOT)
+    return judge([ROOT / "config" / "toy-paper.yaml"])
 
 
 @pytest.fixture(scope="module")
 def default():
-    return Plan(load_config_file(ROOT / "config" / "config.yaml"), ROOT)
+    return judge([ROOT / "config" / "config.yaml"])
 
 
 def test_run_patterns_split_the_runs_into_online_and_offline(toy_paper):
-    online, offline = toy_paper.run_pattern(online=True), toy_paper.run_pattern(online=False)
+    online, offline = toy_paper.train.run_pattern(online=True), toy_paper.train.run_pattern(online=False)
     names = {name for _, name in toy_paper.runs}
     assert {name for name in names if re.fullmatch(online, name)} == set(toy_paper.online_runs) != set()
     assert {name for name in names if re.fullmatch(offline, name)} == names - set(toy_paper.online_runs)
@@ -56,19 +55,20 @@ def test_final_output_lists_tables_curves_figures_and_cost(default):
 
 def test_table_evals_read_every_seed_of_every_cell(default):
     table = next(iter(default.config["tables"]))
-    evals = default.table_evals(SimpleNamespace(table=table))
+    evals = default.tables.evals(SimpleNamespace(table=table))
     layout = default.layouts[table]
     assert len(evals) == len({(key, seed) for key in layout.cell_keys() for seed in key.seeds})
     assert all(re.fullmatch(r"results/eval/[^/]+/[^/]+/\d+/[^/]+\.json", path) for path in evals)
 
 
 def test_figure_params_are_the_figure_slice(toy_paper):
-    assert toy_paper.planned_figures()
-    for model, name in toy_paper.planned_figures():
+    figures = toy_paper.figures
+    assert figures.planned()
+    for model, name in figures.planned():
         wildcards = SimpleNamespace(model=model, figure=name)
         expected = figure_slice(FIGURES[name], toy_paper.config, toy_paper.runs, model)
-        assert json.loads(toy_paper.figure_config(wildcards)) == expected
-        assert toy_paper.figure_inputs(wildcards) is toy_paper.figure_inputs(wildcards)  # computed once
+        assert json.loads(figures.config_json(wildcards)) == expected
+        assert figures.inputs(wildcards) is figures.inputs(wildcards)  # computed once
 
 
 def test_benchmark_file_by_source(default):
@@ -79,7 +79,6 @@ def test_benchmark_file_by_source(default):
                                 "t": {"source": "toy"}, "c": {"source": "catalog"}}
         assert default.benchmark_file("v", "m1") == "results/benchmarks/validation/m1.jsonl"
         assert default.benchmark_file("f") == "results/benchmarks/file/f.jsonl"  # validated by its own job
-        assert default.user_benchmark(SimpleNamespace(bench="f")) == PLANTED
         assert default.benchmark_file("t") == "results/benchmarks/toy/t.jsonl"
         assert default.benchmark_file("c") == "results/benchmarks/catalog/c.jsonl"
     finally:
@@ -92,9 +91,9 @@ def test_shell_fragments_keep_config_strings_one_argument(default):
     output = ["results/eval/toy/fpa/42/x.json", "results/eval/toy/fpa/42/y.json"]
     assert shlex.split(default.sampling_args(wildcards, input_, output)) == [
         "--benchmark", "x", PLANTED, output[0], "--benchmark", "y", "b.jsonl", output[1]]
-    assert shlex.split(default.model_option(wildcards, input_)) == ["--model", PLANTED]
-    assert shlex.split(default.reference_option(wildcards, input_)) == ["--reference", PLANTED]
-    assert default.model_option(wildcards, SimpleNamespace()) == ""
+    assert shlex.split(default.dataset.model_option(wildcards, input_)) == ["--model", PLANTED]
+    assert shlex.split(default.train.reference_option(wildcards, input_)) == ["--reference", PLANTED]
+    assert default.dataset.model_option(wildcards, SimpleNamespace()) == ""
 
 
 def test_shell_prefix_quotes_the_checkout(tmp_path):

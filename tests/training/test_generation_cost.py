@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fpa.config.runs import expand_runs
 from fpa.memory.cost import Assumptions, plan_costs, run_snapshots
 from fpa.memory.plan import model_architecture
-from fpa.planning import load_config_file
+from fpa.planning import judge
 from fpa.planning.figures import planned_curves
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def paper():
-    config = load_config_file(ROOT / "config" / "paper.yaml")
-    return config, expand_runs(config, where="paper.yaml")
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    return plan.config, plan.runs
 
 
 def by_family(costs, model: str) -> dict:

@@ -15,7 +15,7 @@ import pytest
 import torch
 from transformers import Qwen2ForCausalLM
 
-from fpa.config import load_config_file
+from fpa.planning import judge
 from fpa.data.prompts import render_prompt
 from fpa.objectives import get_objective
 from fpa.planning.plan import Plan
@@ -75,7 +75,7 @@ def gradient(model_dir: Path, samples: list[dict], training: dict, objective_nam
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     """The default config's cache dtype, and per cache dtype: FPA(λ = 0)'s gradient, Off-RL's, float64's."""
-    config = load_config_file(ROOT / "config" / "config.yaml")
+    config = judge([ROOT / "config" / "config.yaml"]).config
     training = config["training"]
     work = tmp_path_factory.mktemp("lambda_zero")
     model_dir = work / "model"

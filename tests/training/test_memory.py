@@ -13,7 +13,7 @@ from transformers import AutoTokenizer
 
 from fpa.config.runs import expand_runs
 from fpa.io import read_jsonl
-from fpa.planning import load_config_file
+from fpa.planning import judge
 from fpa.memory.architecture import Architecture
 from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
 from fpa.memory.training import (TrainingJob, activation_bytes_per_token, checkpointed_layers, head_chunk_rows,
@@ -126,7 +126,7 @@ def test_the_planner_budgets_the_head_chunk_the_trainer_takes(tmp_path, toy_mode
                                                              reference, rows):
     """``chunk_size: auto`` within 16 rows of one [chunk, V] fp32 buffer: each objective's chunk holds the
     buffers its head call holds (Off-RL 1, FPA on the cache 2, FPA online 3), the trainer's and the planner's."""
-    config = load_config_file(str(ROOT / "config" / "config.yaml"))
+    config = judge([ROOT / "config" / "config.yaml"]).config
     arch = Architecture.from_model_dir(toy_model_dir)
     training = {"chunk_size": "auto", "head_memory_mb": 16 * 4 * arch.vocab_size / 2**20, "reference": reference}
     config["training"].update(training)
@@ -141,8 +141,9 @@ def test_the_planner_budgets_the_head_chunk_the_trainer_takes(tmp_path, toy_mode
 
 
 def test_paper_grid_7b_needs_fsdp_on_80_gb():
-    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
-    shipped = plan_memory(config, expand_runs(config), 80 * GIB, ROOT / "no-such-dir")
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    config = plan.config
+    shipped = plan_memory(config, plan.runs, 80 * GIB, ROOT / "no-such-dir")
     assert all(e.fits for e in shipped if e.rule == "train")  # the paper configs train with FSDP
     config["training"]["parallel"] = "ddp"
     runs = expand_runs(config)
@@ -170,8 +171,8 @@ def test_plan_memory_command_prints_the_table():
 
 
 def test_a_training_jobs_world_is_its_nodes_times_its_gpus_per_node():
-    config = load_config_file(str(ROOT / "config" / "paper.yaml"))
-    runs = expand_runs(config)
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    config, runs = plan.config, plan.runs
 
     def trains(**train):
         config["resources"]["train"].update(train)

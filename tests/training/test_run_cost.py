@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fpa.config.runs import Run, expand_runs
+from fpa.config.runs import Run
 from fpa.memory.architecture import Architecture
 from fpa.memory.cost import GB, Assumptions, disk_warning, plan_costs, training_cost
-from fpa.planning.figures import planned_curves
-from fpa.planning import load_config_file
+from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCH = Architecture(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -71,9 +70,8 @@ def test_a_bf16_run_writes_its_snapshots_in_half_the_disk_of_an_fp32_run():
 
 
 def test_paper_plan_has_every_job_family_and_warns_over_the_disk_budget():
-    config = load_config_file(ROOT / "config" / "paper.yaml")
-    runs = expand_runs(config, where="paper.yaml")
-    curves = planned_curves(config, runs)
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    config, runs, curves = plan.config, plan.runs, plan.curves()
     costs = plan_costs(config, runs, ROOT, curves=curves)
     assert {c.family for c in costs} == {"sample_offline", "cache_reference", "train", "evaluate", "curve"}
     assert all(c.disk_bytes > 0 and c.gpu_hours > 0 for c in costs)
@@ -91,9 +89,9 @@ def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():
     from fpa.memory.plan import GIB, plan_memory
     from fpa.training.online.settings import COLOCATED_VLLM_SHARE
 
-    config = load_config_file(ROOT / "config" / "paper-rlvr.yaml")
-    gpu = int(config["gpu_memory_gb"] * GIB)
-    estimates = plan_memory(config, expand_runs(config, where="paper-rlvr.yaml"), gpu, ROOT)
+    plan = judge([ROOT / "config" / "paper-rlvr.yaml"])
+    gpu = int(plan.config["gpu_memory_gb"] * GIB)
+    estimates = plan_memory(plan.config, plan.runs, gpu, ROOT)
     training = [e for e in estimates if e.rule in ("train", "train_online")]
     assert {e.rule for e in training} == {"train", "train_online"}
     assert all(e.fits for e in training), [(e.rule, e.run, e.per_gpu / GIB) for e in training]

@@ -91,23 +91,23 @@ def test_every_run_is_selected_on_the_held_out_problems_tests(tmp_path):
 
 
 def test_base_only_config_needs_evaluate_base():
-    from fpa.config import validate_config
     from fpa.errors import ConfigError
+    from fpa.planning import judge_config
 
     config = yaml.safe_load((ROOT / ".test" / "config_code" / "config.yaml").read_text())
     config["data"]["mirror"] = str(ROOT / "tests" / "fixtures" / "code" / "mirror")
-    assert validate_config(dict(config), where="cfg.yaml")["methods"] == {}
+    assert judge_config(dict(config), "cfg.yaml").config["methods"] == {}
     config["evaluate_base"] = False
     with pytest.raises(ConfigError, match="cfg.yaml: methods: empty and evaluate_base is false"):
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
 
 
 def test_code_benchmark_has_one_code_part():
-    from fpa.config import validate_config
     from fpa.errors import ConfigError
+    from fpa.planning import judge_config
 
     config = yaml.safe_load((ROOT / ".test" / "config_code" / "config.yaml").read_text())
     config["data"]["mirror"] = str(ROOT / "tests" / "fixtures" / "code" / "mirror")
     config["benchmarks"]["lcb"]["parts"] = ["livecodebench_v6", "mbppplus"]
     with pytest.raises(ConfigError, match="benchmarks.lcb.parts: a code benchmark has exactly one part"):
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")

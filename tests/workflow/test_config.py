@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config.runs import expand_runs
 from fpa.config.schema import load_schema
 from fpa.errors import ConfigError
 from fpa.objectives import OBJECTIVES
-from fpa.planning import load_config_file, validate_config
+from fpa.planning import judge, judge_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = [ROOT / "config" / "config.yaml", ROOT / ".test" / "config_ci" / "config.yaml",
@@ -61,14 +60,13 @@ def test_default_prompt_is_the_papers_and_paper_config_uses_it():
     schema = load_schema()
     model = schema["properties"]["models"]["additionalProperties"]["properties"]
     assert model["prompt_template"]["default"] == PAPER_MATH_TEMPLATE
-    paper = load_config_file(ROOT / "config" / "paper.yaml")
+    paper = judge([ROOT / "config" / "paper.yaml"]).config
     assert {m["prompt_template"] for m in paper["models"].values()} == {PAPER_MATH_TEMPLATE}
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_shipped_configs_validate(path):
-    config = load_config_file(path)
-    assert expand_runs(config)
+    assert judge([path]).runs
 
 
 def _base() -> dict:
@@ -123,7 +121,7 @@ def test_malformed_config_fails_with_one_line(mutate, expected):
     config = _base()
     mutate(config)
     with pytest.raises(ConfigError) as info:
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("cfg.yaml: ")
@@ -133,7 +131,7 @@ def test_malformed_config_fails_with_one_line(mutate, expected):
 def test_sweep_expands_to_named_runs():
     config = _base()
     config["methods"]["fpa"]["sweep"] = {"lam": [0.5, 1]}
-    runs = expand_runs(validate_config(config, where="cfg.yaml"))
+    runs = judge_config(config, "cfg.yaml").runs
     assert {("toy", "fpa_lam0.5"), ("toy", "fpa_lam1")} <= set(runs)
     assert runs[("toy", "fpa_lam0.5")].params["lam"] == 0.5
 
@@ -143,17 +141,17 @@ def test_model_overrides_take_precedence():
     config["models"]["toy"]["training"] = {"lr": 0.5}
     config["models"]["toy"]["params"] = {"fpa": {"lam": 7.0}}
     config["methods"]["offrl"]["training"] = {"lr": 0.25}
-    runs = expand_runs(validate_config(config, where="cfg.yaml"))
+    runs = judge_config(config, "cfg.yaml").runs
     assert runs[("toy", "fpa")].params["lam"] == 7.0
     assert runs[("toy", "fpa")].training["lr"] == 0.5
     assert runs[("toy", "offrl")].training["lr"] == 0.25
 
 
 def test_a_rules_resources_override_its_defaults_key_by_key():
-    defaults = validate_config(_base(), where="cfg.yaml")["resources"]
+    defaults = judge_config(_base(), "cfg.yaml").config["resources"]
     config = _base()
     config["resources"] = {"train": {"mem_mb": 64000, "gpu": 1}}
-    resources = validate_config(config, where="cfg.yaml")["resources"]
+    resources = judge_config(config, "cfg.yaml").config["resources"]
     assert resources["train"] == {**defaults["train"], "mem_mb": 64000, "gpu": 1}
     assert resources["evaluate"] == defaults["evaluate"]
     assert set(defaults["train"]) == {"mem_mb", "runtime", "cpus_per_task", "gpu", "nodes"}
@@ -184,39 +182,31 @@ def test_a_training_jobs_processes_are_its_gpus_or_its_cpu_processes():
 
 
 def test_a_tied_sweep_key_sets_every_named_param_to_each_value():
-    from fpa.aggregation.layout import build_layout
-    from fpa.config.runs import expand_runs
-
     config = _base()
     config["methods"]["kto_lam"] = {"objective": "kto", "label": "KTO", "sweep": {"lam_w=lam_l": [0.5, 2]}}
     config["tables"]["tuning"] = {"columns": ["toy6"], "rows": ["kto_lam"], "group_by": "sweep"}
-    config = validate_config(config, where="cfg.yaml")
-    runs = expand_runs(config)
+    plan = judge_config(config, "cfg.yaml")
+    runs = plan.runs
     assert [(runs[("toy", name)].params["lam_w"], runs[("toy", name)].params["lam_l"])
             for name in ("kto_lam_lam_w-lam_l0.5", "kto_lam_lam_w-lam_l2")] == [(0.5, 0.5), (2, 2)]
-    layout = build_layout("tuning", config["tables"]["tuning"], config, runs)
-    [block] = layout.blocks
+    [block] = plan.layouts["tuning"].blocks
     assert block.title == "KTO — λ_w=λ_l" and [row.label for row in block.rows] == ["λ_w=λ_l = 0.5", "λ_w=λ_l = 2"]
 
 
 def test_a_sweep_member_equal_to_a_main_run_is_that_run():
     """toy-paper: the tuning grids' members at the main tables' settings read the main runs' files."""
-    from fpa.aggregation.layout import build_layout
-    from fpa.config import load_config_file
-    from fpa.config.runs import expand_runs
-
     from fpa.config.runs import Run
 
     assert Run("alone", "offrl", {}, {}).trained_as == "alone"  # a run is its own training unless shared
-    config = load_config_file(ROOT / "config" / "toy-paper.yaml")
-    runs = expand_runs(config)
+    plan = judge([ROOT / "config" / "toy-paper.yaml"])
+    runs = plan.runs
     shared = {name: run.trained_as for (_, name), run in runs.items() if run.trained_as != name}
     assert shared == {"fpa_sweep_lam5": "fpa", "dpo_lr_lr0.0002": "dpo", "dpo_beta_beta0.1": "dpo",
                       "rpo_alpha_alpha4": "rpo", "dpop_lam_lam_dpop50": "dpop", "kto_lam_lam_w-lam_l0.5": "kto",
                       "kto_lam_lam_w-lam_l1.0": "kto_beta_beta0.3", "apo_beta2_beta21.0": "apo", "offrl_lr_lr0.0002": "offrl",
                       "offrl_rs_scale_reward_incorrect-0.5": "offrl_rs", "offrl_kl_tau_tau0.004": "offrl_kl",
                       "grpo_lr_lr4e-05": "grpo", "dapo_lr_lr4e-05": "dapo"}  # online runs share alike
-    tuning = build_layout("toy_paper_tuning", config["tables"]["toy_paper_tuning"], config, runs)
+    tuning = plan.layouts["toy_paper_tuning"]
     rows = {row.key: row for block in tuning.blocks for row in block.rows}
     assert rows["dpo_beta_beta0.1"].label == "β = 0.1" and rows["dpo_beta_beta0.1"].dagger
     assert {key.method for cell in rows["dpo_beta_beta0.1"].cells for key in cell} == {"dpo"}

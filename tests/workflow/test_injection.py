@@ -16,7 +16,7 @@ import yaml
 from workflow_helpers import ROOT, skip_or_fail, snakemake
 
 from fpa.errors import ConfigError
-from fpa.planning import validate_config
+from fpa.planning import judge_config
 
 TINY = ROOT.parent / "shared" / "data" / "tiny"
 if not TINY.is_dir():
@@ -144,6 +144,6 @@ def test_names_with_shell_metacharacters_are_refused(tmp_path, key_path):
         first = next(iter(config[key_path]))
         config[key_path] = {PLANTED: config[key_path][first], **config[key_path]}
     with pytest.raises(ConfigError) as info:
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
     message = str(info.value)
     assert message.startswith(f"cfg.yaml: {key_path}") and repr(PLANTED) in message and "\n" not in message

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workflow_helpers import snakemake
 
-from fpa.config import load_config_file
+from fpa.planning import judge
 from fpa.io import _HOST, _MARK_TEXT, PARTIAL_MARK, read_jsonl, write_json
 from fpa.provenance.record import Job, sidecar_of
 
@@ -35,5 +35,5 @@ def test_a_run_removes_what_killed_jobs_left(tmp_path, monkeypatch):
                        "results/benchmarks/toy/toy8.jsonl")
     assert "the record of an output that is gone" in result.stderr, result.stderr[-3000:]
     assert sorted(path.name for path in evaluations.iterdir()) == sorted([elsewhere.name, *finished])
-    expected = load_config_file(ROOT / "config" / "config.yaml")["benchmarks"]["toy8"]["n_problems"]
+    expected = judge([ROOT / "config" / "config.yaml"]).config["benchmarks"]["toy8"]["n_problems"]
     assert len(read_jsonl(tmp_path / "results" / "benchmarks" / "toy" / "toy8.jsonl")) == expected

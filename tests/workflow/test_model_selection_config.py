@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.config import validate_config
+from fpa.planning import judge_config
 from fpa.config.graders import reads_task_file
 from fpa.errors import ConfigError
 from fpa.grading import GRADERS
@@ -41,7 +41,7 @@ def test_only_the_code_benchmarks_own_graders_read_a_task_file():
 
 
 def test_a_code_datasets_validation_problems_select_the_runs():
-    config = validate_config(_code(), where="cfg.yaml")
+    config = judge_config(_code(), "cfg.yaml").config
     assert config["benchmarks"]["val"]["grader"] == "code_tests" and config["model_selection"] == {"benchmark": "val"}
 
 
@@ -56,7 +56,7 @@ def test_a_benchmark_graded_from_its_task_file_is_refused(where):
         key = "curve_benchmarks"
     with pytest.raises(ConfigError, match=f"cfg.yaml: {key}: 'mbppplus' is graded by 'mbppplus', which reads its "
                                           "benchmark's task file"):
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
 
 
 def test_a_code_validation_benchmark_is_graded_by_the_tests():
@@ -64,7 +64,7 @@ def test_a_code_validation_benchmark_is_graded_by_the_tests():
     config["benchmarks"]["val"]["grader"] = "livecodebench"
     with pytest.raises(ConfigError, match=r"cfg.yaml: benchmarks.val.grader: a validation benchmark is graded as its "
                                           r"dataset \(taco_apps\): expected 'code_tests', got 'livecodebench'"):
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
 
 
 @pytest.mark.parametrize("level", ["training", "method"])
@@ -76,14 +76,14 @@ def test_selection_refuses_early_stopping_on_loss(level):
         config["methods"]["fpa"]["training"] = {"early_stopping_patience": 2}
     with pytest.raises(ConfigError, match="cfg.yaml: model_selection: run '(offrl|fpa)' of model 'toy' stops early on "
                                           r"validation loss \(training.early_stopping_patience: [23]\); expected 0"):
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
 
 
 def test_early_stopping_on_loss_where_a_config_asks_for_it():
     config = _toy()
     config["model_selection"] = None
     config["training"]["early_stopping_patience"] = 3
-    assert validate_config(config, where="cfg.yaml")["training"]["early_stopping_patience"] == 3
+    assert judge_config(config, "cfg.yaml").config["training"]["early_stopping_patience"] == 3
 
 
 @pytest.mark.parametrize("name", ["paper.yaml", "paper-code.yaml", "paper-stepdpo.yaml", "paper-rlvr.yaml"])
@@ -99,11 +99,9 @@ def test_a_code_validation_column_is_sampled_and_graded_in_one_job():
     the model's own records), not to generate_code + evaluate_code, whose task file it has none of."""
     from types import SimpleNamespace
 
-    from fpa.planning import Plan, validate_config as validate_for_planning
-
     config = _code()
     config["tables"]["code"]["columns"] = ["mbppplus", "val", "lcb"]
-    plan = Plan(validate_for_planning(config, where="cfg.yaml"), ROOT)
+    plan = judge_config(config, "cfg.yaml")
     assert plan.code_benches == ["mbppplus", "lcb"] and plan.eval_benches == ["val"]
-    assert plan.eval_records(SimpleNamespace(model="qwen3-4b-base")) == [
+    assert plan.evaluate.records(SimpleNamespace(model="qwen3-4b-base")) == [
         "results/benchmarks/validation/qwen3-4b-base.jsonl"]

@@ -19,9 +19,8 @@ import yaml
 
 from workflow_helpers import planned_resources
 
-from fpa.config import load_config_file
 from fpa.errors import ConfigError
-from fpa.planning import validate_config
+from fpa.planning import judge, judge_config
 from fpa.resources import job_request, job_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,14 +33,14 @@ def _ci_config(**train) -> dict:
 
 
 def test_a_single_node_jobs_request_is_its_config():
-    train = validate_config(_ci_config(processes=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
+    train = judge_config(_ci_config(processes=2, cpus_per_task=8), "cfg.yaml").config["resources"]["train"]
     assert train["nodes"] == 1
     assert job_request(train) == train
     assert job_world(train) == 2
 
 
 def test_a_single_node_gpu_jobs_request_is_one_task_with_all_its_gpus():
-    train = validate_config(_ci_config(gpu=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
+    train = judge_config(_ci_config(gpu=2, cpus_per_task=8), "cfg.yaml").config["resources"]["train"]
     assert job_request(train) == {**train, "nodes": 1, "tasks_per_gpu": 0}
     assert job_world(train) == 2
 
@@ -51,7 +50,7 @@ def test_a_single_node_gpu_jobs_request_is_one_task_with_all_its_gpus():
     ({"nodes": 4, "gpu": 8, "cpus_per_task": 64}, {"tasks": 4, "mpi": "srun", "gres": "gpu:8", "tasks_per_gpu": 0}, 32),
 ])
 def test_a_multi_node_job_asks_one_task_per_node_and_its_gpus_per_node(train, added, world):
-    train = validate_config(_ci_config(**train), where="cfg.yaml")["resources"]["train"]
+    train = judge_config(_ci_config(**train), "cfg.yaml").config["resources"]["train"]
     request = job_request(train)
     assert request == {**{key: value for key, value in train.items() if key != "gpu"}, **added}
     assert job_world(train) == world
@@ -85,7 +84,7 @@ def _sbatch_flags(job: _PluginJob) -> set[str]:
 
 @needs_slurm_plugins
 def test_the_plugin_turns_the_request_into_one_task_per_node_with_gpus_per_node():
-    train = validate_config(_ci_config(nodes=2, gpu=4, cpus_per_task=16), where="cfg.yaml")["resources"]["train"]
+    train = judge_config(_ci_config(nodes=2, gpu=4, cpus_per_task=16), "cfg.yaml").config["resources"]["train"]
     flags = _sbatch_flags(_PluginJob(job_request(train), threads=16))
     assert {"--nodes=2", "--ntasks=2", "--cpus-per-task=16", "--gres=gpu:4"} <= flags, flags
     assert not [flag for flag in flags if flag.startswith(("--gpus", "--ntasks-per-gpu"))], flags
@@ -95,7 +94,7 @@ def test_the_plugin_turns_the_request_into_one_task_per_node_with_gpus_per_node(
 def test_the_papers_one_node_two_gpu_training_job_is_one_task_with_both_gpus():
     """Defect (issue 32's first GPU-hour): a 1-node job with gpu: 2 became --gpus=2
     --ntasks-per-gpu=1 (two tasks of one GPU) under config/paper.yaml's own request."""
-    paper = validate_config(load_config_file(ROOT / "config" / "paper.yaml"), where="config/paper.yaml")
+    paper = judge([ROOT / "config" / "paper.yaml"]).config
     train = paper["resources"]["train"]
     flags = _sbatch_flags(_PluginJob({"tasks": 1, **job_request(train)}, threads=train["cpus_per_task"]))
     assert {"--nodes=1", f"--gpus={train['gpu']}"} <= flags, flags
@@ -110,7 +109,7 @@ def test_a_one_node_two_gpu_training_job_is_one_task_whose_step_sees_both_gpus(m
     tasks of one GPU each, the step seeing one of them)."""
     import snakemake_executor_plugin_slurm_jobstep as jobstep
 
-    train = validate_config(_ci_config(gpu=2, cpus_per_task=8), where="cfg.yaml")["resources"]["train"]
+    train = judge_config(_ci_config(gpu=2, cpus_per_task=8), "cfg.yaml").config["resources"]["train"]
     request = {"tasks": 1, **job_request(train)}  # a site default under the config's request
     job = _PluginJob(request, threads=8)
     flags = _sbatch_flags(job)
@@ -158,7 +157,7 @@ def test_bad_multi_node_requests_are_named(mutate, expected):
     config = _ci_config(nodes=2, processes=2, cpus_per_task=2)
     mutate(config)
     with pytest.raises(ConfigError, match="^cfg.yaml: ") as info:
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")
     assert expected in str(info.value)
 
 

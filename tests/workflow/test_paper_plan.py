@@ -20,7 +20,7 @@ from workflow_helpers import (
     rule_resource_groups,
 )
 
-from fpa.config import load_config_file
+from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("FPA_DATA_MIRROR", ROOT.parent / "shared" / "data"))
@@ -35,13 +35,8 @@ PAPER_TABLES = {"main", "ablation", "lambda_validation", "lambda_test", "tuning"
 
 
 def test_paper_gridjob_counts(tmp_path):
-    from fpa.aggregation.layout import build_layout
-    from fpa.config import load_config_file
-    from fpa.config.runs import expand_runs
-    from fpa.planning.figures import planned_curves, planned_figures
-
-    config = load_config_file(ROOT / "config" / "paper.yaml")
-    runs = expand_runs(config)
+    plan = judge([ROOT / "config" / "paper.yaml"])
+    config, runs = plan.config, plan.runs
     models = len(config["models"])
     catalog_benchmarks = [b for b in config["benchmarks"].values() if b["source"] == "catalog"]
     parts = {part for bench in catalog_benchmarks for part in bench["parts"]}
@@ -55,14 +50,14 @@ def test_paper_gridjob_counts(tmp_path):
     assert set(config["tables"]) == PAPER_TABLES
     # only the (run, seed)s a table reads are evaluated: seed 42 (the paper's single-seed tables), and
     # 43 and 44 of the three-seed table's runs
-    read = {(key.model, key.method, str(seed)) for name, spec in config["tables"].items()
-            for key in build_layout(name, spec, config, runs).cell_keys() for seed in key.seeds}
+    read = {(key.model, key.method, str(seed)) for layout in plan.layouts.values()
+            for key in layout.cell_keys() for seed in key.seeds}
     evaluated = len({entry for entry in read if entry[1] != "base"})
     assert evaluated == 71
-    assert planned_figures(config, runs) == [
+    assert plan.figures.planned() == [
         (model, figure) for model in config["models"] for figure in PAPER_FIGURES
         if figure != "targeted_ablations" or model == "qwen3-4b-base"]  # its runs are Qwen3-4B-Base's alone
-    curves = planned_curves(config, runs)
+    curves = plan.curves()
     # Off-RL, FPA: 3 seeds on Qwen3-4B-Base, 1 on the others; Cor./Incor. Only: 1 each; base: 3 + 1 + 1
     assert len(curves) == 17
     # the figures draw only what the tables read: only what a table reads is trained
@@ -87,7 +82,7 @@ def test_paper_gridjob_counts(tmp_path):
         "reproduction": 1,  # the tables compare with config/paper_results.yaml
         # the paper's figures, each for the models whose runs fill its roles, and MATH500 through
         # training of the runs they draw (each run's seeds and the base model's)
-        "figure": len(planned_figures(config, runs)),
+        "figure": len(plan.figures.planned()),
         "curve": len(curves),
         "cost": 1,
         "all": 1,
@@ -114,7 +109,7 @@ def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
     (schema defaults filled) and the profile's site settings, nothing else of its own."""
     result = _plan(tmp_path, "--workflow-profile", str(SLURM_PROFILE))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    config = load_config_file(ROOT / "config" / "paper.yaml")
+    config = judge([ROOT / "config" / "paper.yaml"]).config
     site = yaml.safe_load((SLURM_PROFILE / "config.yaml").read_text())["default-resources"]
     groups = rule_resource_groups()
     jobs = [(rule, resources) for rule, resources in planned_resources(result.stdout + result.stderr)
@@ -132,7 +127,7 @@ def test_paper_reference_cache_runs_on_its_gpu_in_the_trainings_precision(tmp_pa
     """The cache job asks for a GPU: its command computes there (it computed on the CPU: weeks for
     12K problems x 8 samples), its forward in the training's precision (bf16 autocast) and layout (packed,
     the schema's default)."""
-    config = load_config_file(ROOT / "config" / "paper.yaml")
+    config = judge([ROOT / "config" / "paper.yaml"]).config
     assert config["resources"]["cache_reference"]["gpu"] >= 1 and config["training"]["precision"] == "bf16"
     target = "results/reference/qwen3-4b-base/cache"
     result = _plan(tmp_path, "-p", "--workflow-profile", str(SLURM_PROFILE), "--cores", "8", target)
@@ -189,18 +184,15 @@ def test_amc24_is_reported_missing(tmp_path):
 # What common.smk runs before Snakemake builds the DAG: validation, the run grid, and the code
 # fingerprint of every rule's jobs.
 PARSE_TIME = """
-import json, sys, yaml
-from fpa.config.catalog import load_catalog
-from fpa.config.runs import expand_runs
-from fpa.planning import validate_config
+import json, sys
+from fpa.planning import judge
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.provenance import fingerprint
-config = yaml.safe_load(open(sys.argv[1]))
-validate_config(config, where=sys.argv[1])
-load_catalog(config, "config")
+plan = judge([sys.argv[1]])
+config = plan.config
 closures = set()
-for run in expand_runs(config).values():
+for run in plan.runs.values():
     modules = ("fpa.training.loop", get_objective(run.objective).loss.__module__)
     fingerprint.code_fingerprint(*modules)
     closures.update(fingerprint.module_closure(*modules))

@@ -39,7 +39,7 @@ import yaml
 from workflow_helpers import (ONE_RUN_CHECKPOINT, ROOT, copy_project, job_counts, one_run_config, one_run_trained,
                               rule_resource_groups, seed_toy_base_model, skip_or_fail, snakemake)
 
-from fpa.config import load_config_file
+from fpa.planning import judge
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("slurm_cluster")]  # one worker builds the cluster
 
@@ -175,7 +175,7 @@ def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, clust
     planned.pop("total")
     planned.pop("all")  # no command: Snakemake finishes it itself
     assert collections.Counter(map(_rule, jobs)) == planned
-    resources = load_config_file(runs.config)["resources"]
+    resources = judge([runs.config]).config["resources"]
     groups = rule_resource_groups(runs.project / "workflow" / "rules")
     for job in jobs:
         wanted = resources[groups[_rule(job)]]

@@ -97,11 +97,11 @@ def test_every_run_is_selected_on_the_held_out_problems(tmp_path):
 
 
 def test_validation_benchmark_is_graded_as_the_answers():
-    from fpa.config import validate_config
+    from fpa.planning import judge_config
     from fpa.errors import ConfigError
 
     config = yaml.safe_load(CONFIG.read_text())
     config["benchmarks"]["val"]["grader"] = "toy"
     with pytest.raises(ConfigError, match="cfg.yaml: benchmarks.val.grader: a validation benchmark is graded as its "
                                           "dataset \\(step_dpo\\): expected 'math', got 'toy'"):
-        validate_config(config, where="cfg.yaml")
+        judge_config(config, "cfg.yaml")

@@ -135,11 +135,11 @@ def skip_or_fail(problem: str | None, what: str) -> None:
 
 
 def rule_resource_groups(rules_dir: Path = ROOT / "workflow" / "rules") -> dict[str, str]:
-    """Rule name -> the config ``resources`` group its jobs request (``get_resources("<group>")``)."""
+    """Rule name -> the config ``resources`` group its jobs request (``PLAN.resources("<group>")``)."""
     groups = {}
     for path in sorted(rules_dir.glob("*.smk")):
         for block in re.split(r"^\s*rule (?=\w+:)", path.read_text(), flags=re.M)[1:]:
-            match = re.search(r'get_resources\("(\w+)"\)', block)
+            match = re.search(r'PLAN\.resources\("(\w+)"\)', block)
             if match:
                 groups[block.split(":", 1)[0]] = match.group(1)
     return groups

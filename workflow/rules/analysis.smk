@@ -1,31 +1,31 @@
 # Analyses behind the mechanism figures (fpa.analysis); each is planned only as an input of a
-# figure the config asks for (fpa.figures.paths.analysis_path).
+# figure the config asks for (fpa.figures.figure_inputs).
 
 
 # FPA's extrapolation from an anchor snapshot against the run's later snapshots, on the first
 # curve benchmark's prompts; the later snapshots' samples stay in work/ per snapshot.
 rule future_policy:
     input:
-        reference=get_base_model,
-        snapshots="results/train/{model}/{method}/{seed}/snapshots",
-        benchmark=get_future_policy_records,
+        reference=PLAN.base_model,
+        snapshots=paths.SNAPSHOTS,
+        benchmark=PLAN.analysis.future_policy_records,
     output:
-        "results/analysis/future_policy/{model}/{method}/{seed}.csv",
+        paths.ANALYSIS["future_policy"],
     log:
         "logs/future_policy/{model}/{method}/{seed}.log",
     benchmark:
         "logs/benchmarks/future_policy/{model}/{method}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: get_threads("evaluate")
+    threads: PLAN.threads("evaluate")
     resources:
-        **get_resources("evaluate"),
+        **PLAN.resources("evaluate"),
     params:
-        numerics=get_numerics(),
-        analysis=get_future_policy_config,
-        bench=get_future_policy_bench,
-        code=get_code("fpa.cli.future_policy", "fpa.analysis.future_policy"),
-        work="results/analysis/future_policy/{model}/{method}/{seed}/work",
+        numerics=PLAN.numerics(),
+        analysis=PLAN.analysis.future_policy_config,
+        bench=PLAN.analysis.future_policy_bench,
+        code=code_fingerprint("fpa.cli.future_policy", "fpa.analysis.future_policy"),
+        work=paths.FUTURE_POLICY_WORK,
     shell:
         "{params.numerics}python -m fpa future-policy --reference {input.reference} --snapshots {input.snapshots} "
         "--benchmark {params.bench} {input.benchmark:q} --config-json {params.analysis:q} "
@@ -37,25 +37,25 @@ rule future_policy:
 # the pairs of the preference datasets the config names (entanglement.preference).
 rule entanglement:
     input:
-        model=get_base_model,
-        train="results/datasets/{model}/train.jsonl",
-        pairs=get_entanglement_pair_files,
+        model=PLAN.base_model,
+        train=paths.TRAIN_SPLIT,
+        pairs=PLAN.analysis.entanglement_pair_files,
     output:
-        "results/analysis/entanglement/{model}/base/{seed}.csv",
+        paths.bind(paths.ANALYSIS["entanglement"], method="base"),
     log:
         "logs/entanglement/{model}/{seed}.log",
     benchmark:
         "logs/benchmarks/entanglement/{model}/{seed}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: get_threads("evaluate")
+    threads: PLAN.threads("evaluate")
     resources:
-        **get_resources("evaluate"),
+        **PLAN.resources("evaluate"),
     params:
-        numerics=get_numerics(),
-        analysis=get_entanglement_config,
-        pairs=get_entanglement_pairs_json,
-        code=get_code(
+        numerics=PLAN.numerics(),
+        analysis=PLAN.analysis.entanglement_config,
+        pairs=PLAN.analysis.entanglement_pairs_json,
+        code=code_fingerprint(
             "fpa.cli.entanglement",
             "fpa.analysis.entanglement",
             "fpa.analysis.preference_pairs",

@@ -2,17 +2,14 @@
 # the completions, a CPU job grades them in the sandbox with a pool of threads. Their
 # evaluation file has the same path and fields as a math benchmark's, so the tables
 # (and `fpa explain`) take code columns like any other.
-if CODE_BENCHES:
+if PLAN.code_benches:
 
     rule generate_code:
         input:
-            model=get_checkpoint,
-            benchmarks=get_code_records(),
+            model=PLAN.checkpoint,
+            benchmarks=PLAN.code.records(),
         output:
-            expand(
-                "results/completions/{{model}}/{{method}}/{{seed}}/{bench}.json",
-                bench=CODE_BENCHES,
-            ),
+            expand(paths.COMPLETIONS, bench=PLAN.code_benches, allow_missing=True),
         log:
             "logs/generate_code/{model}/{method}/{seed}.log",
         benchmark:
@@ -20,15 +17,15 @@ if CODE_BENCHES:
         priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/train.yaml"
-        threads: get_threads("generate_code")
+        threads: PLAN.threads("generate_code")
         resources:
-            **get_resources("generate_code"),
+            **PLAN.resources("generate_code"),
         params:
-            numerics=get_numerics(),
-            benchmarks=get_sampling_args,
-            eval=get_generate_code_config,
-            code=get_code("fpa.cli.generate"),
-            work="results/completions/{model}/{method}/{seed}/work",
+            numerics=PLAN.numerics(),
+            benchmarks=PLAN.sampling_args,
+            eval=PLAN.code.generate_config,
+            code=code_fingerprint("fpa.cli.generate"),
+            work=paths.COMPLETIONS_WORK,
         shell:
             "{params.numerics}python -m fpa generate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
@@ -36,26 +33,26 @@ if CODE_BENCHES:
 
     rule evaluate_code:
         input:
-            completions="results/completions/{model}/{method}/{seed}/{bench}.json",
-            benchmark=get_benchmark_file,
-            tasks=get_code_tasks,
+            completions=paths.COMPLETIONS,
+            benchmark=PLAN.code.bench_records,
+            tasks=PLAN.code.tasks,
         output:
-            "results/eval/{model}/{method}/{seed}/{bench}.json",
+            paths.EVALUATION,
         log:
             "logs/evaluate_code/{model}/{method}/{seed}/{bench}.log",
         benchmark:
             "logs/benchmarks/evaluate_code/{model}/{method}/{seed}/{bench}.tsv"
         wildcard_constraints:
-            bench=get_code_bench_pattern(),
+            bench=PLAN.code.bench_pattern(),
         priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/eval_code.yaml"
-        threads: get_threads("evaluate_code")
+        threads: PLAN.threads("evaluate_code")
         resources:
-            **get_resources("evaluate_code"),
+            **PLAN.resources("evaluate_code"),
         params:
-            eval=get_eval_config,
-            code=get_code_eval_code,
+            eval=PLAN.code.eval_config,
+            code=PLAN.code.eval_code,
         shell:
             "python -m fpa evaluate-code --completions {input.completions} --benchmark {input.benchmark:q} "
             "--tasks {input.tasks:q} --config-json {params.eval:q} --seed {wildcards.seed} "
@@ -66,9 +63,9 @@ if config["dataset"]["source"] == "taco_apps":
 
     rule code_train_problems:
         input:
-            unpack(get_code_train_files),
+            unpack(PLAN.code.train_files),
         output:
-            "results/problems/train.jsonl",
+            paths.TRAIN_PROBLEMS,
         log:
             "logs/code_train_problems/train.log",
         benchmark:
@@ -77,9 +74,9 @@ if config["dataset"]["source"] == "taco_apps":
         conda:
             "../../envs/tables.yaml"
         resources:
-            **get_resources("light"),
+            **PLAN.resources("light"),
         params:
-            code=get_code("fpa.cli.code"),
+            code=code_fingerprint("fpa.cli.code"),
         shell:
             "python -m fpa code-train taco_train={input.taco_train:q} apps_train={input.apps_train:q} "
             "--code {params.code} --out {output} > {log} 2>&1"

@@ -2,7 +2,7 @@
 # URL, always checked against the sha256 pinned in the catalog (config/benchmarks.yaml).
 rule fetch_data:
     output:
-        "resources/data/{path}",
+        paths.DATA_FILE,
     log:
         "logs/fetch_data/{path}.log",
     benchmark:
@@ -11,11 +11,11 @@ rule fetch_data:
     conda:
         "../../envs/tables.yaml"
     resources:
-        **get_resources("fetch"),
+        **PLAN.resources("fetch"),
     params:
-        entry=get_catalog_entry_json,
-        mirror=get_mirror_option(),
-        code=get_code("fpa.cli.data"),
+        entry=PLAN.data.entry_json,
+        mirror=PLAN.data.mirror_option(),
+        code=code_fingerprint("fpa.cli.data"),
     shell:
         "python -m fpa fetch-data --entry-json {params.entry:q} {params.mirror} --code {params.code} "
         "--out {output:q} > {log:q} 2>&1"
@@ -23,9 +23,9 @@ rule fetch_data:
 
 rule prepare_benchmark:
     input:
-        unpack(get_benchmark_parts),
+        unpack(PLAN.data.benchmark_parts),
     output:
-        "results/benchmarks/catalog/{bench}.jsonl",
+        paths.BENCHMARK["catalog"],
     log:
         "logs/prepare_benchmark/{bench}.log",
     benchmark:
@@ -34,11 +34,11 @@ rule prepare_benchmark:
     conda:
         "../../envs/tables.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        bench=get_benchmark_config,
-        catalog=get_catalog_path(),
-        code=get_code("fpa.cli.data"),
+        bench=PLAN.benchmark_config,
+        catalog=PLAN.data.catalog_path(),
+        code=code_fingerprint("fpa.cli.data"),
     shell:
         "python -m fpa prepare-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
         "--catalog {params.catalog:q} --code {params.code} --out {output} {input:q} > {log} 2>&1"
@@ -48,9 +48,9 @@ rule prepare_benchmark:
 # reads the validated records, so it never samples a benchmark that cannot be graded.
 rule validate_benchmark:
     input:
-        get_user_benchmark,
+        lookup(dpath="benchmarks/{bench}/path", within=config),
     output:
-        "results/benchmarks/file/{bench}.jsonl",
+        paths.BENCHMARK["file"],
     log:
         "logs/validate_benchmark/{bench}.log",
     benchmark:
@@ -59,10 +59,10 @@ rule validate_benchmark:
     conda:
         "../../envs/tables.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        bench=get_benchmark_config,
-        code=get_validate_code,
+        bench=PLAN.benchmark_config,
+        code=PLAN.data.validate_code,
     shell:
         "python -m fpa validate-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
         "--code {params.code} --out {output:q} {input:q} > {log:q} 2>&1"
@@ -72,9 +72,9 @@ if config["dataset"]["source"] == "math12k":
 
     rule math_train_problems:
         input:
-            unpack(get_math12k_files),
+            unpack(PLAN.data.math12k_files),
         output:
-            "results/problems/train.jsonl",
+            paths.TRAIN_PROBLEMS,
         log:
             "logs/math_train_problems/train.log",
         benchmark:
@@ -83,10 +83,10 @@ if config["dataset"]["source"] == "math12k":
         conda:
             "../../envs/tables.yaml"
         resources:
-            **get_resources("light"),
+            **PLAN.resources("light"),
         params:
-            sample="--sample" if CATALOG.get("sample") else "",
-            code=get_code("fpa.cli.data"),
+            sample=PLAN.data.sample_option(),
+            code=code_fingerprint("fpa.cli.data"),
         shell:
             "python -m fpa math-train --math-train {input.math_train:q} --math-test {input.math_test:q} "
             "--math500 {input.math500:q} --math-perturb {input.math_perturb_simple:q} "
@@ -95,7 +95,7 @@ if config["dataset"]["source"] == "math12k":
 
 rule fetch_model:
     output:
-        directory("resources/models/{model}"),
+        directory(paths.HUB_MODEL),
     log:
         "logs/fetch_model/{model}.log",
     benchmark:
@@ -104,11 +104,11 @@ rule fetch_model:
     conda:
         "../../envs/train.yaml"
     resources:
-        **get_resources("fetch"),
+        **PLAN.resources("fetch"),
     params:
-        model=get_model_config,
+        model=PLAN.model_config,
         model_mirror=config["data"]["model_mirror"] or "",
-        code=get_code("fpa.cli.data", "fpa.data.models"),
+        code=code_fingerprint("fpa.cli.data", "fpa.data.models"),
     shell:
         "python -m fpa fetch-model --config-json {params.model:q} --model-mirror {params.model_mirror:q} "
         "--code {params.code} --out {output} > {log} 2>&1"

@@ -4,10 +4,10 @@ if config["dataset"]["source"] == "step_dpo":
 
     rule step_dpo_dataset:
         input:
-            unpack(get_step_dpo_inputs),
+            unpack(PLAN.dataset.step_dpo_inputs),
         output:
-            train="results/datasets/{model}/train.jsonl",
-            val="results/datasets/{model}/val.jsonl",
+            train=paths.TRAIN_SPLIT,
+            val=paths.VAL_SPLIT,
         log:
             "logs/step_dpo_dataset/{model}.log",
         benchmark:
@@ -15,13 +15,13 @@ if config["dataset"]["source"] == "step_dpo":
         priority: Priority.TRAINING_INPUTS
         conda:
             "../../envs/train.yaml"
-        threads: get_threads("build_dataset")
+        threads: PLAN.threads("build_dataset")
         resources:
-            **get_resources("build_dataset"),
+            **PLAN.resources("build_dataset"),
         params:
-            dataset=get_step_dpo_config,
-            model=get_model_option,
-            code=get_code("fpa.cli.dataset"),
+            dataset=PLAN.dataset.step_dpo_config,
+            model=PLAN.dataset.model_option,
+            code=code_fingerprint("fpa.cli.dataset"),
         shell:
             "python -m fpa step-dpo-dataset --pairs {input.pairs:q} {params.model} "
             "--config-json {params.dataset:q} --code {params.code} "
@@ -31,10 +31,10 @@ else:
 
     rule sample_offline:
         input:
-            model=get_base_model,
-            problems="results/problems/train.jsonl",
+            model=PLAN.base_model,
+            problems=paths.TRAIN_PROBLEMS,
         output:
-            "results/datasets/{model}/samples.jsonl",
+            paths.SAMPLES,
         log:
             "logs/sample_offline/{model}.log",
         benchmark:
@@ -42,14 +42,14 @@ else:
         priority: Priority.TRAINING_INPUTS
         conda:
             GENERATION_ENV
-        threads: get_threads("sample_offline")
+        threads: PLAN.threads("sample_offline")
         resources:
-            **get_resources("sample_offline"),
+            **PLAN.resources("sample_offline"),
         params:
-            dataset=get_dataset_config,
-            code=get_code("fpa.cli.dataset"),
-            work="results/datasets/{model}/work/samples",
-            numerics=get_numerics(),
+            dataset=PLAN.dataset.config_json,
+            code=code_fingerprint("fpa.cli.dataset"),
+            work=paths.SAMPLES_WORK,
+            numerics=PLAN.numerics(),
         shell:
             "{params.numerics}python -m fpa sample --model {input.model} --problems {input.problems} "
             "--config-json {params.dataset:q} --code {params.code} --threads {threads} --gpus {resources.gpu} "
@@ -57,10 +57,10 @@ else:
 
     rule build_dataset:
         input:
-            samples="results/datasets/{model}/samples.jsonl",
+            samples=paths.SAMPLES,
         output:
-            train="results/datasets/{model}/train.jsonl",
-            val="results/datasets/{model}/val.jsonl",
+            train=paths.TRAIN_SPLIT,
+            val=paths.VAL_SPLIT,
         log:
             "logs/build_dataset/{model}.log",
         benchmark:
@@ -69,12 +69,12 @@ else:
         conda:
             "../../envs/train.yaml"
         # code rewards (taco_apps) grade in a thread pool over the CPUs the job may use
-        threads: get_threads("build_dataset")
+        threads: PLAN.threads("build_dataset")
         resources:
-            **get_resources("build_dataset"),
+            **PLAN.resources("build_dataset"),
         params:
-            dataset=get_dataset_config,
-            code=get_code("fpa.cli.dataset"),
+            dataset=PLAN.dataset.config_json,
+            code=code_fingerprint("fpa.cli.dataset"),
         shell:
             "python -m fpa build-dataset --samples {input.samples} "
             "--config-json {params.dataset:q} --code {params.code} "
@@ -85,9 +85,9 @@ else:
 # paper selects lambda and (model_selection) each run's checkpoint on them.
 rule validation_benchmark:
     input:
-        unpack(get_validation_inputs),
+        unpack(PLAN.dataset.validation_inputs),
     output:
-        "results/benchmarks/validation/{model}.jsonl",
+        paths.VALIDATION_BENCHMARK,
     log:
         "logs/validation_benchmark/{model}.log",
     benchmark:
@@ -96,10 +96,10 @@ rule validation_benchmark:
     conda:
         "../../envs/train.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        source=get_validation_source_option,
-        code=get_code("fpa.cli.dataset"),
+        source=PLAN.dataset.validation_source_option,
+        code=code_fingerprint("fpa.cli.dataset"),
     shell:
         "python -m fpa validation-benchmark {params.source} --val {input.val} "
         "--code {params.code} --out {output} > {log} 2>&1"

@@ -5,17 +5,14 @@
 # upstream (prepare_benchmark, validate_benchmark); a benchmark whose grading still fails
 # fails the job after the others are graded, and the re-run regenerates nothing
 # (fpa.cli.evaluate). `snakemake --keep-going` lets the other checkpoints' jobs go on.
-if EVAL_BENCHES:
+if PLAN.eval_benches:
 
     rule evaluate:
         input:
-            model=get_checkpoint,
-            benchmarks=get_eval_records,
+            model=PLAN.checkpoint,
+            benchmarks=PLAN.evaluate.records,
         output:
-            expand(
-                "results/eval/{{model}}/{{method}}/{{seed}}/{bench}.json",
-                bench=EVAL_BENCHES,
-            ),
+            expand(paths.EVALUATION, bench=PLAN.eval_benches, allow_missing=True),
         log:
             "logs/evaluate/{model}/{method}/{seed}.log",
         benchmark:
@@ -23,15 +20,15 @@ if EVAL_BENCHES:
         priority: Priority.AFTER_TRAINING
         conda:
             GENERATION_ENV
-        threads: get_threads("evaluate")
+        threads: PLAN.threads("evaluate")
         resources:
-            **get_resources("evaluate"),
+            **PLAN.resources("evaluate"),
         params:
-            numerics=get_numerics(),
-            benchmarks=get_sampling_args,
-            eval=get_evaluate_config,
-            code=graders_code("fpa.cli.evaluate", EVAL_BENCHES),
-            work="results/eval/{model}/{method}/{seed}/work",
+            numerics=PLAN.numerics(),
+            benchmarks=PLAN.sampling_args,
+            eval=PLAN.evaluate.config_json,
+            code=PLAN.evaluate.code(),
+            work=paths.EVALUATION_WORK,
         shell:
             "{params.numerics}python -m fpa evaluate --model {input.model} {params.benchmarks} "
             "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
@@ -43,25 +40,25 @@ if EVAL_BENCHES:
 # step or curve benchmark adds only its own generations.
 rule curve:
     input:
-        snapshots=get_curve_snapshots,
-        benchmarks=get_curve_records,
+        snapshots=PLAN.evaluate.curve_snapshots,
+        benchmarks=PLAN.evaluate.curve_records,
     output:
-        "results/curves/{model}/{method}/{seed}.csv",
+        paths.CURVE,
     log:
         "logs/curve/{model}/{method}/{seed}.log",
     benchmark:
         "logs/benchmarks/curve/{model}/{method}/{seed}.tsv"
     conda:
         GENERATION_ENV
-    threads: get_threads("evaluate")
+    threads: PLAN.threads("evaluate")
     resources:
-        **get_resources("evaluate"),
+        **PLAN.resources("evaluate"),
     params:
-        numerics=get_numerics(),
-        benchmarks=get_curve_args,
-        eval=get_curve_config,
-        code=graders_code("fpa.cli.curve", config["curve_benchmarks"]),
-        work="results/curves/{model}/{method}/{seed}/work",
+        numerics=PLAN.numerics(),
+        benchmarks=PLAN.evaluate.curve_args,
+        eval=PLAN.evaluate.curve_config,
+        code=PLAN.evaluate.curve_code(),
+        work=paths.CURVE_WORK,
     shell:
         "{params.numerics}python -m fpa curve --snapshots {input.snapshots} {params.benchmarks} "
         "--config-json {params.eval:q} --seed {wildcards.seed} --code {params.code} "
@@ -76,11 +73,11 @@ if config["model_selection"]:
 
     rule select_checkpoint:
         input:
-            snapshots="results/train/{model}/{method}/{seed}/snapshots",
-            checkpoint="results/train/{model}/{method}/{seed}/checkpoint",
-            benchmark=get_selection_records,
+            snapshots=paths.SNAPSHOTS,
+            checkpoint=paths.CHECKPOINT,
+            benchmark=PLAN.evaluate.selection_records,
         output:
-            directory("results/train/{model}/{method}/{seed}/selected"),
+            directory(paths.SELECTED),
         log:
             "logs/select_checkpoint/{model}/{method}/{seed}.log",
         benchmark:
@@ -88,17 +85,15 @@ if config["model_selection"]:
         priority: Priority.AFTER_TRAINING
         conda:
             "../../envs/train.yaml"
-        threads: get_threads("evaluate")
+        threads: PLAN.threads("evaluate")
         resources:
-            **get_resources("evaluate"),
+            **PLAN.resources("evaluate"),
         params:
-            numerics=get_numerics(),
-            bench=config["model_selection"]["benchmark"],
-            eval=get_selection_config,
-            code=graders_code(
-                "fpa.cli.select", [config["model_selection"]["benchmark"]]
-            ),
-            work="results/train/{model}/{method}/{seed}/select_work",
+            numerics=PLAN.numerics(),
+            bench=PLAN.evaluate.selection_bench(),
+            eval=PLAN.evaluate.selection_config,
+            code=PLAN.evaluate.selection_code(),
+            work=paths.SELECT_WORK,
         shell:
             "{params.numerics}python -m fpa select-checkpoint --snapshots {input.snapshots} "
             "--checkpoint {input.checkpoint} --benchmark {params.bench} {input.benchmark:q} "

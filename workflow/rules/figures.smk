@@ -3,16 +3,16 @@
 # Paths carry the experiment, so experiments sharing a directory keep their own figures.
 rule figure:
     input:
-        get_figure_inputs,
+        PLAN.figures.inputs,
     output:
         png=report(
-            "results/figures/{experiment}/{model}/{figure}.png",
+            paths.FIGURE["png"],
             caption="../report/figure.rst",
             category="Figures",
             subcategory="{model}",
             labels={"model": "{model}", "figure": "{figure}"},
         ),
-        pdf="results/figures/{experiment}/{model}/{figure}.pdf",
+        pdf=paths.FIGURE["pdf"],
     log:
         "logs/figure/{experiment}/{model}/{figure}.log",
     benchmark:
@@ -20,11 +20,11 @@ rule figure:
     conda:
         "../../envs/figures.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        figure=get_figure_config,
-        code=get_figure_code,
-        caption=get_figure_caption,
+        figure=PLAN.figures.config_json,
+        code=PLAN.figures.code,
+        caption=PLAN.figures.caption,
     shell:
         "python -m fpa figure --name {wildcards.figure} --config-json {params.figure:q} "
         "--code {params.code} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
@@ -34,12 +34,12 @@ rule figure:
 # time to reach each method's peak accuracy: read from the same files as the figure.
 rule figure_table:
     input:
-        get_figure_inputs,
+        PLAN.figures.inputs,
     output:
-        csv="results/figures/{experiment}/{model}/{figure}.csv",
-        md="results/figures/{experiment}/{model}/{figure}.md",
+        csv=paths.FIGURE["csv"],
+        md=paths.FIGURE["md"],
         html=report(
-            "results/figures/{experiment}/{model}/{figure}.html",
+            paths.FIGURE["html"],
             caption="../report/figure.rst",
             category="Figures",
             subcategory="{model}",
@@ -50,15 +50,15 @@ rule figure_table:
     benchmark:
         "logs/benchmarks/figure_table/{experiment}/{model}/{figure}.tsv"
     wildcard_constraints:
-        figure=get_table_figure_pattern(),
+        figure=PLAN.figures.table_pattern(),
     conda:
         "../../envs/figures.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        figure=get_figure_config,
-        code=get_figure_code,
-        caption=get_figure_caption,
+        figure=PLAN.figures.config_json,
+        code=PLAN.figures.code,
+        caption=PLAN.figures.caption,
     shell:
         "python -m fpa figure-table --name {wildcards.figure} --config-json {params.figure:q} "
         "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-html {output.html} > {log} 2>&1"

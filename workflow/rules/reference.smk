@@ -1,10 +1,10 @@
 rule cache_reference:
     input:
-        model=get_base_model,
-        train="results/datasets/{model}/train.jsonl",
-        val="results/datasets/{model}/val.jsonl",
+        model=PLAN.base_model,
+        train=paths.TRAIN_SPLIT,
+        val=paths.VAL_SPLIT,
     output:
-        directory("results/reference/{model}/cache"),
+        directory(paths.REFERENCE_CACHE),
     log:
         "logs/cache_reference/{model}.log",
     benchmark:
@@ -12,18 +12,18 @@ rule cache_reference:
     priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/train.yaml"
-    threads: get_threads("cache_reference")
+    threads: PLAN.threads("cache_reference")
     resources:
-        **get_resources("cache_reference"),
+        **PLAN.resources("cache_reference"),
     params:
-        numerics=get_numerics(),
+        numerics=PLAN.numerics(),
         max_length=config["training"]["max_length"],
         precision=config["training"]["precision"],
         attention=config["training"]["attention"],
-        device=get_device("cache_reference"),
-        weights_dtype=get_reference_weights_dtype(),
-        dtype=get_reference_dtype(),
-        code=get_code("fpa.cli.reference"),
+        device=PLAN.device("cache_reference"),
+        weights_dtype=PLAN.reference.weights_dtype(),
+        dtype=PLAN.reference.dtype(),
+        code=code_fingerprint("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
         "--max-length {params.max_length} --precision {params.precision} --weights-dtype {params.weights_dtype} "

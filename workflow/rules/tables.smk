@@ -1,13 +1,13 @@
 rule aggregate:
     input:
-        get_table_evals,
+        PLAN.tables.evals,
     output:
-        csv="results/tables/{table}.csv",
-        md="results/tables/{table}.md",
-        tex="results/tables/{table}.tex",
-        json="results/tables/{table}.json",
+        csv=paths.TABLE["csv"],
+        md=paths.TABLE["md"],
+        tex=paths.TABLE["tex"],
+        json=paths.TABLE["json"],
         html=report(
-            "results/tables/{table}.html",
+            paths.TABLE["html"],
             caption="../report/table.rst",
             category="Tables",
             labels={"table": "{table}"},
@@ -17,15 +17,15 @@ rule aggregate:
     benchmark:
         "logs/benchmarks/aggregate/{table}.tsv"
     wildcard_constraints:
-        table=get_table_pattern(),
+        table=PLAN.tables.pattern(),
     conda:
         "../../envs/tables.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        table=get_table_config,
-        code=get_code("fpa.cli.tables"),
-        caption=get_table_caption,
+        table=PLAN.tables.config_json,
+        code=code_fingerprint("fpa.cli.tables"),
+        caption=PLAN.tables.caption,
     shell:
         "python -m fpa aggregate {input} --name {wildcards.table} --config-json {params.table:q} "
         "--code {params.code} --out-csv {output.csv} --out-md {output.md} --out-tex {output.tex} --out-html {output.html} "
@@ -35,7 +35,7 @@ rule aggregate:
 # How many cells of the tables compared with the paper (tables.<t>.paper_results) match it.
 rule reproduction:
     input:
-        get_compared_tables(),
+        PLAN.tables.compared(),
     output:
         csv=REPRODUCTION_TABLE[0],
         md=REPRODUCTION_TABLE[1],
@@ -51,9 +51,9 @@ rule reproduction:
     conda:
         "../../envs/tables.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        code=get_code("fpa.cli.tables"),
+        code=code_fingerprint("fpa.cli.tables"),
     shell:
         "python -m fpa reproduction {input} --code {params.code} "
         "--out-csv {output.csv} --out-md {output.md} --out-html {output.html} > {log} 2>&1"
@@ -63,7 +63,7 @@ rule reproduction:
 # it runs after the jobs whose records it sums.
 rule cost:
     input:
-        get_cost_inputs(),
+        PLAN.tables.cost_inputs(),
     output:
         csv=COST_TABLE[0],
         md=COST_TABLE[1],
@@ -79,10 +79,10 @@ rule cost:
     conda:
         "../../envs/tables.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        runs=get_cost_config(),
-        code=get_code("fpa.cli.cost", "fpa.aggregation.cost"),
+        runs=PLAN.tables.cost_config(),
+        code=code_fingerprint("fpa.cli.cost", "fpa.aggregation.cost"),
     shell:
         "python -m fpa cost --config-json {params.runs:q} --code {params.code} "
         "--out-csv {output.csv} --out-md {output.md} --out-html {output.html} > {log} 2>&1"

@@ -1,6 +1,6 @@
 rule toy_base_model:
     output:
-        directory("results/models/{model}/base"),
+        directory(paths.TOY_MODEL),
     log:
         "logs/toy_base_model/{model}.log",
     benchmark:
@@ -8,13 +8,13 @@ rule toy_base_model:
     priority: Priority.TRAINING_INPUTS
     conda:
         "../../envs/train.yaml"
-    threads: get_threads("toy_base_model")
+    threads: PLAN.threads("toy_base_model")
     resources:
-        **get_resources("toy_base_model"),
+        **PLAN.resources("toy_base_model"),
     params:
-        model=get_model_config,
-        code=get_code("fpa.cli.toy"),
-        numerics=get_numerics(),
+        model=PLAN.model_config,
+        code=code_fingerprint("fpa.cli.toy"),
+        numerics=PLAN.numerics(),
     shell:
         "{params.numerics}python -m fpa toy-model --config-json {params.model:q} --code {params.code} "
         "--threads {threads} --out {output} > {log} 2>&1"
@@ -24,7 +24,7 @@ if config["dataset"]["source"] == "toy":
 
     rule toy_train_problems:
         output:
-            "results/problems/train.jsonl",
+            paths.TRAIN_PROBLEMS,
         log:
             "logs/toy_train_problems/train.log",
         benchmark:
@@ -33,11 +33,11 @@ if config["dataset"]["source"] == "toy":
         conda:
             "../../envs/train.yaml"
         resources:
-            **get_resources("light"),
+            **PLAN.resources("light"),
         params:
-            problems=get_toy_train_problems_config(),
+            problems=PLAN.toy.problems_config(),
             seed=config["dataset"]["seed"],
-            code=get_code("fpa.cli.toy"),
+            code=code_fingerprint("fpa.cli.toy"),
         shell:
             "python -m fpa toy-problems --split train --config-json {params.problems:q} "
             "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"
@@ -45,7 +45,7 @@ if config["dataset"]["source"] == "toy":
 
 rule toy_benchmark:
     output:
-        "results/benchmarks/toy/{bench}.jsonl",
+        paths.BENCHMARK["toy"],
     log:
         "logs/toy_benchmark/{bench}.log",
     benchmark:
@@ -54,11 +54,11 @@ rule toy_benchmark:
     conda:
         "../../envs/train.yaml"
     resources:
-        **get_resources("light"),
+        **PLAN.resources("light"),
     params:
-        bench=get_benchmark_config,
+        bench=PLAN.benchmark_config,
         seed=config["dataset"]["seed"],
-        code=get_code("fpa.cli.toy"),
+        code=code_fingerprint("fpa.cli.toy"),
     shell:
         "python -m fpa toy-problems --split test --name {wildcards.bench} --config-json {params.bench:q} "
         "--seed {params.seed} --code {params.code} --out {output} > {log} 2>&1"

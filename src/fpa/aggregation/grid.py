@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, astuple, dataclass
 from typing import Mapping
 
+from fpa.paths import CHECKPOINT, EVALUATION
+
 PASS_AT_1 = "pass@1"
 # the run name of the untrained model's row (reserved: no config method may take it)
 BASE_METHOD = "base"
@@ -71,8 +73,8 @@ class Layout:
     def input_path(self, key: CellKey, seed: int) -> str:
         """The DAG file behind one seed of a cell key."""
         if self.reads == "training":
-            return f"results/train/{key.model}/{key.method}/{seed}/checkpoint"
-        return f"results/eval/{key.model}/{key.method}/{seed}/{key.bench}.json"
+            return CHECKPOINT.format(model=key.model, method=key.method, seed=seed)
+        return EVALUATION.format(model=key.model, method=key.method, seed=seed, bench=key.bench)
 
     def cell_keys(self) -> list[CellKey]:
         """Every evaluation the table reads, once each, in table order."""

@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 from fpa.aggregation.grid import PASS_AT_1, Block, Layout, Row
 from fpa.aggregation.paper import compare
+from fpa.paths import TABLE
 
 BEST, SECOND = "best", "second"
 #: a cell of a run its row's model does not train (the paper prints "-")
@@ -179,7 +180,7 @@ def report_caption(layout: Layout, name: str) -> str:
     which seeds, the paper's values only where it shows them), its columns, and how to trace a cell."""
     columns = ", ".join(layout.columns)
     return (f"Table **{name}**: {cell_unit(layout)}. Columns: {columns.rstrip('.')}{'.' if columns else ''} "
-            f"``fpa explain results/tables/{name}.csv --row ROW --col COLUMN`` lists the files behind a cell.")
+            f"``fpa explain {TABLE['csv'].format(table=name)} --row ROW --col COLUMN`` lists the files behind a cell.")
 
 
 def _label(row: Row) -> str:

@@ -2,7 +2,7 @@
 
 The runs are named by ``--config-json``: ``{"model", "roles": {role: method}, "seeds",
 "labels": {role: label}, "styles": {role: style index}, "curve_benchmark"}``; the files read are the DAG's own paths
-(``fpa.figures.paths``), each recorded with its sha256 in the figure's sidecar.
+(``fpa.paths``), each recorded with its sha256 in the figure's sidecar.
 """
 
 from __future__ import annotations

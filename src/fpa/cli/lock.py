@@ -4,11 +4,11 @@ from __future__ import annotations
 
 
 def lock_command(args) -> None:
-    from fpa.config import load_config_file
     from fpa.config.catalog import load_catalog
     from fpa.data.lock import lock
+    from fpa.planning import judge
 
-    config = load_config_file(args.config)
+    config = judge([args.config]).config
     for line in lock(args.config, config, load_catalog(config, args.config), check=args.check):
         print(line)
     print(f"{args.config}: every hub model and data file {'is' if args.check else 'now'} pinned")

@@ -6,18 +6,16 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from fpa.config.runs import expand_runs
 from fpa.memory.cost import Assumptions, format_costs, plan_costs, train_problems
-from fpa.planning.figures import planned_curves
 from fpa.memory.plan import GIB, format_plan, parallel_variants, plan_memory, to_json
-from fpa.planning import load_config_file
+from fpa.planning import judge
 
 
 def plan_memory_command(args) -> None:
-    config = load_config_file(args.config)
+    plan = judge([args.config])
+    config, runs = plan.config, plan.runs
     assume = Assumptions.calibrated(**{field: getattr(args, field) for field in ASSUMPTION_FIELDS
                                        if getattr(args, field) is not None})
-    runs = expand_runs(config, where=args.config)
     gpu_gb = config["gpu_memory_gb"] if args.gpu_memory_gb is None else args.gpu_memory_gb
     if not 0 < gpu_gb < math.inf:  # the config's is bounded by the schema
         raise ValueError(f"--gpu-memory-gb: expected a finite number > 0, got {gpu_gb!r}")
@@ -34,7 +32,7 @@ def plan_memory_command(args) -> None:
         print(f"Disk and GPU-hours: the problem count of dataset.source {config['dataset']['source']!r} is not "
               f"known here; pass --train-problems N")
         return
-    costs = plan_costs(config, runs, Path(args.root), assume, curves=planned_curves(config, runs))
+    costs = plan_costs(config, runs, Path(args.root), assume, curves=plan.curves())
     print(format_costs(costs, assume, config["budget"]["disk_gb"]))
 
 

@@ -13,35 +13,27 @@ from fpa.aggregation.tables import EvalResult, cells_record, fill, to_csv, to_ht
 from fpa.cli.common import add_common, setup
 from fpa.evaluation.metrics import evaluation_metric
 from fpa.io import read_json, sha256_file, sha256_path, write_json, write_text
+from fpa.paths import CHECKPOINT, EVALUATION, TABLE, parse, shown
 from fpa.provenance.record import Job
 
 
-def parse_eval_path(path: str) -> tuple[str, str, int, str]:
-    """``results/eval/{model}/{method}/{seed}/{bench}.json`` → (model, method, seed, bench)."""
-    parts = Path(path).parts
-    if len(parts) < 4 or not parts[-2].isdigit() or not path.endswith(".json"):
-        raise ValueError(f"{path}: expected .../eval/<model>/<method>/<seed>/<bench>.json")
-    return parts[-4], parts[-3], int(parts[-2]), Path(path).stem
-
-
 def read_evaluation(path: str, metrics: dict[str, set[str]]) -> list[EvalResult]:
-    """The ``metrics[bench]`` (pass@1, pass@k) of one evaluation file."""
-    model, method, seed, bench = parse_eval_path(path)
+    """The ``metrics[bench]`` (pass@1, pass@k) of one evaluation file (``fpa.paths.EVALUATION``)."""
+    run = parse(EVALUATION, path)
     record, digest = read_json(path), sha256_file(path)
-    return [EvalResult(model, method, seed, bench, evaluation_metric(record, metric, path), path, digest, metric)
-            for metric in sorted(metrics.get(bench, ()))]
+    return [EvalResult(run["model"], run["method"], int(run["seed"]), run["bench"],
+                       evaluation_metric(record, metric, path), path, digest, metric)
+            for metric in sorted(metrics.get(run["bench"], ()))]
 
 
 def read_training(path: str, metrics=None) -> list[EvalResult]:
-    """A run's training throughput and peak memory (``results/train/{model}/{method}/{seed}/checkpoint``)."""
-    parts = Path(path).parts
-    if len(parts) < 4 or parts[-1] != "checkpoint" or not parts[-2].isdigit():
-        raise ValueError(f"{path}: expected .../train/<model>/<method>/<seed>/checkpoint")
+    """A run's training throughput and peak memory (its ``fpa.paths.CHECKPOINT``)."""
+    run = parse(CHECKPOINT, path)
     speed = read_json(Path(path) / "training_state.json")["summary"].get("throughput")
     if speed is None:
         raise ValueError(f"{path}/training_state.json: no summary.throughput (trained before it was recorded)")
     digest = sha256_path(path)
-    return [EvalResult(parts[-4], parts[-3], int(parts[-2]), metric, speed[metric], path, digest)
+    return [EvalResult(run["model"], run["method"], int(run["seed"]), metric, speed[metric], path, digest)
             for metric in OVERHEAD_COLUMNS]
 
 
@@ -81,8 +73,8 @@ def summarise_reproduction(args) -> None:
 def register(commands) -> None:
     parser = commands.add_parser("aggregate")
     add_common(parser)
-    parser.add_argument("evals", nargs="+", help="results/eval/<model>/<method>/<seed>/<bench>.json files, or the "
-                        "runs' results/train/<model>/<method>/<seed>/checkpoint directories (overhead tables)")
+    parser.add_argument("evals", nargs="+", help=f"{shown(EVALUATION)} files, or the runs' {shown(CHECKPOINT)} "
+                        "directories (overhead tables)")
     parser.add_argument("--name", required=True, help="table name")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
@@ -92,7 +84,7 @@ def register(commands) -> None:
     parser.set_defaults(handler=aggregate)
     parser = commands.add_parser("reproduction")
     add_common(parser, config=False)
-    parser.add_argument("tables", nargs="+", help="the compared tables' results/tables/<table>.json")
+    parser.add_argument("tables", nargs="+", help=f"the compared tables' {shown(TABLE['json'])}")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-html", required=True)

@@ -1,9 +1,10 @@
 """A config validated as a whole, with one-line errors.
 
-``validate_config`` is what ``fpa.planning.validate_config`` calls first: it checks the values are
-plain data and match the schema, fills the schema's defaults (``fpa.config.schema``), then checks
-what the schema cannot say: the catalog entries a config uses (``fpa.config.catalog``), the graders
-(``fpa.config.graders``), the run grid (``fpa.config.runs``) and the settings whose jobs are
+``check_config`` is the first step of the one judge of a config (``fpa.planning.judge``, which every
+reader of a config calls): it checks the values are plain data and match the schema, fills the
+schema's defaults (``fpa.config.schema``), then checks what the schema cannot say: the catalog
+entries a config uses (``fpa.config.catalog``), the graders (``fpa.config.graders``), the run grid
+(``fpa.config.runs``), which it returns for the judge to pass on, and the settings whose jobs are
 certain to fail (``fpa.config.feasible``). On any error it raises a
 ``ConfigError`` whose message is one line naming the file, the key path, what was expected and the
 value received. The checks that need the figure, table-layout and resource registries (which
@@ -19,25 +20,25 @@ from fpa.aggregation.grid import BASE_METHOD
 from fpa.config.catalog import check_catalog_entry, load_catalog
 from fpa.config.feasible import check_feasible
 from fpa.config.graders import is_code_grader, reads_task_file, validation_grader
-from fpa.config.runs import expand_runs
-from fpa.config.schema import SCHEMA_PATH, check_against_schema, check_plain_data, fill_defaults, load_schema, read_config_file
+from fpa.config.runs import Run, expand_runs
+from fpa.config.schema import check_against_schema, check_plain_data, fill_defaults, load_schema
 from fpa.config.templates import check_prompt_template
 from fpa.config.wildcards import check_read_path
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.errors import ConfigError
 
 
-def validate_config(config: dict, where: str = "config", schema_path: str | Path = SCHEMA_PATH) -> dict:
-    """Validate ``config`` in place (defaults filled) and return it; one-line ``ConfigError`` otherwise."""
-    schema = load_schema(schema_path)
+def check_config(config: dict, where: str = "config") -> dict[tuple[str, str], Run]:
+    """Validate ``config`` in place (defaults filled) and return its run grid (``expand_runs``, built
+    once here); one-line ``ConfigError`` otherwise."""
+    schema = load_schema()
     check_plain_data(config, where)
     check_against_schema(config, schema, where)
     fill_defaults(config, schema)
-    _check_semantics(config, where, schema)
-    return config
+    return _check_semantics(config, where, schema)
 
 
-def _check_semantics(config: dict, where: str, schema: dict) -> None:
+def _check_semantics(config: dict, where: str, schema: dict) -> dict[tuple[str, str], Run]:
     for name, model in config["models"].items():
         if model["source"] == "hub" and "hub_id" not in model:
             raise ConfigError(f"{where}: models.{name}.hub_id: required for source 'hub'")
@@ -84,6 +85,7 @@ def _check_semantics(config: dict, where: str, schema: dict) -> None:
     check_feasible(config, runs, where)
     _check_model_selection(config, runs, where)
     _check_online(config, runs, where)
+    return runs
 
 
 def _check_sampled_benchmark(config: dict, name: str, key: str, where: str) -> None:
@@ -131,7 +133,3 @@ def _check_online(config: dict, runs: Mapping, where: str) -> None:
                           f"math or toy dataset, rewarded by its grader; dataset.source "
                           f"{config['dataset']['source']!r} has none")
 
-
-def load_config_file(path: str | Path) -> dict:
-    """Read and validate a YAML config outside Snakemake (CLI, tests) as planning does."""
-    return validate_config(read_config_file(path), where=str(path))

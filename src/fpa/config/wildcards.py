@@ -27,6 +27,7 @@ import re
 from fpa.containment import WORK_AREAS
 from fpa.errors import ConfigError
 from fpa.io import is_temporary_name, longest_temporary_name
+from fpa.paths import TEMPLATES
 from fpa.project import PROJECT_ROOT
 from fpa.provenance.record import SIDECAR_SUFFIX
 
@@ -35,7 +36,7 @@ NAME_MAX = 255
 #: Snakemake refuses a wildcard value ending in one text repeated this many times (PeriodicityDetector)
 PERIODIC_REPEATS = 20
 RULES = PROJECT_ROOT / "workflow" / "rules"
-# a quoted path the rules write: an output, log, benchmark or work directory
+# a quoted path the rules write: a log or benchmark record (the DAG's files are fpa.paths' templates)
 _TEMPLATE = re.compile(r'"((?:%s)/[^"\n]*)"' % "|".join(WORK_AREAS))
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -43,15 +44,16 @@ _FIELD = re.compile(r"\{(\w+)\}")
 @functools.lru_cache(maxsize=None)
 def path_affixes() -> dict[str, frozenset[tuple[str, str]]]:
     """Wildcard -> each (text before, text after) it in the path component that holds it, over every
-    path template of the rules (``"results/eval/{model}/{method}/{seed}/{bench}.json"``: ``bench`` gets
-    ``("", ".json")``, ``method`` ``("", "")``)."""
+    path template of the workflow: the DAG's files (``fpa.paths``) and the logs its rules write
+    (``"results/eval/{model}/{method}/{seed}/{bench}.json"``: ``bench`` gets ``("", ".json")``,
+    ``method`` ``("", "")``)."""
     affixes: dict[str, set[tuple[str, str]]] = {}
-    for rules in sorted(RULES.glob("*.smk")):
-        for template in _TEMPLATE.findall(rules.read_text()):
-            for component in template.replace("{{", "{").replace("}}", "}").split("/"):
-                for field in _FIELD.finditer(component):
-                    affixes.setdefault(field.group(1), set()).add(
-                        (component[:field.start()], component[field.end():]))
+    logs = [template for rules in sorted(RULES.glob("*.smk")) for template in _TEMPLATE.findall(rules.read_text())]
+    for template in [*TEMPLATES, *logs]:
+        for component in template.replace("{{", "{").replace("}}", "}").split("/"):
+            for field in _FIELD.finditer(component):
+                affixes.setdefault(field.group(1), set()).add(
+                    (component[:field.start()], component[field.end():]))
     return {wildcard: frozenset(pairs) for wildcard, pairs in affixes.items()}
 
 

@@ -1,5 +1,5 @@
 """What figures read: per-step training metrics, per-snapshot accuracy and final evaluations,
-aligned over seeds (the files are named by ``fpa.figures.paths``)."""
+aligned over seeds (the files are named by ``fpa.paths``)."""
 
 from __future__ import annotations
 

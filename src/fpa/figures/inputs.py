@@ -5,30 +5,35 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fpa.figures import FIGURES, paths
-from fpa.figures.figure import FigureInputs
+from fpa.figures import FIGURES
+from fpa.figures.figure import BASE_ROLE, FigureInputs
+from fpa.paths import ANALYSIS, CURVE, EVALUATION, TRAINING_METRICS
 
 
 def figure_inputs(name: str, slice_: Mapping) -> FigureInputs:
     """The DAG's files behind ``figure_slice``: what the figure reads, per role and seed."""
     figure = FIGURES[name]
     model, seeds, files = slice_["model"], slice_["seeds"], slice_["files"]
+
+    def per_seed(template: str, method: str, **wildcards) -> list[str]:
+        return [template.format(model=model, method=method, seed=seed, **wildcards) for seed in seeds]
+
     return FigureInputs(
         seeds=seeds,
-        metrics={role: [paths.metrics_path(model, method, s) for s in seeds] for role, method in files.items()}
+        metrics={role: per_seed(TRAINING_METRICS, method) for role, method in files.items()}
         if figure.uses_metrics else {},
-        curves={role: [paths.curve_path(model, method, s) for s in seeds] for role, method in files.items()}
-        if figure.uses_curves else {},
-        base_curves=[paths.base_curve_path(model, s) for s in seeds] if figure.uses_curves and slice_["base"] else [],
+        curves={role: per_seed(CURVE, method) for role, method in files.items()} if figure.uses_curves else {},
+        # the base model's curve: the step 0 of every run's curve
+        base_curves=per_seed(CURVE, BASE_ROLE) if figure.uses_curves and slice_["base"] else [],
         labels=dict(slice_["labels"]),
         styles=dict(slice_["styles"]),
         curve_benchmark=slice_.get("curve_benchmark"),
-        evals={role: {b: [paths.eval_path(model, method, s, b) for s in seeds] for b in slice_["benchmarks"]}
+        evals={role: {bench: per_seed(EVALUATION, method, bench=bench) for bench in slice_["benchmarks"]}
                for role, method in files.items()} if figure.uses_evals else {},
         benchmarks=list(slice_["benchmarks"]),
         lam=dict(slice_["lam"]),
-        analyses={role: [paths.analysis_path(figure.analysis, model, method, s) for s in seeds]
-                  for role, method in files.items()} if figure.analysis else {},
+        analyses={role: per_seed(ANALYSIS[figure.analysis], method) for role, method in files.items()}
+        if figure.analysis else {},
         stages={role: list(files_) for role, files_ in slice_.get("stages", {}).items()},
         curve_label=slice_.get("curve_label") or slice_.get("curve_benchmark"),
     )

@@ -29,6 +29,7 @@ from fpa.memory.generation_cost import GPU_RECORD, DecodeRate, engines_per_job, 
 from fpa.memory.plan import model_architecture, sequences_per_problem
 from fpa.memory.training import reference_cache_dtype
 from fpa.memory.useful_share import FLOPS_RECORD, useful_share
+from fpa.paths import CURVE, parse
 from fpa.resources import job_device
 
 GB = 1e9
@@ -212,10 +213,10 @@ def evaluation_cost(config: Mapping, model: str, runs: list, arch: Architecture,
 
 def curve_cost(config: Mapping, model: str, runs: Mapping, curves: Sequence[str], arch: Architecture,
                catalog: Mapping, assume: Assumptions, rate: DecodeRate | None = None) -> Cost | None:
-    """The planned accuracy ``curves`` (results/curves/{model}/{method}/{seed}.csv) of ``model``: every
+    """The planned accuracy ``curves`` (``fpa.paths.CURVE``) of ``model``: every
     snapshot of the run (the base model: one point) sampled on the curve benchmarks, in one job with one
     engine per curve; None without curves."""
-    methods = [path.split("/")[3] for path in curves if path.split("/")[2] == model]
+    methods = [run["method"] for run in (parse(CURVE, path) for path in curves) if run["model"] == model]
     if not methods:
         return None
     samples = sum(benchmark_problems(config, catalog, name, assume) * config["benchmarks"][name]["n"]

@@ -19,6 +19,7 @@ from typing import Mapping
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, objective_chunk_rows,
                                  objective_head_buffers, training_memory)
+from fpa.paths import HUB_MODEL, TOY_MODEL
 from fpa.training.online.settings import COLOCATED_VLLM_SHARE
 from fpa.resources import job_world
 
@@ -47,10 +48,9 @@ class Estimate:
 
 def model_architecture(name: str, entry: Mapping, root: Path) -> Architecture | None:
     """A model's shapes: its fetched (or built) ``config.json``, else the config's ``architecture``."""
-    fetched = root / ("resources/models" if entry["source"] == "hub" else "results/models") / name
-    for directory in (fetched, fetched / "base"):
-        if (directory / "config.json").is_file():
-            return Architecture.from_model_dir(directory)
+    fetched = root / (HUB_MODEL if entry["source"] == "hub" else TOY_MODEL).format(model=name)
+    if (fetched / "config.json").is_file():
+        return Architecture.from_model_dir(fetched)
     if "architecture" in entry:
         return Architecture.from_hf(entry["architecture"], f"models.{name}.architecture")
     return None

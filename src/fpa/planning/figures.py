@@ -1,11 +1,10 @@
-"""A plan's figures: which a config plans, each one's slice of the config (the roles its runs fill,
-their labels, styles and seeds; ``fpa figure`` is given it), the DAG files it reads and its caption,
-computed once per (model, figure) rather than once per use.
+"""A plan's figures, and the helpers of ``workflow/rules/figures.smk``: which figures a config plans,
+each one's slice of the config (the roles its runs fill, their labels, styles and seeds; ``fpa figure``
+is given it), the DAG files it reads and its caption, computed once per (model, figure) rather than
+once per use.
 
-    from fpa.config.runs import expand_runs
-    from fpa.figures import FIGURES
-    from fpa.planning.figures import figure_slice
-    figure_slice(FIGURES["training_dynamics"], config, expand_runs(config), "toy")
+    plan = judge(["config/config.yaml"])
+    plan.figures.slice("toy", "training_dynamics")   # figure_slice(FIGURES[name], plan.config, plan.runs, "toy")
     # {"model": "toy", "roles": {"offrl": "offrl", "fpa": "fpa"}, "seeds": [...], ...} or None
 """
 
@@ -16,44 +15,67 @@ import itertools
 import re
 from typing import Mapping
 
+from fpa import paths
 from fpa.aggregation.layout import table_benchmarks
 from fpa.errors import ConfigError
 from fpa.figures import BASE_ROLE, FIGURES, ROLE_STYLES, Figure
 from fpa.figures.inputs import figure_inputs, input_files
+from fpa.planning.stage import NOTHING, Stage, as_json
+from fpa.provenance.fingerprint import code_fingerprint
 
 FIGURE_FORMATS = ("png", "pdf")
 FIGURE_TABLE_FORMATS = ("csv", "md", "html")
 
 
-class FigurePlan:
-    """Figures of a ``Plan`` (``self.config``, ``self.runs``)."""
+class FigureStage(Stage):
+    """One figure (and its table, for a figure that has one) per (model, figure) the config asks for
+    and has the runs of."""
 
-    def __init__(self):
-        self._planned = planned_figures(self.config, self.runs)
+    def __init__(self, plan):
+        super().__init__(plan)
+        self._planned = planned_figures(self.config, plan.runs)
 
-    def planned_figures(self) -> list[tuple[str, str]]:
+    def planned(self) -> list[tuple[str, str]]:
         """(model, figure) pairs the config asks for and has the runs of."""
         return self._planned
 
     @functools.cache
-    def figure_slice(self, model: str, name: str) -> dict | None:
-        return figure_slice(FIGURES[name], self.config, self.runs, model)
+    def slice(self, model: str, name: str) -> dict | None:
+        return figure_slice(FIGURES[name], self.config, self.plan.runs, model)
 
     @functools.cache
-    def figure_dag_inputs(self, model: str, name: str) -> list[str]:
-        return dag_inputs(name, self.figure_slice(model, name))
+    def dag_inputs(self, model: str, name: str) -> list[str]:
+        return dag_inputs(name, self.slice(model, name))
 
-    def figure_outputs(self) -> list[str]:
+    def every_input(self) -> list[str]:
+        """What the planned figures read, each figure's in turn."""
+        return [path for model, name in self._planned for path in self.dag_inputs(model, name)]
+
+    def curves(self) -> list[str]:
+        return planned_curves(self.config, self.plan.runs)
+
+    def outputs(self) -> list[str]:
         """Each planned figure, and the table of those that have one (Figure.table)."""
-        return [f"results/figures/{self.config['experiment']}/{model}/{name}.{ext}"
+        return [paths.FIGURE[ext].format(experiment=self.config["experiment"], model=model, figure=name)
                 for model, name in self._planned
                 for ext in FIGURE_FORMATS + (FIGURE_TABLE_FORMATS if FIGURES[name].table else ())]
 
-    def figure_inputs(self, wildcards) -> list[str]:
-        return self.figure_dag_inputs(wildcards.model, wildcards.figure)
+    def inputs(self, wildcards) -> list[str]:
+        return self.dag_inputs(wildcards.model, wildcards.figure)
 
-    def figure_caption(self, wildcards) -> str:
-        return figure_caption(FIGURES[wildcards.figure], self.figure_slice(wildcards.model, wildcards.figure))
+    def caption(self, wildcards) -> str:
+        return figure_caption(FIGURES[wildcards.figure], self.slice(wildcards.model, wildcards.figure))
+
+    def config_json(self, wildcards) -> str:
+        return as_json(self.slice(wildcards.model, wildcards.figure))
+
+    def code(self, wildcards) -> str:
+        return code_fingerprint("fpa.cli.figure", FIGURES.module_of(wildcards.figure))
+
+    @staticmethod
+    def table_pattern() -> str:
+        """The figures that have a table (Figure.table)."""
+        return "|".join(name for name, figure in FIGURES.items() if figure.table) or NOTHING
 
 
 def style_indices(figure: Figure, roles: Mapping[str, str], by_name: Mapping) -> dict[str, int]:
@@ -140,13 +162,13 @@ def figure_slice(figure: Figure, config: Mapping, runs: Mapping, model: str) -> 
 def _stage_files(model: str, run) -> list[str]:
     """What ``run`` waits for before it trains: nothing online; offline its dataset, and the
     reference cache when its objective reads the reference (not for diagnostics only)."""
-    from fpa.figures import paths
     from fpa.objectives import get_objective
 
     if run.online:
         return []
     needs_cache = run.training["reference"] == "cached" and get_objective(run.objective).needs_reference
-    return [paths.dataset_path(model)] + ([paths.reference_path(model)] if needs_cache else [])
+    return [paths.TRAIN_SPLIT.format(model=model)] + ([paths.REFERENCE_CACHE.format(model=model)] if needs_cache
+                                                      else [])
 
 
 def figure_caption(figure: Figure, slice_: Mapping) -> str:

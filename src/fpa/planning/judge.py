@@ -1,8 +1,12 @@
-"""The one judge of a config: ``fpa check-config`` and planning (``workflow/rules/common.smk``) both
-call ``judge``, so one accepts exactly what the other accepts and refuses it with the same line.
+"""The one judge of a config: every reader of a config (planning in ``workflow/rules/common.smk``,
+``fpa check-config``, ``fpa lock``, ``fpa plan-memory``, the tests) calls ``judge`` (or, for a config
+held in memory, ``judge_config``, which ``judge`` calls), so each accepts exactly what the others
+accept and refuses it with the same line. A config is read and judged once per call, and its run
+grid built once (``Plan.runs``).
 
     plan = judge(["config/paper.yaml"])          # fpa check-config config/paper.yaml
-    plan = judge(workflow.configfiles, workflow.basedir, workflow.config_settings.config)  # planning
+    plan = judge(CONFIG_FILES, workflow.basedir, workflow.config_settings.config)  # planning
+    plan.config, plan.runs                       # the judged config (defaults filled), its run grid
 
 It reads each file with ``fpa.safe_load``'s limits (Snakemake's own reading of a ``--configfile``
 is not what is judged: the rules are then given the judged config), merges them and Snakemake's
@@ -40,11 +44,13 @@ def judge(paths: Sequence[str | Path], basedir: str | Path = PROJECT_ROOT,
         overrides = copy.deepcopy(dict(overrides))
         check_plain_data(overrides, COMMAND_LINE)
         merge(config, overrides)
-    return plan_config(config, basedir, ", ".join(map(str, paths)))
+    return judge_config(config, ", ".join(map(str, paths)), basedir)
 
 
-def plan_config(config: dict, basedir: str | Path, where: str) -> Plan:
-    """``Plan.from_config``, a name or path that would leave its directory refused as a ``ConfigError``."""
+def judge_config(config: dict, where: str = "config", basedir: str | Path = PROJECT_ROOT) -> Plan:
+    """The plan of ``config`` judged as a file ``where`` holding it would be (its defaults filled in
+    place): ``Plan.from_config``, a name or path that would leave its directory refused as a
+    ``ConfigError``."""
     try:
         return Plan.from_config(config, basedir, where)
     except ContainmentError as error:
@@ -64,14 +70,4 @@ def merge(config: dict, update: Mapping) -> dict:
     return config
 
 
-def load_config_file(path: str | Path) -> dict:
-    """The judged config of one file, its defaults filled (CLI commands, tests)."""
-    return judge([path]).config
-
-
-def validate_config(config: dict, where: str = "config") -> dict:
-    """``config`` judged as a file holding it would be (its defaults filled in place)."""
-    return plan_config(config, PROJECT_ROOT, where).config
-
-
-__all__ = ["judge", "load_config_file", "merge", "validate_config"]
+__all__ = ["judge", "judge_config", "merge"]

@@ -1,7 +1,7 @@
 """Config checks that need the registries above ``fpa.config``: figures, table layouts and
 job resources, and the names that become path segments (and so shell words) of the DAG.
 
-``fpa.config.validate_config`` checks the schema and the run grid; the checks here import
+``fpa.config.check_config`` checks the schema and builds the run grid; the checks here import
 ``fpa.figures``, ``fpa.aggregation.layout`` and ``fpa.resources``, which import
 ``fpa.config``, so they sit in a module above all of them and no import circle forms.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpa.aggregation.layout import Layout, build_layout
-from fpa.config.runs import expand_runs
 from fpa.config.wildcards import check_wildcard_value
 from fpa.containment import SEGMENT, check_name
 from fpa.errors import ConfigError
@@ -26,13 +25,12 @@ NAMED_SECTIONS = {"models": "model", "benchmarks": "bench", "tables": "table"}
 EXPERIMENT = "experiment"
 
 
-def check_planning(config: Mapping, where: str, runs: Mapping | None = None) -> dict[str, Layout]:
+def check_planning(config: Mapping, where: str, runs: Mapping) -> dict[str, Layout]:
     """What a config valid for ``fpa.config`` must also satisfy for the DAG to be planned; returns
-    each table's layout (``runs``: the config's expanded runs, when the caller has them)."""
+    each table's layout (``runs``: the config's run grid, ``fpa.config.check_config``'s)."""
     check_names(config, where)
-    check_resources(config, where)
+    check_resources(config, where, runs)
     _check_figures(config, where)
-    runs = expand_runs(config, where) if runs is None else runs
     layouts = {name: build_layout(name, spec, config, runs, where) for name, spec in config["tables"].items()}
     for name, layout in layouts.items():
         check_labels(layout, f"{where}: tables.{name}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpa.io import read_json, sha256_path
+from fpa.paths import TABLE
 from fpa.provenance.record import RECORD_FIELDS, describes, read_record, record_in, sidecar_of, workdir_of
 
 # the fields of a record shown on its own line; every other standard field is its environment
@@ -27,7 +28,7 @@ CHAIN_FIELDS = frozenset({"rule", "output", "config", "inputs", "code_fingerprin
 SHORT = 160  # characters of a config shown on one line, unless the whole is asked for
 #: What explain takes: a table rule aggregate wrote (the cells are in the sidecars of its CSV,
 #: Markdown, LaTeX and HTML, and in its JSON itself)
-TABLE_FILES = "results/tables/<name>.csv (or .md, .tex, .html, .json)"
+TABLE_FILES = TABLE["csv"].format(table="<name>") + " (or .md, .tex, .html, .json)"
 
 
 @dataclass

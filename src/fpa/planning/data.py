@@ -1,0 +1,48 @@
+"""The helpers of ``workflow/rules/data.smk``: the catalog's files fetched, benchmarks prepared from
+them or validated from a user's file, the MATH training problems, hub models fetched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fpa import paths
+from fpa.data.dataset_files import MATH12K_FILES
+from fpa.data.download import ALL_SECTIONS
+from fpa.planning.shell import shell_words
+from fpa.planning.stage import Stage, as_json
+
+
+class DataStage(Stage):
+    def entry(self, path: str) -> dict:
+        """The catalog entry whose file is ``resources/data/<path>``."""
+        for section in ALL_SECTIONS:
+            for entry in self.plan.catalog.get(section, {}).values():
+                if entry.get("path") == path:
+                    return entry
+        raise ValueError(f"{paths.DATA_FILE.format(path=path)}: not a file of {self.config['data']['catalog']}")
+
+    def entry_json(self, wildcards) -> str:
+        return as_json(self.entry(wildcards.path))
+
+    def mirror_option(self) -> str:
+        mirror = self.config["data"]["mirror"]
+        return shell_words("--mirror", mirror) if mirror else ""
+
+    def catalog_path(self) -> str:
+        """``data.catalog``, relative to the workflow unless it is absolute or here."""
+        path = Path(self.config["data"]["catalog"])
+        return str(path if path.is_absolute() or path.is_file() else self.plan.basedir / path)
+
+    def benchmark_parts(self, wildcards) -> dict[str, str]:
+        return {part: self.plan.catalog_file(part) for part in self.config["benchmarks"][wildcards.bench]["parts"]}
+
+    def math12k_files(self, wildcards) -> dict[str, str]:
+        return {name: self.plan.catalog_file(name) for name in MATH12K_FILES}
+
+    def sample_option(self) -> str:
+        """``--sample`` when the catalog is the data mirror's sample (its files are cut short)."""
+        return "--sample" if self.plan.catalog.get("sample") else ""
+
+    def validate_code(self, wildcards) -> str:
+        """``fpa validate-benchmark`` and the grader whose gold check it runs (``fpa.grading.get_gold_check``)."""
+        return self.plan.graders_code("fpa.cli.data", [wildcards.bench])
