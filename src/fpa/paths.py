@@ -32,6 +32,7 @@ VALIDATION_BENCHMARK = "results/benchmarks/validation/{model}.jsonl"  # a model'
 
 # a model's offline dataset and reference cache
 SAMPLES = "results/datasets/{model}/samples.jsonl"
+PROMPT_BUDGET = "results/datasets/{model}/prompt_budget.json"
 SAMPLES_WORK = "results/datasets/{model}/work/samples"
 TRAIN_SPLIT = "results/datasets/{model}/train.jsonl"
 VAL_SPLIT = "results/datasets/{model}/val.jsonl"

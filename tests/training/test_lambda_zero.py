@@ -18,7 +18,6 @@ from transformers import Qwen2ForCausalLM
 from fpa.planning import judge
 from fpa.data.prompts import render_prompt
 from fpa.objectives import get_objective
-from fpa.planning.plan import Plan
 from fpa.reference.cache import write_reference_cache
 from fpa.reference.inputs import make_reference
 from fpa.toy.model import model_config
@@ -75,8 +74,8 @@ def gradient(model_dir: Path, samples: list[dict], training: dict, objective_nam
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     """The default config's cache dtype, and per cache dtype: FPA(λ = 0)'s gradient, Off-RL's, float64's."""
-    config = judge([ROOT / "config" / "config.yaml"]).config
-    training = config["training"]
+    plan = judge([ROOT / "config" / "config.yaml"])
+    config, training = plan.config, plan.config["training"]
     work = tmp_path_factory.mktemp("lambda_zero")
     model_dir = work / "model"
     tokenizer = build_tokenizer()
@@ -91,7 +90,7 @@ def measured(tmp_path_factory):
         write_reference_cache(model_dir, samples, tokenizer, work / dtype, max_length=training["max_length"],
                               dtype=dtype, precision=training["precision"], batch_size=8)
         fpa[dtype] = gradient(model_dir, samples, training, "fpa", {"lam": 0.0}, cache_dir=work / dtype)
-    return Plan(config, ROOT, "config/config.yaml").reference_dtype(), fpa, off_rl, exact
+    return plan.reference.dtype(), fpa, off_rl, exact
 
 
 def relative(a: torch.Tensor, b: torch.Tensor, exact: torch.Tensor) -> float:

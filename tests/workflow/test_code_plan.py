@@ -39,6 +39,7 @@ def test_paper_code_gridjob_counts(tmp_path):
         "fetch_model": models,
         "code_train_problems": 1,
         "prepare_benchmark": benchmarks,
+        "check_prompt_budget": models,
         "sample_offline": models,
         "build_dataset": models,
         "cache_reference": models,

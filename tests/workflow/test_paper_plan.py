@@ -71,6 +71,7 @@ def test_paper_gridjob_counts(tmp_path):
         "fetch_model": models,
         "math_train_problems": 1,
         "prepare_benchmark": len(catalog_benchmarks),
+        "check_prompt_budget": models,
         "sample_offline": models,
         "build_dataset": models,
         "cache_reference": models,

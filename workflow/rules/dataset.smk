@@ -29,10 +29,35 @@ if config["dataset"]["source"] == "step_dpo":
 
 else:
 
+    # A hub model's training prompts against every max_length that will encode them, before it samples.
+    # Sampling takes the check as ancient: a changed max_length re-runs the check, not the sampling.
+    rule check_prompt_budget:
+        input:
+            model=PLAN.base_model,
+            problems=paths.TRAIN_PROBLEMS,
+        output:
+            paths.PROMPT_BUDGET,
+        log:
+            "logs/check_prompt_budget/{model}.log",
+        priority: Priority.TRAINING_INPUTS
+        conda:
+            "../../envs/train.yaml"
+        resources:
+            **PLAN.resources("light"),
+        params:
+            budget=PLAN.dataset.prompt_budget_config,
+            code=code_fingerprint("fpa.cli.dataset"),
+        shell:
+            "python -m fpa check-prompt-budget --model {input.model} --problems {input.problems} "
+            "--config-json {params.budget:q} --code {params.code} --out {output} > {log} 2>&1"
+
     rule sample_offline:
         input:
             model=PLAN.base_model,
             problems=paths.TRAIN_PROBLEMS,
+            budget=lambda wildcards: [
+                ancient(path) for path in PLAN.dataset.prompt_budget(wildcards)
+            ],
         output:
             paths.SAMPLES,
         log:

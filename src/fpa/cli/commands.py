@@ -36,6 +36,7 @@ COMMANDS = {
     "fetch-model": Command("data", DATA, "download a hub model once; check its pinned files"),
     "toy-model": Command("toy", DATA, "build and SFT-train the toy base model"),
     "toy-problems": Command("toy", DATA, "write toy arithmetic problems as benchmark records"),
+    "check-prompt-budget": Command("dataset", DATA, "before sampling: the longest training prompt against max_length"),
     "sample": Command("dataset", DATA, "sample K completions per training problem"),
     "build-dataset": Command("dataset", DATA, "grade the samples, drop problems whose samples all agree, split"),
     "step-dpo-dataset": Command("dataset", DATA, "the offline dataset from the Math-Step-DPO-10K pairs"),

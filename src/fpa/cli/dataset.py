@@ -1,5 +1,6 @@
 """``fpa sample`` (K samples per training problem), ``fpa build-dataset`` (grade, drop, split),
-``fpa step-dpo-dataset`` (the offline dataset from Math-Step-DPO-10K pairs, no sampling) and
+``fpa step-dpo-dataset`` (the offline dataset from Math-Step-DPO-10K pairs, no sampling),
+``fpa check-prompt-budget`` (a hub model's training prompts against max_length, before it samples) and
 ``fpa validation-benchmark`` (a dataset's held-out problems, with their answers, as a benchmark)."""
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from fpa.data.step_dpo import validation_problems as step_dpo_validation_problem
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.generation.stops import stop_words
 from fpa.grading import get_grader
-from fpa.io import read_jsonl, write_jsonl
+from fpa.data.prompt_budget import check_prompt_budget, longest_prompt
+from fpa.io import read_jsonl, write_json, write_jsonl
 from fpa.provenance.record import Job
 
 
@@ -46,6 +48,23 @@ def sample(args) -> None:
         write_jsonl(tmp, records)
     remove_work(args.work)  # finished shards are not needed once the output exists
     print(f"{len(records)} samples for {len(problems)} problems")
+
+
+def prompt_budget(args) -> None:
+    """Before a hub model samples: its longest training prompt against every max_length that will encode it."""
+    from transformers import AutoTokenizer
+
+    setup(args)
+    budget = args.config_json
+    job = Job("check_prompt_budget", budget, {"model": args.model, "problems": args.problems}, args.code)
+    problems = read_jsonl(args.problems)
+    prompts = make_prompts(budget["prompts"], [p["problem"] for p in problems], args.model)
+    longest = longest_prompt(AutoTokenizer.from_pretrained(args.model), [p["id"] for p in problems], prompts)
+    check_prompt_budget(budget["model"], longest, budget["max_length"])
+    with job.output(args.out) as tmp:
+        write_json(tmp, {"longest_prompt": {"problem_id": longest[0], "tokens": longest[1]},
+                         "max_length": dict(budget["max_length"])})
+    print(f"longest training prompt: {longest[1]} tokens (problem {longest[0]}); max_length: {budget['max_length']}")
 
 
 def build_dataset(args) -> None:
@@ -103,6 +122,13 @@ def register(commands) -> None:
     add_work(parser)
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=sample)
+
+    parser = commands.add_parser("check-prompt-budget")
+    add_common(parser)
+    parser.add_argument("--model", required=True, help="the base model's directory (HF format): its tokenizer")
+    parser.add_argument("--problems", required=True, help="the training problems (JSONL)")
+    parser.add_argument("--out", required=True, help="the longest prompt's tokens and the max_length settings (JSON)")
+    parser.set_defaults(handler=prompt_budget)
 
     parser = commands.add_parser("build-dataset")
     add_common(parser)

@@ -72,19 +72,24 @@ def _check_prompt_budget(config: Mapping, runs: Mapping[tuple[str, str], Run], w
            else "a problem of one character, the shortest")
     for model_name, model in config["models"].items():
         if model["source"] != "toy":
-            continue  # a hub tokenizer's token counts need its files
+            continue  # a hub tokenizer's token counts need its files: the check_prompt_budget job
         template = model["prompt_template"]
         longest = token_count(render_prompt(template, "9")) + extra * template.count(PLACEHOLDER)
-        offline = [run for (owner, _), run in runs.items() if owner == model_name and not run.online]
-        settings = [(_training_key(config, model_name, run, "max_length"), run.training["max_length"])
-                    for run in offline]
-        if any(run.reads_reference_cache() for run in offline):
-            settings.insert(0, ("training.max_length", config["training"]["max_length"]))
-        for key, max_length in settings:
+        for key, max_length in max_length_settings(config, runs, model_name):
             if max_length <= longest:
                 raise ConfigError(f"{where}: {key}: expected more than the {longest} tokens of the longest training "
                                   f"prompt of model {model_name!r} (its prompt_template with {why}; a prompt must "
                                   f"leave a completion token), got {max_length}")
+
+
+def max_length_settings(config: Mapping, runs: Mapping[tuple[str, str], Run], model: str) -> list[tuple[str, int]]:
+    """``[(key path, max_length)]`` that ``model``'s training prompts must fit: its reference cache's (the
+    top-level setting, where a run reads the cache) and each of its offline runs'."""
+    offline = [run for (owner, _), run in runs.items() if owner == model and not run.online]
+    settings = [(_training_key(config, model, run, "max_length"), run.training["max_length"]) for run in offline]
+    if any(run.reads_reference_cache() for run in offline):
+        settings.insert(0, ("training.max_length", config["training"]["max_length"]))
+    return settings
 
 
 def _training_key(config: Mapping, model: str, run: Run, key: str) -> str:

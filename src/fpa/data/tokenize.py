@@ -26,11 +26,16 @@ class EncodedSample:
         return len(self.input_ids) - self.prompt_len
 
 
+def prompt_token_ids(tokenizer, prompt: str) -> list[int]:
+    """A prompt's tokens as every model input begins with them (no special tokens added)."""
+    return tokenizer(prompt, add_special_tokens=False)["input_ids"]
+
+
 def encode_sample(tokenizer, prompt: str, completion: str, max_length: int, *,
                   ends_answer: bool = True) -> EncodedSample:
     """``ends_answer``: the completion ends the answer, so EOS follows it (a step-level sample,
     e.g. Step-DPO's next step, does not: its EOS would teach stopping after that step)."""
-    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    prompt_ids = prompt_token_ids(tokenizer, prompt)
     completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
     if ends_answer and tokenizer.eos_token_id is not None:
         completion_ids = completion_ids + [tokenizer.eos_token_id]

@@ -4,6 +4,7 @@ or the Step-DPO pairs) and its validation problems as a benchmark."""
 from __future__ import annotations
 
 from fpa import paths
+from fpa.config.feasible import max_length_settings
 from fpa.data.dataset_files import STEP_DPO_FILE
 from fpa.planning.shell import shell_words
 from fpa.planning.stage import Stage, as_json
@@ -13,6 +14,18 @@ class DatasetStage(Stage):
     def config_json(self, wildcards) -> str:
         """What sampling and building a model's dataset depend on."""
         return self.plan.sampling_config(wildcards.model, dataset=self.config["dataset"])
+
+    def prompt_budget(self, wildcards) -> list[str]:
+        """A hub model's prompt-budget check, which its sampling waits for (a toy model's prompts the judge
+        counts itself, ``fpa.config.feasible``)."""
+        toy = self.config["models"][wildcards.model]["source"] == "toy"
+        return [] if toy else [paths.PROMPT_BUDGET.format(model=wildcards.model)]
+
+    def prompt_budget_config(self, wildcards) -> str:
+        """The model's prompts and every max_length its training prompts must fit, with the key that sets each."""
+        settings = max_length_settings(self.config, self.plan.runs, wildcards.model)
+        return as_json({"model": wildcards.model, "prompts": self.plan.prompt_slice(wildcards.model),
+                        "max_length": settings})
 
     def step_dpo_inputs(self, wildcards) -> dict[str, str]:
         """The pairs, and the base model when its chat template renders the prompts."""

@@ -1,0 +1,70 @@
+"""A hub model's training prompts against every max_length that will encode them, checked before it samples.
+
+The toy's prompts are counted by the judge (tests/planning/test_feasible.py); a hub model's need its tokenizer,
+so its ``check_prompt_budget`` job counts them, and sampling waits for that job."""
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from transformers import AutoTokenizer
+
+from fpa.cli import main
+from fpa.data.tokenize import prompt_token_ids
+from fpa.io import read_json, read_jsonl, write_jsonl
+from fpa.planning import judge
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def problems(tmp_path_factory, mirror) -> Path:
+    """Real MATH500 problems of the tiny mirror as training problems."""
+    rows = read_jsonl(mirror / "tiny" / "math500" / "test.jsonl")
+    path = tmp_path_factory.mktemp("problems") / "train.jsonl"
+    write_jsonl(path, [{"id": row["unique_id"], "problem": row["problem"], "answer": row["answer"]} for row in rows])
+    return path
+
+
+def budget(max_length: int) -> str:
+    return json.dumps({"model": "hub-model", "prompts": {"prompt_template": "Problem: {problem}\nSolution:",
+                                                         "chat_template": False},
+                       "max_length": [["training.max_length", 4096], ["methods.fpa.training.max_length", max_length]]})
+
+
+def longest(toy_model_dir, problems) -> tuple[int, str]:
+    tokenizer = AutoTokenizer.from_pretrained(toy_model_dir)
+    return max((len(prompt_token_ids(tokenizer, f"Problem: {row['problem']}\nSolution:")), row["id"])
+               for row in read_jsonl(problems))
+
+
+def test_a_max_length_the_longest_prompt_fills_is_refused_naming_its_key(tmp_path, capsys, toy_model_dir, problems):
+    tokens, problem_id = longest(toy_model_dir, problems)
+    out = tmp_path / "prompt_budget.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["check-prompt-budget", "--model", str(toy_model_dir), "--problems", str(problems),
+              "--config-json", budget(tokens), "--out", str(out)])
+    assert exit_.value.code == 2 and not out.exists()
+    assert (f"methods.fpa.training.max_length: expected more than the {tokens} tokens of the longest training prompt "
+            f"of model 'hub-model' (problem {problem_id!r}; a prompt must leave a completion token), got {tokens}"
+            in capsys.readouterr().err)
+
+
+def test_a_max_length_with_room_records_the_longest_prompt(tmp_path, toy_model_dir, problems):
+    tokens, problem_id = longest(toy_model_dir, problems)
+    out = tmp_path / "prompt_budget.json"
+    main(["check-prompt-budget", "--model", str(toy_model_dir), "--problems", str(problems),
+          "--config-json", budget(tokens + 1), "--out", str(out)])
+    assert read_json(out) == {"longest_prompt": {"problem_id": problem_id, "tokens": tokens},
+                              "max_length": {"training.max_length": 4096, "methods.fpa.training.max_length": tokens + 1}}
+
+
+def test_a_hub_models_sampling_waits_for_its_check_and_a_toy_models_does_not():
+    hub = judge([ROOT / "config" / "paper.yaml"])
+    model = next(iter(hub.config["models"]))
+    assert hub.dataset.prompt_budget(SimpleNamespace(model=model)) == [f"results/datasets/{model}/prompt_budget.json"]
+    settings = json.loads(hub.dataset.prompt_budget_config(SimpleNamespace(model=model)))["max_length"]
+    assert ["training.max_length", hub.config["training"]["max_length"]] in settings
+    toy = judge([ROOT / "config" / "config.yaml"])
+    assert toy.dataset.prompt_budget(SimpleNamespace(model="toy")) == []
