@@ -32,7 +32,6 @@ from fpa.io import write_json  # noqa: E402
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/: shared/ and the other folders
 from shared.harness import peak_memory, run_json  # noqa: E402
 
-CHARS = "abcdefghijklmnopqrstuvwxyz0123456789 +-*/=().,?!"
 
 # model shapes (HF config.json fields): the default run's toy model and the engine benchmark's
 MODELS = {
