@@ -8,7 +8,7 @@ import dataclasses
 
 from fpa.aggregation.layout import normalise_table
 from fpa.config.schema import load_schema
-from fpa.training.loop import TrainConfig
+from fpa.training.session import TrainConfig
 
 
 def _typed(defaults: dict) -> dict:

@@ -126,13 +126,13 @@ def _method_figures(shape: Shape, entries: list[dict], steps: list[dict], peak_t
 def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overrides: dict) -> dict:
     """One variant: config/paper.yaml's training with ``overrides``, FPA and Off-RL paired per round."""
     from fpa.memory.cost import Assumptions
-    from fpa.training import loop
+    from fpa.training.session import TrainConfig, open_session
 
     training = {**shape.training, "parallel": "fsdp", "batch_problems": files["problems_per_step"],
                 "micro_batch_problems": 1, **overrides}
     free_device_memory()
-    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
-                                method_params(model, "fpa"), loop.TrainConfig.from_dict(training), seed=42)
+    run, _ = open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
+                          method_params(model, "fpa"), TrainConfig.from_dict(training), seed=42)
     run.body.train()
     # step k of each method is global step k: the same batch each round
     timed = paired_rounds({name: optimizer_steps(each, {"step": 0}) for name, each in

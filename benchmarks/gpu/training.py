@@ -105,16 +105,16 @@ def optimizer_steps(run, counter: dict):
 
 def overhead(shape: Shape, model: str, work: Path, device, rounds: int) -> dict:
     """FPA (cached reference) vs Off-RL: examples/s and peak memory per optimizer step, paired rounds."""
-    from fpa.training import loop
+    from fpa.training.session import TrainConfig, open_session
 
     problems = shape.training["batch_problems"]  # the paper's optimizer step: 8 micro-batches of one problem
     files = prepare_training_dir(shape, work, device, problem_samples(shape, problems))
     training = session_training(shape, batch_problems=problems)
-    cfg = loop.TrainConfig.from_dict(training)
+    cfg = TrainConfig.from_dict(training)
     free_device_memory()
     baseline = torch.cuda.memory_allocated() if torch.cuda.is_available() else None  # 0 unless a leak
-    fpa_run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
-                                    method_params(model, "fpa"), cfg, seed=42)
+    fpa_run, _ = open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
+                              method_params(model, "fpa"), cfg, seed=42)
     runs = {"fpa": fpa_run, "offrl": offrl_beside(fpa_run, files, model)}
     counter = {"step": 0}  # one count over both methods' steps
 
@@ -190,9 +190,10 @@ def _gradients(files: dict, shape: Shape, checkpointing: bool) -> dict:
 
     from fpa.training import batches as B
     from fpa.training import loop
+    from fpa.training.session import TrainConfig, open_session
 
-    cfg = loop.TrainConfig.from_dict(_resume_training(shape) | {"gradient_checkpointing": checkpointing})
-    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], "fpa", {}, cfg, seed=42)
+    cfg = TrainConfig.from_dict(_resume_training(shape) | {"gradient_checkpointing": checkpointing})
+    run, _ = open_session(files["model"], files["train"], files["val"], files["cache"], "fpa", {}, cfg, seed=42)
     run.body.train()
     (micro,) = B.rank_micro_batches(B.global_batch(run.train.groups, 0, batch_problems=1, seed=run.seed), 0, 1, 1)[0]
     stats, _ = loop._forward_stats(run, micro, run.train, run.body)

@@ -108,10 +108,11 @@ def counted(work) -> tuple[object, dict]:
 def count_steps(files: dict, method: str, training: dict, steps: int) -> dict:
     """The executed FLOPs of the first ``steps`` optimizer steps of ``method`` trained as ``training``."""
     from fpa.training import loop
+    from fpa.training.session import TrainConfig, open_session
 
-    run, _ = loop._open_session(files["model"], files["train"], files["val"], files["cache"], method,
-                                method_params(MODEL, method),
-                                loop.TrainConfig.from_dict(training), seed=42)
+    run, _ = open_session(files["model"], files["train"], files["val"], files["cache"], method,
+                          method_params(MODEL, method),
+                          TrainConfig.from_dict(training), seed=42)
     run.body.train()
     started = time.process_time()
     _, flops = counted(lambda: [loop._optimizer_step(run, step) for step in range(steps)])

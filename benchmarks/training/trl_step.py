@@ -13,7 +13,7 @@ so that log π_θ − log π_ref is not 0 and equal losses mean something.
 Cases (ours ↔ TRL): dpo ↔ DPOTrainer (sigmoid, β = 0.1); kto ↔ KTOTrainer (β = 0.05,
 λ_w = λ_l = 1); sft ↔ SFTTrainer on the chosen completion (ours keeps correct samples only).
 
-Ours is the trainer's own step: ``fpa.training.loop._open_session`` on files written
+Ours is the trainer's own step: ``fpa.training.session.open_session`` on files written
 here (model dirs, train.jsonl, a reference cache from ``fpa.reference.cache``, fp32) and
 ``_optimizer_step`` (collate, cached reference, chunked head, objective, backward, clip,
 AdamW, schedule), once per chunk size of ``--chunks``. TRL's is
@@ -126,14 +126,15 @@ class Ours:
 
     def __init__(self, args, workdir, objective, chunk_size):
         from fpa.training import loop
+        from fpa.training.session import TrainConfig, open_session
 
         training = {"lr": LR, "batch_problems": 1, "micro_batch_problems": 1, "max_length": args.seq,
                     "chunk_size": chunk_size, **getattr(args, "training", {})}
         for option in args.options:
             training.update(OPTIONS[option][0])
         train = str(workdir / "train.jsonl")
-        self.run, _ = loop._open_session(str(workdir / "policy"), train, train, str(workdir / "cache"), objective,
-                                         {}, loop.TrainConfig.from_dict(training), seed=0)
+        self.run, _ = open_session(str(workdir / "policy"), train, train, str(workdir / "cache"), objective,
+                                   {}, TrainConfig.from_dict(training), seed=0)
         self.loop, self.steps = loop, 0
 
     def input_ids(self):

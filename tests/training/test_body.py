@@ -18,6 +18,7 @@ import torch
 from fpa.training import batches as B
 from fpa.training import body as speed
 from fpa.training import loop
+from fpa.training.session import Session, TrainConfig, open_session
 from fpa.training.head_chunk import compiled_chunk
 
 # today's path: right-padded batches with their padding mask
@@ -25,12 +26,12 @@ TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 2, "mi
             "max_length": 128, "chunk_size": 32, "attention": "masked"}
 
 
-def _loss_and_gradients(model_dir, data, **overrides) -> tuple[torch.Tensor, dict[str, torch.Tensor], loop.Session]:
+def _loss_and_gradients(model_dir, data, **overrides) -> tuple[torch.Tensor, dict[str, torch.Tensor], Session]:
     """Off-RL's per-sequence log-probs and the gradients of its loss, on the first micro-batch of step 0,
     trained as ``overrides`` say."""
-    cfg = loop.TrainConfig.from_dict({**TRAINING, **overrides})
-    run, _ = loop._open_session(str(model_dir), str(data / "train.jsonl"), str(data / "val.jsonl"), None, "offrl",
-                                {}, cfg, seed=3)
+    cfg = TrainConfig.from_dict({**TRAINING, **overrides})
+    run, _ = open_session(str(model_dir), str(data / "train.jsonl"), str(data / "val.jsonl"), None, "offrl",
+                          {}, cfg, seed=3)
     run.body.train()
     micro = B.micro_batches(B.global_batch(run.train.groups, 0, batch_problems=2, seed=3), 2)[0]
     stats, _ = loop._forward_stats(run, micro, run.train, run.body)
@@ -108,7 +109,7 @@ def test_bad_body_settings_fail_before_any_work():
     with pytest.raises(ValueError, match="training.attention: expected one of"):
         speed.attention_mask_for("padded", torch.ones(1, 2))
     with pytest.raises(ValueError, match="training.checkpoint_every_layers: expected an integer >= 1, got 0"):
-        speed.prepare_layers(None, loop.TrainConfig(checkpoint_every_layers=0))
+        speed.prepare_layers(None, TrainConfig(checkpoint_every_layers=0))
 
 
 @pytest.fixture

@@ -270,7 +270,7 @@ def test_the_consolidated_checkpoint_loads_in_transformers(tmp_path, tiny_model_
     ("fsdp_param_dtype", "float16", "training.fsdp_param_dtype: expected one of ['auto', 'bfloat16', 'float32'], got 'float16'"),
 ])
 def test_bad_parallel_settings_are_named_before_any_model_loads(key, value, message):
-    from fpa.training.loop import TrainConfig
+    from fpa.training.session import TrainConfig
     from fpa.training.parallel import make_parallel
 
     with pytest.raises(ValueError, match=re.escape(message)):

@@ -11,7 +11,8 @@ import torch
 from safetensors.torch import load_file
 
 from fpa.io import read_jsonl
-from fpa.training.loop import TrainConfig, lr_factor, train
+from fpa.training.loop import train
+from fpa.training.session import TrainConfig, lr_factor
 
 TRAINING = {"lr": 1e-3, "warmup_steps": 2, "epochs": 2, "batch_problems": 4, "micro_batch_problems": 2,
             "max_length": 128, "eval_every": 2, "checkpoint_every": 2, "chunk_size": 64}
@@ -104,14 +105,14 @@ def test_cached_reference_equals_online(tmp_path, toy_model_dir, tiny_dataset):
 def test_fused_adamw_trains_the_same_weights_as_the_default(tmp_path, toy_model_dir, tiny_dataset):
     """``training.adamw: fused`` is torch's one-kernel update of the same AdamW: the same weights
     after the run (to rounding), and the optimizer really is the fused one."""
-    from fpa.training import loop
+    from fpa.training.session import open_session
 
     _train(tmp_path, toy_model_dir, tiny_dataset, "default")
     _train(tmp_path, toy_model_dir, tiny_dataset, "fused", training={**TRAINING, "adamw": "fused"})
     default, fused = _weights(tmp_path / "default" / "out"), _weights(tmp_path / "fused" / "out")
     for name in default:
         torch.testing.assert_close(fused[name], default[name], rtol=1e-4, atol=1e-6, msg=name)
-    session, _ = loop._open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
-                                    str(tiny_dataset / "val.jsonl"), None, "offrl", {},
-                                    TrainConfig.from_dict({**TRAINING, "adamw": "fused"}), seed=3)
+    session, _ = open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
+                              str(tiny_dataset / "val.jsonl"), None, "offrl", {},
+                              TrainConfig.from_dict({**TRAINING, "adamw": "fused"}), seed=3)
     assert session.optimizer.optimizer.defaults["fused"] is True

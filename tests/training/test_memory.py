@@ -19,7 +19,7 @@ from fpa.memory.plan import GIB, memory_warnings, plan_memory, training_job
 from fpa.memory.training import (TrainingJob, activation_bytes_per_token, checkpointed_layers, head_chunk_rows,
                                  reference_cache_dtype, training_memory)
 from fpa.reference.cache import write_reference_cache
-from fpa.training import loop
+from fpa.training.session import TrainConfig, open_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = {
@@ -134,9 +134,9 @@ def test_the_planner_budgets_the_head_chunk_the_trainer_takes(tmp_path, toy_mode
     samples = [*read_jsonl(tiny_dataset / "train.jsonl"), *read_jsonl(tiny_dataset / "val.jsonl")]
     write_reference_cache(toy_model_dir, samples, AutoTokenizer.from_pretrained(toy_model_dir), tmp_path / "cache",
                           max_length=128)
-    session, _ = loop._open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
-                                    str(tiny_dataset / "val.jsonl"), str(tmp_path / "cache"), objective, run.params,
-                                    loop.TrainConfig.from_dict({**training, "max_length": 128}), seed=3)
+    session, _ = open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
+                              str(tiny_dataset / "val.jsonl"), str(tmp_path / "cache"), objective, run.params,
+                              TrainConfig.from_dict({**training, "max_length": 128}), seed=3)
     assert session.cfg.chunk_size == training_job(config, run, arch, 1).chunk_size == rows
 
 

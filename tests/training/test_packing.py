@@ -23,6 +23,7 @@ from fpa.objectives import OBJECTIVES
 from fpa.reference.cache import ReferenceCache, write_reference_cache
 from fpa.training import batches as B
 from fpa.training import loop
+from fpa.training.session import Session, TrainConfig, open_session
 from fpa.decoder.packing import lay_out, packed_attention, use_packed_attention
 
 TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 3, "micro_batch_problems": 1,
@@ -45,15 +46,15 @@ def reference_cache(tmp_path_factory, gqa_model_dir, tiny_dataset):
     return _write_cache(gqa_model_dir, tiny_dataset, tmp_path_factory.mktemp("reference") / "cache")
 
 
-def _session(model_dir, data, cache, objective: str, attention: str, **overrides) -> loop.Session:
-    cfg = loop.TrainConfig.from_dict({**TRAINING, "attention": attention, **overrides})
-    run, _ = loop._open_session(str(model_dir), str(data / "train.jsonl"), str(data / "val.jsonl"), str(cache),
-                                objective, {}, cfg, seed=3)
+def _session(model_dir, data, cache, objective: str, attention: str, **overrides) -> Session:
+    cfg = TrainConfig.from_dict({**TRAINING, "attention": attention, **overrides})
+    run, _ = open_session(str(model_dir), str(data / "train.jsonl"), str(data / "val.jsonl"), str(cache),
+                          objective, {}, cfg, seed=3)
     run.body.train()
     return run
 
 
-def _step(run: loop.Session, step: int = 0) -> tuple[dict, dict[str, torch.Tensor]]:
+def _step(run: Session, step: int = 0) -> tuple[dict, dict[str, torch.Tensor]]:
     """The metrics row of optimizer step ``step`` and the gradients it applies (read as AdamW steps)."""
     gradients = {}
 

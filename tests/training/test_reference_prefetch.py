@@ -13,6 +13,7 @@ from fpa.reference.cache import ReferenceCache, write_reference_cache
 from fpa.reference.inputs import make_reference
 from fpa.training import batches as B
 from fpa.training import loop
+from fpa.training.session import TrainConfig, open_session
 
 
 @pytest.mark.parametrize("objective", ["fpa", "dpo"])  # per-token rows (z_ref, W_ref); per-sequence log π_ref
@@ -48,10 +49,10 @@ def test_each_step_reads_ahead_the_next_steps_first_rows(tmp_path, toy_model_dir
     train, val = read_jsonl(tiny_dataset / "train.jsonl"), read_jsonl(tiny_dataset / "val.jsonl")
     write_reference_cache(toy_model_dir, train + val, AutoTokenizer.from_pretrained(toy_model_dir), tmp_path / "cache",
                           max_length=128, dtype="float32")
-    cfg = loop.TrainConfig.from_dict({"batch_problems": 4, "micro_batch_problems": 2, "max_length": 128,
+    cfg = TrainConfig.from_dict({"batch_problems": 4, "micro_batch_problems": 2, "max_length": 128,
                                       "chunk_size": 64})
-    run, total = loop._open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
-                                    str(tiny_dataset / "val.jsonl"), str(tmp_path / "cache"), objective, {}, cfg, seed=3)
+    run, total = open_session(str(toy_model_dir), str(tiny_dataset / "train.jsonl"),
+                              str(tiny_dataset / "val.jsonl"), str(tmp_path / "cache"), objective, {}, cfg, seed=3)
     assert total == 2
     run.body.train()
     loop._optimizer_step(run, 0)

@@ -52,7 +52,7 @@ def _step_zero_log_weights(model_dir, samples, cache_dir, precision: str, head_p
 
     policy = Policy(lm, torch.bfloat16 if precision == "bf16" else None)
     if fsdp:
-        from fpa.training.loop import TrainConfig
+        from fpa.training.session import TrainConfig
         from fpa.training.parallel import FullyShardedDataParallel
 
         cfg = TrainConfig(precision=precision, parallel="fsdp")
