@@ -128,8 +128,9 @@ class CountedLLM:
     def collective_rpc(self, method: str, args: tuple = (), kwargs: dict | None = None):
         self.calls.append((method, args, kwargs or {}))
 
-    def reset_prefix_cache(self):
+    def reset_prefix_cache(self):  # vLLM's answer: False while a block is in use
         self.calls.append(("reset_prefix_cache", (), {}))
+        return CountedLLM.resets
 
     def generate(self, inputs, params, use_tqdm):
         return [SimpleNamespace(outputs=[SimpleNamespace(index=j, token_ids=[self.tokenizer.eos_token_id])
@@ -141,7 +142,7 @@ def counted_vllm(monkeypatch):
     module = types.ModuleType("vllm")
     module.LLM, module.SamplingParams = CountedLLM, lambda **params: SimpleNamespace(**params)
     monkeypatch.setitem(sys.modules, "vllm", module)
-    CountedLLM.built, CountedLLM.calls = [], []
+    CountedLLM.built, CountedLLM.calls, CountedLLM.resets = [], [], True
     return CountedLLM
 
 
@@ -162,6 +163,15 @@ def test_a_vllm_curve_of_three_snapshots_starts_one_engine_and_reloads(counted_v
     assert engine["max_model_len"] == longest + GENERATION["max_new_tokens"]
     assert counted_vllm.calls == [call for step in (2, 3) for call in (
         ("load_checkpoint", (str(snapshots / snapshot_name(step)),), {}), ("reset_prefix_cache", (), {}))]
+
+
+def test_a_refused_prefix_cache_reset_stops_the_curve(counted_vllm, tmp_path, snapshots, bench_file):
+    """Sampling the next snapshot with the old weights' cached blocks would mix two checkpoints: a refused
+    reset ends the job, naming the snapshot."""
+    counted_vllm.resets = False
+    with pytest.raises(RuntimeError, match=f"refused to reset its prefix cache after loading .*{snapshot_name(2)}"):
+        curve_rows(curve_args(snapshots, bench_file, tmp_path, {**GENERATION, "backend": "vllm"}),
+                   curve_models(str(snapshots)))
 
 
 def test_a_paper_curve_job_gives_vllm_its_prompts_length(counted_vllm, mirror, snapshots, tmp_path):

@@ -109,9 +109,12 @@ class VLLMBackend:
     def load_weights(self, model_dir: str | os.PathLike) -> None:
         """Another checkpoint of the same model into the running engine: each worker reloads its shard in
         place (``CheckpointReload.load_checkpoint``), then the prefix cache is cleared, as its blocks hold
-        keys and values of the old weights."""
+        keys and values of the old weights. vLLM refuses the reset (returns False) while a block is in use:
+        sampling on would then reuse the old weights' blocks for shared prompt prefixes."""
         self.llm.collective_rpc("load_checkpoint", args=(str(model_dir),))
-        self.llm.reset_prefix_cache()
+        if not self.llm.reset_prefix_cache():
+            raise RuntimeError(f"vLLM refused to reset its prefix cache after loading {model_dir}: its cached "
+                               "blocks hold the previous weights' keys and values")
         self.eos_ids = _eos_ids(model_dir, self.tokenizer)
 
     def generate(
