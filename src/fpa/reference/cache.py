@@ -40,7 +40,7 @@ from fpa.data.tokenize import encode_record
 from fpa.io import atomic_path, read_json, sha256_path, write_json
 from fpa.decoder.batch import collate
 from fpa.reference.model import online_reference_hidden, reference_head_weight
-from fpa.decoder.packing import decoder_inputs, use_packed_attention
+from fpa.decoder.packing import use_packed_attention
 from fpa.decoder.forward import autocast_dtype
 
 FORMAT_VERSION = 1
