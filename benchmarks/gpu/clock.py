@@ -1,11 +1,12 @@
-"""Clocks and memory probes that work alike on CUDA and CPU (the tiny mode), and per-round ratios."""
+"""Clocks and memory probes that work alike on CUDA and CPU (the tiny mode), and paired rounds of steps."""
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import torch
+
+from shared.rounds import paired_ratio, rotated
 
 
 def synchronize(device) -> None:
@@ -33,20 +34,14 @@ def paired_rounds(steps: dict, rounds: int, device, warm_up: dict | None = None)
     timed_step without result]} and the warm-up results."""
     warm = {name: timed_step(fn, device)["result"] for name, fn in (warm_up or steps).items()}
     times = {name: [] for name in steps}
-    names = list(steps)
     for round_ in range(rounds):
-        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+        for name in rotated(list(steps), round_):
             entry = timed_step(steps[name], device)
             entry.pop("result")
             times[name].append(entry)
     return {"rounds": times, "warm_results": warm}
 
 
-def spread(values: list[float]) -> dict:
-    """Median and range (min, max) of per-round values."""
-    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
-
-
-def ratio_spread(rounds: dict, a: str, b: str, key: str = "s") -> dict:
-    """Per-round ratio a / b of ``key``, paired by round."""
-    return spread([x[key] / y[key] for x, y in zip(rounds[a], rounds[b])])
+def ratio_spread(rounds: dict, a: str, b: str) -> dict:
+    """``paired_rounds``' seconds of step a / step b, paired by round."""
+    return paired_ratio([x["s"] for x in rounds[a]], [y["s"] for y in rounds[b]])

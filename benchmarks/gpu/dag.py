@@ -26,9 +26,11 @@ import yaml
 
 from gpu.models import ROOT
 
+from fpa.paths import EVALUATION
+
 REHEARSAL = ROOT / "config" / "paper-rehearsal.yaml"
-RULES = ("sample_offline", "cache_reference", "train", "evaluate")  # the jobs recorded
-GPU_GROUPS = ("sample_offline", "cache_reference", "train", "evaluate")  # resource groups of those rules
+#: the jobs recorded; each rule's resources are the group of its name
+RULES = ("sample_offline", "cache_reference", "train", "evaluate")
 BACKEND_LINE = re.compile(r"HF backend on (\w+) in (\w+)")
 
 
@@ -53,7 +55,7 @@ def rehearsal_config(work: Path, data_mirror: Path, wheels: Path, cuda: bool, ti
                                             if column in main["columns"]}
     config["tables"], config["figures"] = {"main": main}, {}
     config["resources"] = {**config.get("resources", {}),
-                           **{group: {"gpu": 1 if cuda else 0, "cpus_per_task": 2} for group in GPU_GROUPS}}
+                           **{group: {"gpu": 1 if cuda else 0, "cpus_per_task": 2} for group in RULES}}
     build_mirror(config, work / "hub", wheels)
     config["data"].update(catalog=str(ROOT / ".test" / "config_math" / "benchmarks.yaml"),
                           mirror=str(data_mirror / "tiny"), model_mirror=str(work / "hub"))
@@ -121,8 +123,8 @@ def evaluations(config_path: Path) -> list[str]:
     offline samples, the reference cache, training and model selection)."""
     config = yaml.safe_load(config_path.read_text())
     model, main = next(iter(config["models"])), config["tables"]["main"]
-    return [f"results/eval/{model}/{method}/{seed}/{bench}.json" for method in ["base", *config["methods"]]
-            for seed in config["seeds"] for bench in main["columns"]]
+    return [EVALUATION.format(model=model, method=method, seed=seed, bench=bench)
+            for method in ["base", *config["methods"]] for seed in config["seeds"] for bench in main["columns"]]
 
 
 def snakemake_command(config_path: Path, workdir: Path, cuda: bool, *options: str) -> list[str]:

@@ -26,8 +26,9 @@ from pathlib import Path
 import torch
 import yaml
 
-from gpu.clock import paired_rounds, ratio_spread, spread, timed_step
+from gpu.clock import paired_rounds, ratio_spread, timed_step
 from gpu.models import ROOT, Shape, build_model, problem_samples
+from shared.rounds import spread
 
 
 

@@ -22,6 +22,8 @@ from shared.harness import ascii_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "config" / "paper.yaml"
+#: "We conduct all training on a single node with two NVIDIA H200 GPUs" (the paper's training details)
+PAPER_GPUS = 2
 TINY_ARCHITECTURE = Architecture(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=True,
                                  qk_norm=True)
@@ -57,6 +59,12 @@ class Shape:
 
 def paper_config() -> dict:
     return yaml.safe_load(PAPER.read_text())
+
+
+def paper_overhead(model: str = "qwen3-4b-base") -> dict:
+    """{run: (examples/s, peak "GB")} of the paper's overhead table, as config/paper_results.yaml prints them."""
+    rows = yaml.safe_load((ROOT / "config" / "paper_results.yaml").read_text())["overhead"]["models"][model]
+    return {run: tuple(float(x) for x in cells.split()) for run, cells in rows.items()}
 
 
 def shape(model: str, tiny: bool) -> Shape:

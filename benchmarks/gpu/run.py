@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +38,9 @@ from gpu import dag, kernels, throughput, training, trl_vs_ours  # noqa: E402
 from gpu.budget import Measurement, plan_lines, run_all  # noqa: E402
 from gpu.models import ROOT, paper_config, shape, write_model_dir  # noqa: E402
 from gpu.tables import markdown  # noqa: E402
+
+from fpa.provenance.cpu import cpu_facts  # noqa: E402
+from fpa.provenance.record import package_versions, project_version  # noqa: E402
 
 MAIN, LARGE = "qwen3-4b-base", "qwen2.5-math-7b"
 OVERHEAD_ROUNDS = 1  # paired rounds of the overhead table on full shapes: each step is 8 micro-batches
@@ -163,25 +164,15 @@ def rehearsal_wheels() -> Path:
 
 
 def environment(device, commit: str | None) -> dict:
-    import accelerate
-    import transformers
-
-    try:
-        import trl
-        trl_version = trl.__version__
-    except ImportError:
-        trl_version = None
-    if commit is None:
-        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-        commit = done.stdout.strip() if done.returncode == 0 else None
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else None
+    """The GPU, the packages, the CPU and the commit (``--commit``, else the checkout's, if .git is there)."""
+    versions, project = package_versions(), project_version()
     cuda = torch.device(device).type == "cuda"
     return {"gpu": torch.cuda.get_device_name(0) if cuda else None,
             "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory if cuda else None,
-            "device": str(device), "torch": torch.__version__, "cuda": torch.version.cuda,
-            "transformers": transformers.__version__, "accelerate": accelerate.__version__, "trl": trl_version,
-            "python": platform.python_version(), "cpu": cpu, "cpu_count": os.cpu_count(), "commit": commit}
+            "device": str(device), "cuda": torch.version.cuda, "cpu": cpu_facts()["model"], "cpu_count": os.cpu_count(),
+            **{name: versions.get(name) for name in ("torch", "transformers", "accelerate", "trl", "python")},
+            "commit": commit or (None if project["commit"] == "unknown" else project["commit"]),
+            "dirty": None if commit else project["dirty"]}
 
 
 def main(argv=None) -> int:

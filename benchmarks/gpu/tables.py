@@ -3,14 +3,11 @@ ratios with their spread over rounds, the other measurements, the GPU named; not
 
 from __future__ import annotations
 
-from gpu.paper import PAPER_GPUS, paper_overhead
+from gpu.models import PAPER_GPUS, paper_overhead
+from shared.rounds import spread_text
 
 LABELS = {"offrl": "Off-RL", "fpa": "Off-RL w/ FPA"}
 GIB = 2**30
-
-
-def _spread(s: dict, digits: int = 3) -> str:
-    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
 
 
 def _gib(value) -> str:
@@ -30,10 +27,10 @@ def _overhead(result: dict, paper: dict | None) -> list[str]:
     for run in ("offrl", "fpa"):
         m = result["methods"][run]
         printed = paper.get(run) if paper else None
-        lines.append(f"| {LABELS[run]} | {_spread(m['examples_per_s'], 2)} | {printed[0] if printed else '–'} | "
+        lines.append(f"| {LABELS[run]} | {spread_text(m['examples_per_s'], 2)} | {printed[0] if printed else '–'} | "
                      f"{_gib(m['peak_gib'])} | {_gib(m['planner_peak_gib'])} | {printed[1] if printed else '–'} |")
     ratio = result["ratio_time_fpa_over_offrl"]
-    text = f"Step time FPA / Off-RL per round: {_spread(ratio)}"
+    text = f"Step time FPA / Off-RL per round: {spread_text(ratio)}"
     if paper:
         text += f" (paper, from its examples/s: {paper['offrl'][0] / paper['fpa'][0]:.3f})"
     if result.get("ratio_peak_fpa_over_offrl"):
@@ -56,7 +53,7 @@ def _trl(result: dict) -> list[str]:
         ours, theirs = e["sides"]["ours"], e["sides"]["trl"]
         peak = e.get("peak_ratio_ours_over_trl")
         lines.append(f"| {case} | {min(ours['step_s']):.3f} | {min(theirs['step_s']):.3f} | "
-                     f"{_spread(e['time_ratio_ours_over_trl'])} | "
+                     f"{spread_text(e['time_ratio_ours_over_trl'])} | "
                      f"{_gib(ours['peak_bytes'] / GIB if ours['peak_bytes'] else None)} | "
                      f"{_gib(theirs['peak_bytes'] / GIB if theirs['peak_bytes'] else None)} | "
                      f"{'–' if peak is None else f'{peak:.3f}'} | {e['check'][:80]} |")
@@ -74,8 +71,8 @@ def _head(result: dict) -> list[str]:
              "|---|---|" + ("---|---|" if offrl else "") + "---:|---:|---:|"]
     for name in sorted(result["precisions"], key=("fp32", "tf32", "bf16").index):
         p = result["precisions"][name]
-        timed = f"{_spread(p['offrl_s'])} | {_spread(p['ratio_fpa_over_offrl'])} | " if offrl else ""
-        lines.append(f"| {name} | {_spread(p['s'])} | {timed}{p['max_abs_diff_logp']:.2e} | "
+        timed = f"{spread_text(p['offrl_s'])} | {spread_text(p['ratio_fpa_over_offrl'])} | " if offrl else ""
+        lines.append(f"| {name} | {spread_text(p['s'])} | {timed}{p['max_abs_diff_logp']:.2e} | "
                      f"{p['max_abs_diff_hat_logp']:.2e} | {p['max_rel_diff_fpa_weight']:.2e} |")
     return lines
 
@@ -120,7 +117,8 @@ def _other(key: str, r: dict) -> list[str]:
 def markdown(record: dict) -> str:
     where = record["gpu"] or f"CPU ({record['cpu']})"
     lines = [f"{'Tiny CPU run' if record['mode'] == 'tiny' else 'Measured'} on {where}; torch {record['torch']}, "
-             f"transformers {record['transformers']}, TRL {record['trl']}; commit {record['commit'] or 'unknown'}; "
+             f"transformers {record['transformers']}, TRL {record['trl']}; commit {record['commit'] or 'unknown'}"
+             f"{' with uncommitted changes' if record.get('dirty') else ''}; "
              f"{record['started']}, {record.get('elapsed_s', 0):.0f} s of a {record['budget_s']:.0f} s budget.", ""]
     for key in record.get("order", record["measurements"]):
         entry = record["measurements"][key]
@@ -162,7 +160,7 @@ def _throughput(key: str, result: dict) -> list[str]:
     """The record's ``users_step`` and ``deterministic`` entries as Markdown."""
     if key == "deterministic":
         ratio, resume = result["offrl_step_ratio_deterministic_over_configured"], result["resume"]
-        cost = "not measured" if ratio is None else f"{ratio['median']:.3f} [{ratio['min']:.3f}–{ratio['max']:.3f}]"
+        cost = "not measured" if ratio is None else spread_text(ratio)
         return [f"training.deterministic: Off-RL step time deterministic / configured {cost} (per round index); "
                 f"resume under it, {resume['shape']}: {'bit-identical' if resume['bit_identical'] else 'DIFFERENT'} "
                 f"over {resume['tensors']} tensors."]
@@ -181,8 +179,8 @@ def _throughput(key: str, result: dict) -> list[str]:
         for method, f in variant["methods"].items():
             peak = "–" if f["peak_gib"] is None else f"{f['peak_gib']:.1f}"
             lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
-                         f"| {100 * f['mfu']['median']:.1f} % | {peak} | {ratio['median']:.3f} "
-                         f"[{ratio['min']:.3f}–{ratio['max']:.3f}] | {100 * variant['padding_share']:.0f} % |")
+                         f"| {100 * f['mfu']['median']:.1f} % | {peak} | {spread_text(ratio)} "
+                         f"| {100 * variant['padding_share']:.0f} % |")
     for method, p in result.get("paper", {}).items():
         lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
                      f"{PAPER_GPUS} H200), {p['paper_tokens_per_s_per_gpu_at_our_mean_length']:,.0f} tokens/s at our "

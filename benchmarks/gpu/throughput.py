@@ -38,12 +38,12 @@ if __name__ == "__main__":  # run as a script: benchmarks/ on the path, as run.p
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpu.budget import free_device_memory  # noqa: E402
-from gpu.clock import paired_rounds, ratio_spread, spread  # noqa: E402
-from gpu.models import Shape, paper_config, sample  # noqa: E402
+from gpu.clock import paired_rounds, ratio_spread  # noqa: E402
+from gpu.models import PAPER_GPUS, Shape, paper_config, paper_overhead, sample  # noqa: E402
 from gpu.training import (  # noqa: E402
     fsdp_resume, method_params, offrl_beside, optimizer_steps, prepare_training_dir, python_child)
-from gpu.paper import PAPER_GPUS, paper_overhead  # noqa: E402
 from shared.harness import ascii_text  # noqa: E402
+from shared.rounds import paired_ratio, spread  # noqa: E402
 
 from fpa.io import atomic_path, sha256_path  # noqa: E402
 from fpa.training.body import CUBLAS_WORKSPACE  # noqa: E402
@@ -227,8 +227,7 @@ def _deterministic_child(shape: dict, narrow: dict, model: str, work: str, devic
     resume = fsdp_resume(_shape(narrow), Path(work) / "resume", torch.device(device), steps=2, stop=1,
                                   overrides={"deterministic": True})
     steps = {name: v["methods"]["offrl"]["step_s"] for name, v in timed["variants"].items() if "methods" in v}
-    ratio = (spread([d / c for c, d in zip(steps["configured"], steps["deterministic"])])
-             if len(steps) == 2 else None)
+    ratio = paired_ratio(steps["deterministic"], steps["configured"]) if len(steps) == 2 else None
     return {"resume": resume, "variants": timed["variants"], "offrl_step_ratio_deterministic_over_configured": ratio}
 
 

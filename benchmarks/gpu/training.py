@@ -23,9 +23,10 @@ from types import SimpleNamespace
 import torch
 
 from gpu.budget import free_device_memory
-from gpu.clock import paired_rounds, ratio_spread, spread
+from gpu.clock import paired_rounds, ratio_spread
 from gpu.models import Shape, paper_config, problem_samples, write_model_dir
 from shared.harness import run_json
+from shared.rounds import spread
 
 from fpa.io import write_jsonl
 

@@ -16,8 +16,9 @@ import torch
 
 from training import trl_step
 from gpu.budget import free_device_memory
-from gpu.clock import spread, timed_step
+from gpu.clock import timed_step
 from gpu.models import Shape, build_model
+from shared.rounds import paired_ratio
 
 
 def _args(shape: Shape, device) -> argparse.Namespace:
@@ -60,7 +61,7 @@ def compare(shape: Shape, work: Path, device, cases: list[str], rounds: int) -> 
         except AssertionError as error:  # bf16 on both sides: the losses may differ past the fp32 tolerance
             entry["check"] = str(error)
         ours, theirs = entry["sides"]["ours"], entry["sides"]["trl"]
-        entry["time_ratio_ours_over_trl"] = spread([a / b for a, b in zip(ours["step_s"], theirs["step_s"])])
+        entry["time_ratio_ours_over_trl"] = paired_ratio(ours["step_s"], theirs["step_s"])
         if theirs["peak_bytes"]:
             entry["peak_ratio_ours_over_trl"] = ours["peak_bytes"] / theirs["peak_bytes"]
         result["cases"][case] = entry

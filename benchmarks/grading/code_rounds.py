@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from shared.checkouts import USER_ENVIRONMENT, commit_of, export  # noqa: E402
+from shared.rounds import rotated, spread, spread_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "results" / "code_rounds.json"
@@ -150,7 +150,7 @@ def run(args) -> dict:
             pairs, kinds = corpus(block)
             pairs_file = Path(workdir) / f"pairs{index}.json"
             pairs_file.write_text(json.dumps(pairs))
-            order = ["commit", "against"] if index % 2 == 0 else ["against", "commit"]
+            order = rotated(["commit", "against"], index)
             done = {side: grade(sides[side][1], data, pairs_file, args.workers) for side in order}
             differ = [{"task_id": pair[1], "sample": kind, "commit": new[1], "against": old[1]}
                       for pair, kind, new, old in zip(pairs, kinds, done["commit"]["verdicts"], done["against"]["verdicts"])
@@ -165,12 +165,9 @@ def run(args) -> dict:
     return record
 
 
-def ratios(record: dict, unit: str) -> list[float]:
-    return [entry["commit"][unit] / entry["against"][unit] for entry in record["rounds"]]
-
-
-def _spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.3f} [{min(values):.3f}–{max(values):.3f}]"
+def ratios(record: dict, unit: str) -> str:
+    """This / earlier of ``unit`` per round, as median [min–max]."""
+    return spread_text(spread(entry["commit"][unit] / entry["against"][unit] for entry in record["rounds"]))
 
 
 def markdown(record: dict) -> str:
@@ -188,13 +185,12 @@ def markdown(record: dict) -> str:
                      f"{entry['commit']['wall_s'] / entry['against']['wall_s']:.3f} | {entry['commit']['cpu_s']:.1f} | "
                      f"{entry['against']['cpu_s']:.1f} | {entry['commit']['cpu_s'] / entry['against']['cpu_s']:.3f} | "
                      f"{len(entry['differ'])} |")
-    wall, cpu = ratios(record, "wall_s"), ratios(record, "cpu_s")
     total = sum(e["commit"]["wall_s"] for e in record["rounds"]) / sum(e["against"]["wall_s"] for e in record["rounds"])
     verdict = "PASS" if total <= TARGET else "FAIL"
     differ = [f"{d['task_id']} {d['sample']} ({d['commit']} / {d['against']})"
               for entry in record["rounds"] for d in entry["differ"]]
     lines += ["", f"[{verdict}] `{new}` / `{old}` wall time, all rounds together: {total:.3f} (target ≤ {TARGET}); "
-              f"per round, median [min–max]: {_spread(wall)}. Grader process CPU per round: {_spread(cpu)}. "
+              f"per round, median [min–max]: {ratios(record, 'wall_s')}. Grader process CPU per round: {ratios(record, 'cpu_s')}. "
               f"Verdicts differing: {', '.join(differ) or 'none'}."]
     return "\n".join(lines) + "\n"
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -28,9 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 from fpa.io import write_json  # noqa: E402
+from fpa.provenance.cpu import cpu_facts  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/: shared/ and the other folders
 from shared.harness import peak_memory, run_json  # noqa: E402
+from shared.rounds import spread, spread_text  # noqa: E402
 
 
 # model shapes (HF config.json fields): the default run's toy model and the engine benchmark's
@@ -183,9 +184,9 @@ def main(argv=None) -> None:
                          "runtime_mb": measured[RUNTIME], "tensors_mb": tensors, "estimate_mb": est["peak"],
                          "components_mb": est, "ratio_per_round": ratios, "ratio_median": statistics.median(ratios)}
         print(f"{case:18s} measured {statistics.median(tensors):8.1f} MB  estimate {est['peak']:8.1f} MB  "
-              f"ratio {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})", flush=True)
-    write_json(args.out, {"cases": results, "steps": STEPS, "rounds": args.rounds, "machine": platform.processor()
-                          or platform.machine(), "models": MODELS})
+              f"ratio {spread_text(spread(ratios))}", flush=True)
+    write_json(args.out, {"cases": results, "steps": STEPS, "rounds": args.rounds, "machine": cpu_facts()["model"],
+                          "models": MODELS})
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from shared.checkouts import USER_ENVIRONMENT, commit_of, export  # noqa: E402
+from shared.rounds import paired_ratio, rotated, spread, spread_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "results" / "plan.json"
@@ -118,7 +119,7 @@ def measure(checkouts: dict[str, Path], rounds: int) -> dict:
     for checkout, name in keys:  # warm the page and bytecode caches
         timed(commands[checkout, name], checkouts[checkout])
     for round_ in range(rounds):
-        for key in keys[round_ % len(keys):] + keys[: round_ % len(keys)]:
+        for key in rotated(keys, round_):
             wall, cpu, output = timed(commands[key], checkouts[key[0]])
             runs[key].append((wall, cpu))
             if "-s" in commands[key]:
@@ -126,10 +127,9 @@ def measure(checkouts: dict[str, Path], rounds: int) -> dict:
     results: dict[str, dict] = {}
     for (checkout, name), timings in runs.items():
         walls, cpus = [w for w, _ in timings], [c for _, c in timings]
-        results.setdefault(checkout, {})[name] = {
-            "jobs": jobs.get((checkout, name)), "wall_s": walls, "cpu_s": cpus,
-            "wall_median_s": statistics.median(walls), "wall_min_s": min(walls), "wall_max_s": max(walls),
-            "cpu_median_s": statistics.median(cpus), "cpu_min_s": min(cpus), "cpu_max_s": max(cpus)}
+        results.setdefault(checkout, {})[name] = {"jobs": jobs.get((checkout, name)), "wall_s": walls, "cpu_s": cpus,
+                                                  "wall_median_s": statistics.median(walls),
+                                                  "cpu_median_s": statistics.median(cpus)}
     return results
 
 
@@ -138,11 +138,7 @@ def paired_ratios(results: dict[str, dict]) -> dict[str, dict]:
     ratios = {}
     for name, current in results["current"].items():
         baseline = results["baseline"][name]
-        ratios[name] = {}
-        for unit in ("wall_s", "cpu_s"):
-            per_round = [now / then for now, then in zip(current[unit], baseline[unit])]
-            ratios[name][unit] = {"per_round": per_round, "median": statistics.median(per_round),
-                                  "min": min(per_round), "max": max(per_round)}
+        ratios[name] = {unit: paired_ratio(current[unit], baseline[unit]) for unit in ("wall_s", "cpu_s")}
     return ratios
 
 
@@ -156,18 +152,15 @@ def markdown(record: dict) -> str:
     for checkout in sorted(record["results"], key=lambda name: name != "current"):
         for name, row in record["results"][checkout].items():
             jobs = "" if row["jobs"] is None else f"{row['jobs']:,}"
-            lines.append(f"| {checkout} | {name} | {jobs} | {row['wall_median_s']:.2f} [{min(row['wall_s']):.2f}–"
-                         f"{max(row['wall_s']):.2f}] | {row['cpu_median_s']:.2f} [{min(row['cpu_s']):.2f}–"
-                         f"{max(row['cpu_s']):.2f}] |")
+            lines.append(f"| {checkout} | {name} | {jobs} | {spread_text(spread(row['wall_s']), 2)} | "
+                         f"{spread_text(spread(row['cpu_s']), 2)} |")
     if record.get("ratios"):
         commits = record["commits"]
         lines += ["", f"Paired per round, current ({commits['current'][:7]}) / baseline ({commits['baseline'][:7]}):",
                   "",
                   "| case | wall, median [min–max] | CPU, median [min–max] |", "|---|---|---|"]
         for name, ratio in record["ratios"].items():
-            wall, cpu = ratio["wall_s"], ratio["cpu_s"]
-            lines.append(f"| {name} | {wall['median']:.2f} [{wall['min']:.2f}–{wall['max']:.2f}] | "
-                         f"{cpu['median']:.2f} [{cpu['min']:.2f}–{cpu['max']:.2f}] |")
+            lines.append(f"| {name} | {spread_text(ratio['wall_s'], 2)} | {spread_text(ratio['cpu_s'], 2)} |")
     return "\n".join(lines + [""] + [f"- {verdict}" for verdict in record["target"].splitlines()])
 
 

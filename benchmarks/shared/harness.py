@@ -23,6 +23,8 @@ from pathlib import Path
 
 import torch
 
+from shared.rounds import rotated
+
 
 def add_model_args(parser) -> None:
     """The model, thread and step flags of a step benchmark; the defaults are small enough for >= 5 paired
@@ -87,8 +89,7 @@ def interleaved(jobs: dict, reps: int, check=lambda warm: None) -> dict:
     check(warm)
     times = {name: [] for name in jobs}
     for round_ in range(reps):
-        names = list(jobs)
-        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+        for name in rotated(list(jobs), round_):
             times[name].append(timed(jobs[name]))
     return {name: {"wall_s": statistics.median(w for w, _ in t), "cpu_s": statistics.median(c for _, c in t),
                    "all_wall_cpu_s": t} for name, t in times.items()}

@@ -23,7 +23,6 @@ import os
 import re
 import resource
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,10 +30,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]  # fpa, and shared/ of the benchmarks
 
 from fpa.io import write_json  # noqa: E402
 from fpa.provenance.cpu import cpu_facts  # noqa: E402
+from shared.rounds import spread, spread_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_S = {"fast": 300, "full": 900}
@@ -122,8 +122,7 @@ def rounds_record(rounds: list[tuple[dict, dict]]) -> dict:
     return {"benchmark": "tiers", "tier": tier, "commit": first["commit"], "against": against["commit"],
             "cpu": first["cpu"], "rounds": [{"commit": new["runs"][tier], "against": old["runs"][tier]}
                                             for new, old in rounds],
-            "wall_ratio": {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios),
-                           "n": len(ratios)}}
+            "wall_ratio": spread(ratios)}
 
 
 def _busy(run: dict) -> str:
@@ -164,8 +163,8 @@ def markdown_rounds(record: dict) -> str:
     for index, pair in enumerate(record["rounds"], 1):
         lines.append(f"| {index} | {cells(pair['commit'])} | {cells(pair['against'])} | "
                      f"{pair['commit']['wall_s'] / pair['against']['wall_s']:.3f} |")
-    lines += ["", f"Wall time `{record['commit'][:7]}` / `{record['against'][:7]}`: median {ratio['median']:.3f} "
-                  f"[{ratio['min']:.3f}–{ratio['max']:.3f}] over {ratio['n']} rounds."]
+    lines += ["", f"Wall time `{record['commit'][:7]}` / `{record['against'][:7]}`: median {spread_text(ratio)} "
+                  f"over {ratio['n']} rounds."]
     return "\n".join(lines) + "\n"
 
 

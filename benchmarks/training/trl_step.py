@@ -38,7 +38,6 @@ import json
 import math
 import os
 import random
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -48,6 +47,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from shared.harness import (  # noqa: E402
     add_model_args, ascii_text, build_model, interleaved, model_sizes, peak_memory, spawn)
+from shared.rounds import paired_ratio, spread_text  # noqa: E402
 
 from fpa.io import write_json, write_jsonl  # noqa: E402
 
@@ -258,18 +258,13 @@ def measure_point(args, workdir, case, skip):
     for chunk in args.chunks:
         ours_rounds = times[f"ours_{chunk}"]["all_wall_cpu_s"]
         rows.append({"chunk": chunk, "ours_cpu_s": times[f"ours_{chunk}"]["cpu_s"], "trl_cpu_s": times["trl"]["cpu_s"],
-                     "cpu_ratio": spread([o[1] / t[1] for o, t in zip(ours_rounds, trl_rounds)]),
-                     "wall_ratio": spread([o[0] / t[0] for o, t in zip(ours_rounds, trl_rounds)]),
+                     "cpu_ratio": paired_ratio([o[1] for o in ours_rounds], [t[1] for t in trl_rounds]),
+                     "wall_ratio": paired_ratio([o[0] for o in ours_rounds], [t[0] for t in trl_rounds]),
                      "ours_peak_mb": memory[f"ours_{chunk}"]["peak_mb"], "trl_peak_mb": memory["trl"]["peak_mb"],
                      "peak_ratio": memory[f"ours_{chunk}"]["peak_mb"] / memory["trl"]["peak_mb"],
                      "first_loss": {"ours": memory[f"ours_{chunk}"]["first_loss"],
                                     "trl": memory["trl"]["first_loss"]}})
     return {"case": case, "seq": args.seq, "memory": memory, "time": times, "rows": rows}
-
-
-def spread(ratios):
-    """Median and range of per-round ratios."""
-    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios), "rounds": ratios}
 
 
 # ---------------------------------------------------------------- report
@@ -287,9 +282,9 @@ def markdown(results):
              "|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
     for point in results["points"]:
         for row in point["rows"]:
-            r, loss = row["cpu_ratio"], row["first_loss"]
+            loss = row["first_loss"]
             lines.append(f"| {point['case']} | {point['seq']:,} | {row['chunk']:,} | {row['ours_cpu_s']:.2f} | "
-                         f"{row['trl_cpu_s']:.2f} | {r['median']:.3f} [{r['min']:.3f}–{r['max']:.3f}] | "
+                         f"{row['trl_cpu_s']:.2f} | {spread_text(row['cpu_ratio'])} | "
                          f"{row['ours_peak_mb']:,.0f} | {row['trl_peak_mb']:,.0f} | {row['peak_ratio']:.3f} | "
                          f"{loss['ours']:.6f} / {loss['trl']:.6f} |")
     measured = {(p["case"], p["seq"]) for p in results["points"]}

@@ -116,7 +116,7 @@ def test_a_failure_is_recorded_and_an_overrun_skipped(tmp_path):
 @pytest.mark.slow
 @pytest.mark.xdist_group("gpu_tiny_record")
 def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_record, tmp_path, monkeypatch):
-    from gpu.paper import paper_overhead
+    from gpu.models import paper_overhead
     from shared import report
 
     record, _ = tiny_record
