@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
-from shared.checkouts import USER_ENVIRONMENT, commit_of, export  # noqa: E402
+from shared.checkouts import USER_ENVIRONMENT, commit_of, cores_text, export, machine  # noqa: E402
 from shared.rounds import rotated, spread, spread_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +141,7 @@ def run(args) -> dict:
     tasks = dict(kept[: args.tasks])
     sides = {"commit": (commit_of(ROOT), ROOT / "src")}
     record = {"benchmark": "code_rounds", "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
-              "cpus": os.cpu_count(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
+              "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
     with tempfile.TemporaryDirectory(prefix="code-rounds-") as workdir:
         export(ROOT, args.against, Path(workdir))
         sides["against"] = (commit_of(ROOT, args.against), Path(workdir) / "src")
@@ -176,7 +176,7 @@ def markdown(record: dict) -> str:
     samples = sum(entry["samples"] for entry in record["rounds"])
     lines = [f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 9 samples = "
              f"{samples:,} samples in {len(record['rounds'])} rounds of one block each, {record['workers']} workers, "
-             f"each side in a fresh process, order alternating; {record['cpus']} cores, 1-min load average "
+             f"each side in a fresh process, order alternating; {cores_text(record, record.get('cpus'))}, 1-min load average "
              f"{record['load_average'][0]:.1f} → {record['load_average'][-1]:.1f}.", "",
              f"| round | tasks | `{new}` wall s | `{old}` wall s | wall ratio | `{new}` grader CPU s | `{old}` grader CPU s "
              "| grader CPU ratio | verdicts differing |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]  # fpa, and shared/ of the benchmarks
 
 from fpa.io import write_json  # noqa: E402
-from fpa.provenance.cpu import cpu_facts  # noqa: E402
+from shared.checkouts import machine  # noqa: E402
 from shared.rounds import spread, spread_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -88,12 +88,6 @@ def run_tier(clone: Path, command: str, log: Path | None = None) -> dict:
         log.write_text(done.stdout + done.stderr)
     return {"command": command, "returncode": done.returncode, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "machine_busy": busy, "load_before": round(load, 2), **parse_run(done.stdout + done.stderr)}
-
-
-def machine() -> dict:
-    """The CPU a record was measured on: vendor, model and core count."""
-    facts = cpu_facts()
-    return {"vendor": facts.get("vendor"), "model": facts.get("model"), "cores": os.cpu_count()}
 
 
 def measure(tiers: list[str], rev: str, logs: Path | None = None) -> dict:

@@ -47,6 +47,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from shared.harness import (  # noqa: E402
     add_model_args, ascii_text, build_model, interleaved, model_sizes, peak_memory, spawn)
+from shared.checkouts import commit_of, cores_text, machine  # noqa: E402
 from shared.rounds import paired_ratio, spread_text  # noqa: E402
 
 from fpa.io import write_json, write_jsonl  # noqa: E402
@@ -276,7 +277,7 @@ def markdown(results):
              f"params), fp32, {a['threads']} threads, {_options_text(a.get('options', []))}, "
              f"CPU only (TRL's torch fallback of its Triton head); "
              f"{a['reps']} paired rounds; 1-min load average {results['load_average'][0]:.1f} → "
-             f"{results['load_average'][-1]:.1f} on {results['cpu_count']} cores.", "",
+             f"{results['load_average'][-1]:.1f} on {cores_text(results, results['cpu_count'])}.", "",
              "| case | tokens/seq | our chunk | ours CPU s | TRL CPU s | CPU ratio, median [min–max] | ours peak MB "
              "| TRL peak MB | peak ratio | first-step loss ours / TRL |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
@@ -308,7 +309,8 @@ def run(args):
     import trl
 
     run_args = {k: v for k, v in vars(args).items() if k not in ("worker", "workdir", "out", "seq", "chunk_size")}
-    results = {"benchmark": "trl_step", "args": run_args, "sizes": model_sizes(args), "cpu_count": os.cpu_count(),
+    results = {"benchmark": "trl_step", "args": run_args, "sizes": model_sizes(args), "cpu": machine(),
+               "commit": commit_of(Path(__file__).resolve().parents[2]),
                "load_average": [os.getloadavg()[0]], "points": [], "device": "CPU only (no GPU in this task)",
                "torch": torch.__version__, "trl": trl.__version__, "transformers": transformers.__version__}
     skip = ("worker", "workdir", "cases", "out")
