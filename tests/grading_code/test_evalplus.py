@@ -182,19 +182,27 @@ def test_a_candidate_that_kills_the_harness_fails_alone(mirror):
 def test_an_output_that_cannot_cross_stops_the_split_but_where_any_object_passes(mirror):
     """No comparison passes an ``Opaque`` output but the oracles that pass any object, so the
     candidate stops there, as ``fast_check`` stops at a failure; Mbpp/737's output only needs to
-    be not None (``MBPP_OUTPUT_NOT_NONE_TASKS``)."""
+    be not None (``MBPP_OUTPUT_NOT_NONE_TASKS``), so an object where its canonical matches (and None
+    where it does not) runs every input and passes. (An object on every input would fail at
+    'dawood', where the host stops it if the stop arrives before the child's last line: a race.)"""
     from fpa.grading.code import mirror_task_file
     from fpa.grading.code.mbppplus import candidate_records, expected_outputs
 
     tasks, sandbox = load_tasks("mbppplus", mirror_task_file("mbppplus", mirror)), make_sandbox("mbppplus")
-    program = "def {entry}(*args):\n    return object()\n"
-    for task_id, lines in (("Mbpp/4", 1), ("Mbpp/737", len(tasks["Mbpp/737"]["base_input"]) + 1)):
+    programs = {"Mbpp/4": "def heap_queue_largest(*args):\n    return object()\n",
+                "Mbpp/737": "import re\ndef check_str(string):\n    return object() if re.match('[aeiouAEIOU]', string) "
+                            "else None\n"}
+    # Mbpp/4: the child breaks after its opaque line while the host, which fails that line too,
+    # may stop it first; either way nothing more is sent
+    for task_id, (lines, ends, status) in {"Mbpp/4": (1, {"exited", "stopped"}, "fail"),
+                                           "Mbpp/737": (len(tasks["Mbpp/737"]["base_input"]) + 1, {"exited"}, "pass")}.items():
         task = tasks[task_id]
         expected, _ = expected_outputs("mbppplus", task, sandbox)
         caps = {split: 1 << 20 for split in expected}
-        records, _ = candidate_records("mbppplus", task, [program.format(entry=task["entry_point"])], expected, caps,
-                                       sandbox)  # fmt: skip
-        assert len(records[0, "base"][0]) == lines, task_id
+        records, _ = candidate_records("mbppplus", task, [programs[task_id]], expected, caps, sandbox)
+        sent, end, verdict = records[0, "base"]
+        assert (len(sent), end in ends, verdict) == (lines, True, status), (task_id, sent, end)
+        assert sent[0].startswith('["opaque"'), task_id
 
 
 def test_split_check_fails_at_the_first_failing_line():
