@@ -4,6 +4,10 @@ The toy's prompts are counted by the judge (tests/planning/test_feasible.py); a 
 so its ``check_prompt_budget`` job counts them, and sampling waits for that job."""
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -68,3 +72,37 @@ def test_a_hub_models_sampling_waits_for_its_check_and_a_toy_models_does_not():
     assert ["training.max_length", hub.config["training"]["max_length"]] in settings
     toy = judge([ROOT / "config" / "config.yaml"])
     assert toy.dataset.prompt_budget(SimpleNamespace(model="toy")) == []
+
+
+def _planned(workdir: Path, target: str) -> dict[str, list[str]]:
+    """``snakemake -n`` of the paper config toward ``target`` in ``workdir``: {rule: its jobs' outputs}."""
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir), "-n",
+                           target, "--configfile", str(ROOT / "config" / "paper.yaml")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    planned: dict[str, list[str]] = {}
+    for rule, outputs in re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    output: (.*)$", done.stdout, re.M):
+        planned.setdefault(rule, []).extend(outputs.split(", "))
+    return planned
+
+
+def test_newer_problems_re_sample_a_hub_model_whose_check_re_runs_too(tmp_path):
+    """The check is a plain input of sampling: marked ``ancient``, a check that re-runs hid sampling's own
+    reason to re-run (problems newer than its samples), as it hides every job below it (snakemake#4166)."""
+    model = next(iter(judge([ROOT / "config" / "paper.yaml"]).config["models"]))
+    samples = f"results/datasets/{model}/samples.jsonl"
+    planned = _planned(tmp_path, samples)
+    order = ["fetch_data", "fetch_model", "math_train_problems", "check_prompt_budget", "sample_offline"]
+    assert sorted(planned) == sorted(order), planned
+    for age, rule in enumerate(order):  # every output, each stage newer than the one before
+        for output in planned[rule]:
+            path = tmp_path / output
+            if rule == "fetch_model":  # a directory (planning reads its config.json where there is one)
+                path.mkdir(parents=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("x")
+            os.utime(path, (1_000_000 + age, 1_000_000 + age))
+    assert _planned(tmp_path, samples) == {}
+    os.utime(tmp_path / "results" / "problems" / "train.jsonl", (1_000_010, 1_000_010))
+    assert sorted(_planned(tmp_path, samples)) == ["check_prompt_budget", "sample_offline"]

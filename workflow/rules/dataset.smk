@@ -30,7 +30,9 @@ if config["dataset"]["source"] == "step_dpo":
 else:
 
     # A hub model's training prompts against every max_length that will encode them, before it samples.
-    # Sampling takes the check as ancient: a changed max_length re-runs the check, not the sampling.
+    # Sampling takes the check as a plain input, so a changed max_length re-runs sampling too: marked
+    # ancient, a check that re-runs would hide the rerun reasons of every job below it (Snakemake 9,
+    # snakemake#4166): sampling on newer problems, training on a changed max_length.
     rule check_prompt_budget:
         input:
             model=PLAN.base_model,
@@ -55,9 +57,7 @@ else:
         input:
             model=PLAN.base_model,
             problems=paths.TRAIN_PROBLEMS,
-            budget=lambda wildcards: [
-                ancient(path) for path in PLAN.dataset.prompt_budget(wildcards)
-            ],
+            budget=PLAN.dataset.prompt_budget,
         output:
             paths.SAMPLES,
         log:
