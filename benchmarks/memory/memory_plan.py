@@ -142,7 +142,7 @@ def estimate(case: str) -> dict:
 def markdown(results: dict) -> str:
     """The Markdown table of a results file: estimate against measured peak, per case."""
     lines = [f"{results['rounds']} rounds per case, {results['steps']} optimizer steps each; commit "
-             f"`{results['commit'][:7]}` on {cores_text(results, None)}; MiB",
+             f"`{results['commit'][:7]}` on {cores_text(results)}; MiB",
              "", "| case | model | precision | checkpointing | measured (median) | estimate | ratio per round |",
              "|---|---|---|---|---:|---:|---|"]
     for case, row in results["cases"].items():

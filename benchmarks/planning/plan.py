@@ -145,7 +145,7 @@ def paired_ratios(results: dict[str, dict]) -> dict[str, dict]:
 def markdown(record: dict) -> str:
     """The results file as Markdown: per checkout and case, medians and ranges over the rounds."""
     machine = record["machine"]
-    lines = [f"{record['rounds']} rounds, each case in a fresh process, cases interleaved; {cores_text(record, machine['cpus'])}, "
+    lines = [f"{record['rounds']} rounds, each case in a fresh process, cases interleaved; {cores_text(record, machine.get('cpus'))}, "
              f"1-min load average {machine['loadavg_before'][0]:.1f} → {machine['loadavg_after'][0]:.1f}.", "",
              "| checkout | case | jobs | wall s, median [min–max] | CPU s, median [min–max] |",
              "|---|---|---:|---|---|"]
@@ -195,7 +195,7 @@ def main() -> None:
     record = {
         "results": results, "ratios": paired_ratios(results) if args.baseline else None, "target": verdict,
         "rounds": args.rounds, "cpu": machine(),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "loadavg_before": load_before, "loadavg_after": load_after},
         "commits": {"current": commit_of(ROOT), **({"baseline": commit_of(ROOT, args.baseline)} if args.baseline
                                                    else {})},

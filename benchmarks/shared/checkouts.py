@@ -25,8 +25,9 @@ def machine() -> dict:
     return {"vendor": facts["vendor"], "model": facts["model"], "cores": os.cpu_count()}
 
 
-def cores_text(record: dict, cores: int) -> str:
-    """``2 cores of an AMD EPYC``; ``cores`` alone for a record written before records named their CPU."""
+def cores_text(record: dict, cores: int | None = None) -> str:
+    """``2 cores of an AMD EPYC``; ``cores`` (the count such a record kept) alone for a record written
+    before records named their CPU."""
     cpu = record.get("cpu")
     return f"{cpu['cores']} cores of an {cpu['model']}" if cpu else f"{cores} cores, the CPU not recorded"
 

@@ -277,7 +277,7 @@ def markdown(results):
              f"params), fp32, {a['threads']} threads, {_options_text(a.get('options', []))}, "
              f"CPU only (TRL's torch fallback of its Triton head); "
              f"{a['reps']} paired rounds; 1-min load average {results['load_average'][0]:.1f} → "
-             f"{results['load_average'][-1]:.1f} on {cores_text(results, results['cpu_count'])}.", "",
+             f"{results['load_average'][-1]:.1f} on {cores_text(results, results.get('cpu_count'))}.", "",
              "| case | tokens/seq | our chunk | ours CPU s | TRL CPU s | CPU ratio, median [min–max] | ours peak MB "
              "| TRL peak MB | peak ratio | first-step loss ours / TRL |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]

@@ -50,3 +50,24 @@ def test_a_record_name_in_two_folders_is_refused_naming_both(tmp_path, monkeypat
     with pytest.raises(ValueError, match=r"bench:twice: expected one results file .*found "
                                          r"\['benchmarks/memory/results/twice.json', 'benchmarks/training/results/twice.json'\]"):
         report.regenerate("<!-- bench:twice:start -->\n<!-- bench:twice:end -->\n", "doc.md")
+
+
+@pytest.mark.parametrize("name, legacy", [("trl_step", ("cpu_count",)), ("code_rounds", ("cpus",)),
+                                          ("plan", ("machine", "cpus")), ("memory_plan", ())])
+def test_a_record_written_now_names_its_cpu_in_its_table(name, legacy):
+    """Records now carry ``cpu`` (``shared.checkouts.machine``) in place of a bare core count: the committed
+    record, reshaped so, renders with its CPU named."""
+    import copy
+    import json
+
+    path = report.results_file(name, "test")
+    record = copy.deepcopy(json.loads(path.read_text()))
+    if legacy:
+        *parents, key = legacy
+        holder = record
+        for parent in parents:
+            holder = holder[parent]
+        holder.pop(key, None)
+    record["cpu"] = {"vendor": "GenuineIntel", "model": "Test CPU Model", "cores": 7}
+    text = report.benchmark_module(path, record, "test").markdown(record)
+    assert "7 cores of an Test CPU Model" in text
