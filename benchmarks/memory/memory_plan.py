@@ -154,9 +154,10 @@ def markdown(results: dict) -> str:
     ratios = {case: row["ratio_per_round"] for case, row in results["cases"].items()}
     outside = [case for case, r in ratios.items() if any(abs(x - 1) > TARGET for x in r)]
     below = [case for case, r in ratios.items() if min(r) < 1]
+    largest = max(ratios, key=lambda case: max(ratios[case]))
     lines += ["", f"Within {TARGET:.0%} of the measured peak in every round: "
               f"{'every case' if not outside else 'every case but ' + ', '.join(outside)}. The estimate below the "
-              f"measured peak in a round: {', '.join(below) or 'no case'}."]
+              f"measured peak in a round: {', '.join(below) or 'no case'}. The largest ratio: {largest}."]
     return "\n".join(lines)
 
 
