@@ -66,7 +66,8 @@ def get_batch(problems: list[str], cfg: ToyModelConfig, tokenizer, rng: random.R
     """A right-padded batch of fresh slip-injected traces; the loss sees completion + eos only."""
     budget = sequence_budget(cfg)
     samples = [
-        encode_sample(tokenizer, render_prompt(cfg.prompt_template, p), render_trace(p, rng, cfg.slip_rate), budget)
+        encode_sample(tokenizer, render_prompt(cfg.prompt_template, p),
+                      render_trace(p, rng, cfg.slip_rate, cfg.trace_style), budget)
         for p in rng.choices(problems, k=cfg.batch_size)
     ]
     width = max(len(s.input_ids) for s in samples)

@@ -11,7 +11,7 @@ import typing
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Mapping
 
-from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, chain_lengths
+from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, TRACE_STYLES, chain_lengths
 
 #: the largest integer setting: a C int, as the config schema bounds its own
 INT_MAX = 2**31 - 1
@@ -32,6 +32,9 @@ class ToyModelConfig:
     # per-step probability of a wrong (carried) partial sum; at 0.06 the 1,000-step SFT learns the
     # arithmetic itself (toy7 ~89 % at T=0.7), at 0.09-0.13 the noisy labels keep it from it (docs/toy.md)
     slip_rate: float = 0.06
+    # how each step and the ending are written (fpa.toy.task.TRACE_STYLES): "plain", one way; "varied",
+    # surface forms drawn with uneven weights, tokens correct and incorrect traces share (docs/toy.md)
+    trace_style: str = "plain"
     prompt_template: str = DEFAULT_PROMPT_TEMPLATE
     # model: Qwen2 with head_dim 64
     d_model: int = 128
@@ -54,6 +57,8 @@ class ToyModelConfig:
             raise ValueError(f"d_model: expected 64 * n_heads = {64 * self.n_heads} (head_dim 64), got {self.d_model}")
         if not 0.0 <= self.slip_rate < 1.0:
             raise ValueError(f"slip_rate: expected a probability in [0, 1), got {self.slip_rate}")
+        if self.trace_style not in TRACE_STYLES:
+            raise ValueError(f"trace_style: expected one of {sorted(TRACE_STYLES)}, got {self.trace_style!r}")
         chain_lengths(self.n_operands, self.min_operands)
         for name in ("lr", "grad_clip"):
             if getattr(self, name) <= 0:

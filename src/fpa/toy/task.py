@@ -11,6 +11,12 @@ carried forward. The running error never cancels back to zero, so a trace is
 correct exactly when it has no slip. A model fine-tuned on such traces makes
 the same kind of mistakes, which leaves room for offline RL to remove them.
 
+A trace style (``TRACE_STYLES``) sets how each step and the ending are written. ``plain``
+writes them one way; ``varied`` draws each step's surface form (a leading word, spacing, the
+closing mark) and the ending's phrase from fixed, uneven weights. Those choices never change
+the answer, so correct and incorrect traces share tokens that carry probability mass
+(docs/toy.md, "The regime").
+
 Splits are a hash partition of the problem text (``split_of``), so problems of
 different splits never overlap, whatever seeds or sizes are asked for.
 """
@@ -20,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from dataclasses import dataclass
 
 SOURCE = "toy-arith"
 # Short on purpose: tokens are characters. Rendered by fpa.data.prompts.render_prompt.
@@ -28,6 +35,29 @@ DEFAULT_PROMPT_TEMPLATE = "Q: {problem}\nA:"
 # RL data, model selection and evaluation use "train", "validation" and "test".
 SPLITS = {"test": range(0, 10), "validation": range(10, 20), "train": range(20, 60), "sft": range(60, 100)}
 SLIP_DELTAS = (-2, -1, 1, 2)
+
+
+@dataclass(frozen=True)
+class TraceStyle:
+    """How a trace is written: each field is ``((text, weight), ...)``, one choice drawn per step
+    (``lead``, ``spacing``, ``close``) or per trace (``ending``); ``spacing`` is the text around the
+    operator and the equals sign."""
+
+    lead: tuple[tuple[str, float], ...] = (("", 1.0),)
+    spacing: tuple[tuple[str, float], ...] = (("", 1.0),)
+    close: tuple[tuple[str, float], ...] = ((".", 1.0),)
+    ending: tuple[tuple[str, float], ...] = (("The final answer is", 1.0),)
+
+
+TRACE_STYLES = {
+    "plain": TraceStyle(),
+    # one dominant form per choice and rarer ones: the base model learns uneven distributions, which
+    # sampling at T < 1 sharpens alike in correct and incorrect traces
+    "varied": TraceStyle(lead=(("", 0.7), ("then ", 0.1), ("so ", 0.1), ("now ", 0.1)),
+                         spacing=(("", 0.7), (" ", 0.3)),
+                         close=((".", 0.8), (";", 0.2)),
+                         ending=(("The final answer is", 0.7), ("So the answer is", 0.15), ("Answer:", 0.15))),
+}
 
 _TERM = re.compile(r"([+-]?)(\d)")
 
@@ -104,15 +134,19 @@ def make_mixed_problems(n: int, seed: int, *, split: str, lengths: range) -> lis
             for record in make_problems(per_length, seed, split=split, n_operands=n_operands)]
 
 
-def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0) -> str:
+def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0, style: str = "plain") -> str:
     """The step-by-step solution of ``problem``; each step slips with probability ``slip_rate``.
 
     A slip adds a delta from ``SLIP_DELTAS`` to the written partial sum and the
     trace continues from the wrong value. Deltas that would bring the running
     error back to zero are excluded, so the final answer is wrong iff a slip occurred.
+    ``style`` (a key of ``TRACE_STYLES``) draws the surface form of each step and of the ending.
     """
     if not 0.0 <= slip_rate <= 1.0:
         raise ValueError(f"slip_rate: expected a probability in [0, 1], got {slip_rate}")
+    if style not in TRACE_STYLES:
+        raise ValueError(f"trace_style: expected one of {sorted(TRACE_STYLES)}, got {style!r}")
+    forms = TRACE_STYLES[style]
     operands = parse_problem(problem)
     total, error, steps = operands[0], 0, []
     for operand in operands[1:]:
@@ -121,6 +155,14 @@ def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0) -> st
         if rng.random() < slip_rate:
             error += rng.choice([d for d in SLIP_DELTAS if error + d != 0])
         sign = "+" if operand >= 0 else "-"
-        steps.append(f"{written}{sign}{abs(operand)}={total + error}.")
-    return " ".join(steps) + f" The final answer is \\boxed{{{total + error}}}"
+        lead, gap, close = (_draw(rng, choices) for choices in (forms.lead, forms.spacing, forms.close))
+        steps.append(f"{lead}{written}{gap}{sign}{gap}{abs(operand)}{gap}={gap}{total + error}{close}")
+    return " ".join(steps) + f" {_draw(rng, forms.ending)} \\boxed{{{total + error}}}"
 
+
+def _draw(rng: random.Random, choices: tuple[tuple[str, float], ...]) -> str:
+    """One text of ``choices`` by its weight; a single choice draws nothing (``plain`` keeps its stream)."""
+    if len(choices) == 1:
+        return choices[0][0]
+    texts, weights = zip(*choices)
+    return rng.choices(texts, weights)[0]

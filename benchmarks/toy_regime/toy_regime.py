@@ -1,0 +1,195 @@
+"""Is the toy in the paper's regime? Each candidate world (the toy's task, base model and data: never an
+objective, a grader or the evaluation, and the default run's budget for every method) measured by the
+pipeline's own analyses, run by Snakemake in a directory of its own (issue 59):
+
+1. ``entanglement``: at the base model, cos(∇log π(y_w), ∇log π(y_l)) of full trajectories of one problem
+   (rule ``entanglement``, seeds 42–44): mean over pairs > 0 and most pairs > 0;
+2. ``offrl``: Off-RL at the default budget (rule ``train``): the log-ratio log π − log π_ref of the
+   correct samples below 0 at the end of training while that of the incorrect ones falls;
+3. ``offrl``: FPA's extrapolation from an anchor snapshot (rule ``future_policy``): some λ > 0 with
+   KL(π_later ‖ π̂_λ) below the anchor's own KL (λ = 0) for a later snapshot.
+
+    python benchmarks/toy_regime/toy_regime.py --world varied --stage entanglement   # adds to the record
+    python benchmarks/toy_regime/toy_regime.py --world varied --stage offrl
+    python benchmarks/shared/report.py --print toy_regime                            # the record's table
+
+Only a world whose stage 1 holds goes on to stage 2 (the brief's order: stage 1 needs the base model only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+BENCH = Path(__file__).resolve().parents[1]
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+from shared.checkouts import USER_ENVIRONMENT, commit_of, machine  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results" / "toy_regime.json"
+WORK = Path("/tmp/toy_regime")  # one Snakemake directory per world
+SEEDS = (42, 43, 44)
+# the default budget snapshots every 25 steps of its 94 (config/config.yaml): anchor at the first
+FUTURE_POLICY = {"anchor_step": 25, "target_steps": [50, 75], "lams": [0, 0.5, 1, 2, 5]}
+WINDOW = 10  # training steps averaged at the start and at the end of a run's log-ratios
+
+#: name -> (what changes against today's world, overrides of config/config.yaml)
+WORLDS = {
+    "today": ("today's world (config/config.yaml)", {}),
+    "varied": ("each step's surface form and the ending's phrase drawn with uneven weights (trace_style varied)",
+               {"models": {"toy": {"toy": {"trace_style": "varied"}}}}),
+}
+
+
+def merged(base: dict, overrides: dict) -> dict:
+    """``base`` with ``overrides`` merged in, mapping by mapping."""
+    out = copy.deepcopy(base)
+    for key, value in overrides.items():
+        out[key] = merged(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def stage_config(world: str, stage: str) -> dict:
+    """The world's config for ``stage``: today's default, the world's overrides, and the analyses asked for."""
+    config = merged(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), WORLDS[world][1])
+    if stage == "offrl":
+        config = merged(config, {"figures": {"future_policy_validation": {}}, "future_policy": FUTURE_POLICY})
+        config["methods"] = {"offrl": config["methods"]["offrl"]}
+    return config
+
+
+def targets(stage: str) -> list[str]:
+    if stage == "entanglement":
+        return [f"results/analysis/entanglement/toy/base/{seed}.csv" for seed in SEEDS]
+    return [path for seed in SEEDS for path in (f"results/analysis/future_policy/toy/offrl/{seed}.csv",
+                                                f"results/train/toy/offrl/{seed}/checkpoint/training_metrics.csv")]
+
+
+def run_stage(world: str, stage: str) -> dict:
+    """Snakemake for the stage's outputs in the world's directory; its wall and CPU seconds."""
+    directory = WORK / world
+    directory.mkdir(parents=True, exist_ok=True)
+    config_path = directory / f"{stage}.yaml"
+    config_path.write_text(yaml.safe_dump(stage_config(world, stage), sort_keys=False))
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(directory),
+               "--configfile", str(config_path), "--cores", "2", "--rerun-triggers", "mtime", "input",
+               *targets(stage)]
+    env = {**USER_ENVIRONMENT, "PYTHONPATH": str(ROOT / "src")}
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(directory / f"{stage}.log", "w") as log:
+        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
+    if code:
+        raise SystemExit(f"{directory / (stage + '.log')}: snakemake exited {code}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"wall_s": round(time.perf_counter() - start, 1),
+            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)}
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def entanglement_seed(directory: Path, seed: int) -> dict:
+    """One seed's pairs at the base model: full chains and their final answers alone."""
+    rows = read_csv(directory / f"results/analysis/entanglement/toy/base/{seed}.csv")
+    out = {}
+    for variant in ("full", "answer_only"):
+        chosen = [row for row in rows if row["variant"] == variant]
+        cosines = [float(row["cosine"]) for row in chosen]
+        out[variant] = {"pairs": len(chosen), "mean_cosine": statistics.fmean(cosines),
+                        "share_positive": sum(c > 0 for c in cosines) / len(cosines),
+                        "median_tokens": statistics.median(int(row["tokens_incorrect"]) for row in chosen),
+                        "share_norm_incorrect_larger": statistics.fmean(
+                            float(row["norm_incorrect"]) > float(row["norm_correct"]) for row in chosen)}
+    return out
+
+
+def dataset_facts(directory: Path) -> dict:
+    """The base model's SFT and the offline samples it gave: what a world changes before any training."""
+    metrics = json.loads((directory / "results/models/toy/base/metrics.json").read_text())
+    samples = [json.loads(line) for line in open(directory / "results/datasets/toy/samples.jsonl")]
+    return {"sft_final_loss": metrics["final_loss"], "sft_cpu_s": metrics["cpu_seconds"],
+            "samples": len(samples), "share_correct": statistics.fmean(bool(s["correct"]) for s in samples),
+            "train_samples": sum(1 for _ in open(directory / "results/datasets/toy/train.jsonl"))}
+
+
+def offrl_seed(directory: Path, seed: int) -> dict:
+    """One Off-RL run: its log-ratios at the start and the end, and the future-policy KLs."""
+    steps = read_csv(directory / f"results/train/toy/offrl/{seed}/checkpoint/training_metrics.csv")
+
+    def window(rows, column):
+        values = [float(row[column]) for row in rows if row.get(column) not in (None, "")]
+        return statistics.fmean(values) if values else None
+
+    logratio = {f"{cls}_{end}": window(rows, f"logratio_{cls}") for cls in ("correct", "incorrect")
+                for end, rows in (("start", steps[:WINDOW]), ("end", steps[-WINDOW:]))}
+    kl = {}
+    for row in read_csv(directory / f"results/analysis/future_policy/toy/offrl/{seed}.csv"):
+        kl.setdefault(row["target_step"], {})[row["lam"]] = float(row["kl_per_token"])
+    return {"steps": len(steps), "logratio": logratio, "anchor_step": FUTURE_POLICY["anchor_step"],
+            "kl_per_token": kl}
+
+
+def holds(world_record: dict) -> dict:
+    """Each precondition measured: True, False, or None where its stage has not run."""
+    ent = world_record.get("entanglement")
+    off = world_record.get("offrl")
+    out = {"entangled": None, "over_penalised": None, "extrapolates": None}
+    if ent:
+        full = [seed["full"] for seed in ent["seeds"].values()]
+        out["entangled"] = (statistics.fmean(s["mean_cosine"] for s in full) > 0
+                            and sum(s["share_positive"] * s["pairs"] for s in full) > sum(s["pairs"] for s in full) / 2)
+    if off:
+        seeds = off["seeds"].values()
+        out["over_penalised"] = all(s["logratio"]["correct_end"] < 0
+                                    and s["logratio"]["correct_end"] < s["logratio"]["correct_start"]
+                                    and s["logratio"]["incorrect_end"] < s["logratio"]["incorrect_start"]
+                                    for s in seeds)
+        out["extrapolates"] = all(any(min(v for lam, v in kls.items() if float(lam) > 0) < kls["0.0"]
+                                      for kls in s["kl_per_token"].values()) for s in seeds)
+    return out
+
+
+def measure(world: str, stage: str) -> dict:
+    cost = run_stage(world, stage)
+    directory = WORK / world
+    read = entanglement_seed if stage == "entanglement" else offrl_seed
+    out = {"commit": commit_of(ROOT), "cost": cost, "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
+    if stage == "entanglement":
+        out["dataset"] = dataset_facts(directory)
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--world", required=True, choices=sorted(WORLDS))
+    parser.add_argument("--stage", required=True, choices=("entanglement", "offrl"))
+    args = parser.parse_args(argv)
+    record = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"benchmark": "toy_regime", "worlds": {}}
+    if args.stage == "offrl" and not holds(record["worlds"].get(args.world, {}))["entangled"]:
+        raise SystemExit(f"{args.world}: run --stage entanglement first; stage offrl is for worlds whose base "
+                         "model is entangled")
+    result = measure(args.world, args.stage)
+    world_record = record["worlds"].setdefault(args.world, {"change": WORLDS[args.world][0],
+                                                            "overrides": WORLDS[args.world][1]})
+    world_record[args.stage] = {**result, "cpu": machine()}
+    world_record["holds"] = holds(world_record)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(world_record["holds"]))
+
+
+if __name__ == "__main__":
+    main()
