@@ -13,7 +13,8 @@ pipeline's own analyses, run by Snakemake in a directory of its own (issue 59):
     python benchmarks/toy_regime/toy_regime.py --world varied --stage offrl
     python benchmarks/shared/report.py --print toy_regime                            # the record's table
 
-Only a world whose stage 1 holds goes on to stage 2 (the brief's order: stage 1 needs the base model only).
+Stage ``entanglement`` needs the base model and its samples only; stage ``offrl`` trains, and is run for
+today's world and for a world whose base model is entangled.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ RESULTS = Path(__file__).parent / "results" / "toy_regime.json"
 WORK = Path("/tmp/toy_regime")  # one Snakemake directory per world
 SEEDS = (42, 43, 44)
 # the default budget snapshots every 25 steps of its 94 (config/config.yaml): anchor at the first
-FUTURE_POLICY = {"anchor_step": 25, "target_steps": [50, 75], "lams": [0, 0.5, 1, 2, 5]}
+FUTURE_POLICY = {"anchor_step": 25, "target_steps": [50, 75], "lams": [0, 0.25, 0.5, 1, 2, 5]}
+# one thread per job, two jobs at a time: on cores shared with other work a two-thread job waits on its
+# slower thread at every op (the pinned kernels give the same toy weights on 1 and 2 threads:
+# docs/archive/toy_calibration.md, "A second pin")
+RESOURCES = {rule: {"cpus_per_task": 1} for rule in ("toy_base_model", "sample_offline", "cache_reference")}
 WINDOW = 10  # training steps averaged at the start and at the end of a run's log-ratios
 
 #: name -> (what changes against today's world, overrides of config/config.yaml)
@@ -63,6 +68,7 @@ def merged(base: dict, overrides: dict) -> dict:
 def stage_config(world: str, stage: str) -> dict:
     """The world's config for ``stage``: today's default, the world's overrides, and the analyses asked for."""
     config = merged(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), WORLDS[world][1])
+    config = merged(config, {"resources": RESOURCES})
     if stage == "offrl":
         config = merged(config, {"figures": {"future_policy_validation": {}}, "future_policy": FUTURE_POLICY})
         config["methods"] = {"offrl": config["methods"]["offrl"]}
@@ -82,9 +88,9 @@ def run_stage(world: str, stage: str) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     config_path = directory / f"{stage}.yaml"
     config_path.write_text(yaml.safe_dump(stage_config(world, stage), sort_keys=False))
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(directory),
-               "--configfile", str(config_path), "--cores", "2", "--rerun-triggers", "mtime", "input",
-               *targets(stage)]
+    # outputs already there are kept unless an input changed: a later stage reuses the earlier one's
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), *targets(stage), "-d", str(directory),
+               "--configfile", str(config_path), "--cores", "2", "--rerun-triggers", "mtime", "input"]
     env = {**USER_ENVIRONMENT, "PYTHONPATH": str(ROOT / "src")}
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(directory / f"{stage}.log", "w") as log:
@@ -172,15 +178,75 @@ def measure(world: str, stage: str) -> dict:
     return out
 
 
+def _seeds(values) -> str:
+    return ", ".join(f"{v:+.2f}" for v in values)
+
+
+def _verdict(value) -> str:
+    return {True: "yes", False: "**no**", None: "not run"}[value]
+
+
+def entanglement_row(name: str, world: dict) -> str:
+    ent = world["entanglement"]
+    full = [seed["full"] for seed in ent["seeds"].values()]
+    answer = [seed["answer_only"] for seed in ent["seeds"].values()]
+    pairs = sum(s["pairs"] for s in full)
+    positive = sum(s["share_positive"] * s["pairs"] for s in full) / pairs
+    return (f"| `{name}` | {world['change']} | {ent['dataset']['share_correct']:.1%} | "
+            f"{statistics.fmean(s['median_tokens'] for s in full):.0f} | "
+            f"{statistics.fmean(s['mean_cosine'] for s in full):+.2f} ({_seeds(s['mean_cosine'] for s in full)}) | "
+            f"{positive:.0%} of {pairs} | {statistics.fmean(s['mean_cosine'] for s in answer):+.2f} | "
+            f"{_verdict(world['holds']['entangled'])} | `{ent['commit'][:7]}`, {ent['cost']['wall_s'] / 60:.1f} min |")
+
+
+def offrl_rows(name: str, world: dict) -> list[str]:
+    rows = []
+    for seed, run in world["offrl"]["seeds"].items():
+        lr = run["logratio"]
+        kls = "; ".join(f"→ {target}: {kl['0.0']:.4f} / {min(v for lam, v in kl.items() if float(lam) > 0):.4f} "
+                        f"(λ = {min((v, float(lam)) for lam, v in kl.items() if float(lam) > 0)[1]:g})"
+                        for target, kl in run["kl_per_token"].items())
+        rows.append(f"| `{name}` | {seed} | {run['steps']} | {lr['correct_start']:+.2f} → {lr['correct_end']:+.2f} | "
+                    f"{lr['incorrect_start']:+.2f} → {lr['incorrect_end']:+.2f} | {kls} |")
+    return rows
+
+
+def markdown(record: dict) -> str:
+    """The record's worlds: precondition 1 for every world, 2 and 3 for those that reached stage offrl."""
+    worlds = record["worlds"]
+    cpus = sorted({stage["cpu"]["model"] for world in worlds.values() for key, stage in world.items()
+                   if key in ("entanglement", "offrl")})
+    lines = ["**Precondition 1, gradient entanglement at the base model** (rule `entanglement`, 64 pairs per seed, "
+             "seeds 42–44; full trajectories, and the same pairs cut to their final answer)", "",
+             "| world | what changes | correct samples | median tokens (incorrect) | mean cos, full (per seed) | "
+             "pairs with cos > 0 | mean cos, answer only | 1 holds | measured at, wall |",
+             "|---|---|---:|---:|---|---|---:|---|---|"]
+    lines += [entanglement_row(name, world) for name, world in worlds.items() if "entanglement" in world]
+    reached = {name: world for name, world in worlds.items() if "offrl" in world}
+    if reached:
+        lines += ["", "**Preconditions 2 and 3, Off-RL at the default budget** (log π − log π_ref summed over a "
+                  f"trajectory, mean of the first and of the last {WINDOW} steps; KL(π_later ‖ π̂_λ) per token from "
+                  f"the anchor at step {FUTURE_POLICY['anchor_step']}: the anchor's own (λ = 0) / the least over "
+                  "λ > 0)", "",
+                  "| world | seed | steps | log-ratio, correct | log-ratio, incorrect | KL anchor / best λ > 0 |",
+                  "|---|---:|---:|---|---|---|"]
+        for name, world in reached.items():
+            lines += offrl_rows(name, world)
+        lines += ["", "| world | 1 entangled | 2 correct samples pushed down | 3 π̂_λ closer than the anchor |",
+                  "|---|---|---|---|"]
+        lines += [f"| `{name}` | " + " | ".join(_verdict(v) for v in world["holds"].values()) + " |"
+                  for name, world in reached.items()]
+    lines += ["", f"Measured by `python benchmarks/toy_regime/toy_regime.py` on 2 cores of an {', '.join(cpus)}, "
+              "shared with other work (wall times are not comparable between worlds)."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--world", required=True, choices=sorted(WORLDS))
     parser.add_argument("--stage", required=True, choices=("entanglement", "offrl"))
     args = parser.parse_args(argv)
     record = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"benchmark": "toy_regime", "worlds": {}}
-    if args.stage == "offrl" and not holds(record["worlds"].get(args.world, {}))["entangled"]:
-        raise SystemExit(f"{args.world}: run --stage entanglement first; stage offrl is for worlds whose base "
-                         "model is entangled")
     result = measure(args.world, args.stage)
     world_record = record["worlds"].setdefault(args.world, {"change": WORLDS[args.world][0],
                                                             "overrides": WORLDS[args.world][1]})

@@ -1,5 +1,6 @@
 import random
 import re
+from collections import Counter
 
 import pytest
 
@@ -8,6 +9,7 @@ from fpa.grading.answers import grade_toy
 from fpa.toy.task import (
     DEFAULT_PROMPT_TEMPLATE,
     SPLITS,
+    TRACE_STYLES,
     make_problems,
     parse_problem,
     render_trace,
@@ -73,3 +75,28 @@ def test_slips_are_carried_and_make_the_answer_wrong():
 
 def test_default_prompt_template():
     assert render_prompt(DEFAULT_PROMPT_TEMPLATE, "1+2") == "Q: 1+2\nA:"
+
+
+def test_a_varied_trace_keeps_the_arithmetic_and_draws_each_form_by_its_weight():
+    rng = random.Random(0)
+    style = TRACE_STYLES["varied"]
+    leads = Counter()
+    for record in make_problems(300, seed=0, split="sft", n_operands=9):
+        trace = render_trace(record["problem"], rng, slip_rate=0.2, style="varied")
+        body, ending = re.fullmatch(r"(.*[.;]) (\D*) \\boxed\{-?\d+\}", trace).groups()
+        assert ending in {text for text, _ in style.ending}
+        parsed = [re.fullmatch(r"(then |so |now |)(-?\d+) ?([+-]) ?(\d) ?= ?(-?\d+)[.;]", step).groups()
+                  for step in re.findall(r"(?:[a-z]+ )?-?\d+ ?[+-] ?\d ?= ?-?\d+[.;]", body)]
+        assert len(parsed) == 8
+        leads.update(lead for lead, *_ in parsed)
+        slipped = any(int(a) + int(sign + b) != int(c) for _, a, sign, b, c in parsed)
+        assert all(parsed[i + 1][1] == parsed[i][4] for i in range(len(parsed) - 1))  # carried
+        assert grade_toy(trace, record["answer"]) == (not slipped)
+    # 2,400 steps: each lead's share within 3 points of its weight
+    assert all(abs(leads[text] / 2400 - weight) < 0.03 for text, weight in style.lead), leads
+
+
+def test_the_plain_style_is_todays_trace_and_an_unknown_style_is_refused():
+    assert render_trace("3+4-2", random.Random(5), 0.3, style="plain") == render_trace("3+4-2", random.Random(5), 0.3)
+    with pytest.raises(ValueError, match="trace_style: expected one of \\['plain', 'varied'\\], got 'fancy'"):
+        render_trace("3+4-2", random.Random(0), style="fancy")
