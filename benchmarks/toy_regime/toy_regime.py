@@ -24,6 +24,7 @@ import copy
 import csv
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,15 @@ WORLDS = {
     "today": ("today's world (config/config.yaml)", {}),
     "varied": ("each step's surface form and the ending's phrase drawn with uneven weights (trace_style varied)",
                {"models": {"toy": {"toy": {"trace_style": "varied"}}}}),
+    "varied_t05": ("`varied`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
+                   {"models": {"toy": {"toy": {"trace_style": "varied"}}}, "dataset": {"temperature": 0.5}}),
+    "peaked": ("as `varied`, each choice's dominant form likelier (0.8) and its rare ones more numerous "
+               "(trace_style peaked)", {"models": {"toy": {"toy": {"trace_style": "peaked"}}}}),
 }
+#: a world whose base model is another's (the same model settings): its directory starts from a copy of that
+#: world's model, so the same SFT is not run twice
+SAME_BASE_MODEL = {"varied_t05": "varied"}
+MODEL_DIR = "results/models"
 
 
 def merged(base: dict, overrides: dict) -> dict:
@@ -86,6 +95,11 @@ def run_stage(world: str, stage: str) -> dict:
     """Snakemake for the stage's outputs in the world's directory; its wall and CPU seconds."""
     directory = WORK / world
     directory.mkdir(parents=True, exist_ok=True)
+    if world in SAME_BASE_MODEL and not (directory / MODEL_DIR).exists():
+        source = WORK / SAME_BASE_MODEL[world]
+        if stage_config(world, stage)["models"] != stage_config(SAME_BASE_MODEL[world], stage)["models"]:
+            raise SystemExit(f"{world}: its models differ from {SAME_BASE_MODEL[world]}'s; it cannot share its base model")
+        shutil.copytree(source / MODEL_DIR, directory / MODEL_DIR)
     config_path = directory / f"{stage}.yaml"
     config_path.write_text(yaml.safe_dump(stage_config(world, stage), sort_keys=False))
     # outputs already there are kept unless an input changed: a later stage reuses the earlier one's
@@ -169,10 +183,11 @@ def holds(world_record: dict) -> dict:
 
 
 def measure(world: str, stage: str) -> dict:
+    commit = commit_of(ROOT)
     cost = run_stage(world, stage)
     directory = WORK / world
     read = entanglement_seed if stage == "entanglement" else offrl_seed
-    out = {"commit": commit_of(ROOT), "cost": cost, "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
+    out = {"commit": commit, "cost": cost, "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
     if stage == "entanglement":
         out["dataset"] = dataset_facts(directory)
     return out
@@ -239,6 +254,14 @@ def markdown(record: dict) -> str:
     lines += ["", f"Measured by `python benchmarks/toy_regime/toy_regime.py` on 2 cores of an {', '.join(cpus)}, "
               "shared with other work (wall times are not comparable between worlds)."]
     return "\n".join(lines) + "\n"
+
+
+def markdown_headline(record: dict) -> str:
+    worlds = record["worlds"]
+    met = [name for name, world in worlds.items() if all(world["holds"].values())]
+    entangled = [name for name, world in worlds.items() if world["holds"]["entangled"]]
+    return (f"{len(worlds)} worlds measured; entangled at the base model: {', '.join(entangled) or 'none'}; "
+            f"all three preconditions: {', '.join(met) or 'none'}\n")
 
 
 def main(argv=None) -> None:

@@ -57,6 +57,13 @@ TRACE_STYLES = {
                          spacing=(("", 0.7), (" ", 0.3)),
                          close=((".", 0.8), (";", 0.2)),
                          ending=(("The final answer is", 0.7), ("So the answer is", 0.15), ("Answer:", 0.15))),
+    # as varied, each choice's dominant form likelier and its rare ones more numerous: sampling at T < 1
+    # sharpens it more, and its rare forms add less noise
+    "peaked": TraceStyle(lead=(("", 0.8), ("then ", 0.05), ("so ", 0.05), ("now ", 0.05), ("next ", 0.05)),
+                         spacing=(("", 0.8), (" ", 0.2)),
+                         close=((".", 0.8), (";", 0.05), (",", 0.05), ("!", 0.05), (":", 0.05)),
+                         ending=(("The final answer is", 0.8), ("So the answer is", 0.05), ("Answer:", 0.05),
+                                 ("Thus", 0.05), ("Result:", 0.05))),
 }
 
 _TERM = re.compile(r"([+-]?)(\d)")
