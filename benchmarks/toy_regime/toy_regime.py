@@ -23,12 +23,10 @@ import argparse
 import copy
 import csv
 import json
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import yaml
@@ -38,6 +36,9 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from shared.checkouts import USER_ENVIRONMENT, commit_of, machine  # noqa: E402
+
+from fpa.aggregation.cost import BENCHMARK_ROOT, STAGES, read_job_cost  # noqa: E402
+from fpa.grading.answers import grade_toy  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "toy_regime.json"
 WORK = Path("/tmp/toy_regime")  # one Snakemake directory per world
@@ -59,10 +60,14 @@ WORLDS = {
                    {"models": {"toy": {"toy": {"trace_style": "varied"}}}, "dataset": {"temperature": 0.5}}),
     "peaked": ("as `varied`, each choice's dominant form likelier (0.8) and its rare ones more numerous "
                "(trace_style peaked)", {"models": {"toy": {"toy": {"trace_style": "peaked"}}}}),
+    "today_t05": ("today's base model, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
+                  {"dataset": {"temperature": 0.5}}),
+    "peaked_t05": ("`peaked`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
+                   {"models": {"toy": {"toy": {"trace_style": "peaked"}}}, "dataset": {"temperature": 0.5}}),
 }
 #: a world whose base model is another's (the same model settings): its directory starts from a copy of that
 #: world's model, so the same SFT is not run twice
-SAME_BASE_MODEL = {"varied_t05": "varied"}
+SAME_BASE_MODEL = {"varied_t05": "varied", "today_t05": "today", "peaked_t05": "peaked"}
 MODEL_DIR = "results/models"
 
 
@@ -106,14 +111,24 @@ def run_stage(world: str, stage: str) -> dict:
     command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), *targets(stage), "-d", str(directory),
                "--configfile", str(config_path), "--cores", "2", "--rerun-triggers", "mtime", "input"]
     env = {**USER_ENVIRONMENT, "PYTHONPATH": str(ROOT / "src")}
-    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(directory / f"{stage}.log", "w") as log:
         code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
     if code:
         raise SystemExit(f"{directory / (stage + '.log')}: snakemake exited {code}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"wall_s": round(time.perf_counter() - start, 1),
-            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)}
+
+
+def job_costs(directory: Path) -> dict:
+    """Wall and CPU seconds of every job the world's directory ran so far, summed by stage (as the
+    pipeline's cost table sums them: fpa.aggregation.cost); a base model copied from another world is not
+    among them."""
+    out = {}
+    for path in sorted((directory / BENCHMARK_ROOT).rglob("*.tsv")):
+        job = read_job_cost(path)
+        stage = out.setdefault(STAGES.get(job.rule, job.rule), {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0})
+        stage["jobs"] += 1
+        stage["wall_s"] = round(stage["wall_s"] + job.wall_s, 1)
+        stage["cpu_s"] = round(stage["cpu_s"] + job.cpu_s, 1)
+    return out
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -141,7 +156,8 @@ def dataset_facts(directory: Path) -> dict:
     metrics = json.loads((directory / "results/models/toy/base/metrics.json").read_text())
     samples = [json.loads(line) for line in open(directory / "results/datasets/toy/samples.jsonl")]
     return {"sft_final_loss": metrics["final_loss"], "sft_cpu_s": metrics["cpu_seconds"],
-            "samples": len(samples), "share_correct": statistics.fmean(bool(s["correct"]) for s in samples),
+            "samples": len(samples),
+            "share_correct": statistics.fmean(grade_toy(s["completion"], s["answer"]) for s in samples),
             "train_samples": sum(1 for _ in open(directory / "results/datasets/toy/train.jsonl"))}
 
 
@@ -184,10 +200,10 @@ def holds(world_record: dict) -> dict:
 
 def measure(world: str, stage: str) -> dict:
     commit = commit_of(ROOT)
-    cost = run_stage(world, stage)
+    run_stage(world, stage)
     directory = WORK / world
     read = entanglement_seed if stage == "entanglement" else offrl_seed
-    out = {"commit": commit, "cost": cost, "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
+    out = {"commit": commit, "jobs": job_costs(directory), "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
     if stage == "entanglement":
         out["dataset"] = dataset_facts(directory)
     return out
@@ -211,7 +227,7 @@ def entanglement_row(name: str, world: dict) -> str:
             f"{statistics.fmean(s['median_tokens'] for s in full):.0f} | "
             f"{statistics.fmean(s['mean_cosine'] for s in full):+.2f} ({_seeds(s['mean_cosine'] for s in full)}) | "
             f"{positive:.0%} of {pairs} | {statistics.fmean(s['mean_cosine'] for s in answer):+.2f} | "
-            f"{_verdict(world['holds']['entangled'])} | `{ent['commit'][:7]}`, {ent['cost']['wall_s'] / 60:.1f} min |")
+            f"{_verdict(world['holds']['entangled'])} | `{ent['commit'][:7]}` |")
 
 
 def offrl_rows(name: str, world: dict) -> list[str]:
@@ -234,7 +250,7 @@ def markdown(record: dict) -> str:
     lines = ["**Precondition 1, gradient entanglement at the base model** (rule `entanglement`, 64 pairs per seed, "
              "seeds 42–44; full trajectories, and the same pairs cut to their final answer)", "",
              "| world | what changes | correct samples | median tokens (incorrect) | mean cos, full (per seed) | "
-             "pairs with cos > 0 | mean cos, answer only | 1 holds | measured at, wall |",
+             "pairs with cos > 0 | mean cos, answer only | 1 holds | commit |",
              "|---|---|---:|---:|---|---|---:|---|---|"]
     lines += [entanglement_row(name, world) for name, world in worlds.items() if "entanglement" in world]
     reached = {name: world for name, world in worlds.items() if "offrl" in world}
