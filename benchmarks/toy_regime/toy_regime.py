@@ -60,6 +60,8 @@ WORLDS = {
                    {"models": {"toy": {"toy": {"trace_style": "varied"}}}, "dataset": {"temperature": 0.5}}),
     "peaked": ("as `varied`, each choice's dominant form likelier (0.8) and its rare ones more numerous "
                "(trace_style peaked)", {"models": {"toy": {"toy": {"trace_style": "peaked"}}}}),
+    "coda": ("today's steps, then a closing sentence of six words drawn with uneven weights and the ending's "
+             "phrase so (trace_style coda)", {"models": {"toy": {"toy": {"trace_style": "coda"}}}}),
     "today_t05": ("today's base model, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
                   {"dataset": {"temperature": 0.5}}),
     "peaked_t05": ("`peaked`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
@@ -92,8 +94,8 @@ def stage_config(world: str, stage: str) -> dict:
 def targets(stage: str) -> list[str]:
     if stage == "entanglement":
         return [f"results/analysis/entanglement/toy/base/{seed}.csv" for seed in SEEDS]
-    return [path for seed in SEEDS for path in (f"results/analysis/future_policy/toy/offrl/{seed}.csv",
-                                                f"results/train/toy/offrl/{seed}/checkpoint/training_metrics.csv")]
+    # the analysis needs the run's snapshots, which rule train writes with its checkpoint (training_metrics.csv)
+    return [f"results/analysis/future_policy/toy/offrl/{seed}.csv" for seed in SEEDS]
 
 
 def run_stage(world: str, stage: str) -> dict:

@@ -41,12 +41,14 @@ SLIP_DELTAS = (-2, -1, 1, 2)
 class TraceStyle:
     """How a trace is written: each field is ``((text, weight), ...)``, one choice drawn per step
     (``lead``, ``spacing``, ``close``) or per trace (``ending``); ``spacing`` is the text around the
-    operator and the equals sign."""
+    operator and the equals sign. ``coda`` is a sentence after the last step, one such field per
+    word, drawn word by word: filler after the arithmetic, where it cannot move a step."""
 
     lead: tuple[tuple[str, float], ...] = (("", 1.0),)
     spacing: tuple[tuple[str, float], ...] = (("", 1.0),)
     close: tuple[tuple[str, float], ...] = ((".", 1.0),)
     ending: tuple[tuple[str, float], ...] = (("The final answer is", 1.0),)
+    coda: tuple[tuple[tuple[str, float], ...], ...] = ()
 
 
 TRACE_STYLES = {
@@ -64,6 +66,12 @@ TRACE_STYLES = {
                          close=((".", 0.8), (";", 0.05), (",", 0.05), ("!", 0.05), (":", 0.05)),
                          ending=(("The final answer is", 0.8), ("So the answer is", 0.05), ("Answer:", 0.05),
                                  ("Thus", 0.05), ("Result:", 0.05))),
+    # today's steps, then a closing sentence of uneven word choices and varied's ending
+    "coda": TraceStyle(ending=(("The final answer is", 0.7), ("So the answer is", 0.15), ("Answer:", 0.15)),
+                       coda=tuple(tuple(zip(words, (0.7, 0.1, 0.1, 0.1))) for words in (
+                           ("All", "Each", "Every", "The"), (" steps", " sums", " terms", " lines"),
+                           (" are", " look", " seem", " were"), (" done", " added", " fine", " right"),
+                           (" now", " here", " so", " then"), (".", "!", ";", ",")))),
 }
 
 _TERM = re.compile(r"([+-]?)(\d)")
@@ -164,7 +172,8 @@ def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0, style
         sign = "+" if operand >= 0 else "-"
         lead, gap, close = (_draw(rng, choices) for choices in (forms.lead, forms.spacing, forms.close))
         steps.append(f"{lead}{written}{gap}{sign}{gap}{abs(operand)}{gap}={gap}{total + error}{close}")
-    return " ".join(steps) + f" {_draw(rng, forms.ending)} \\boxed{{{total + error}}}"
+    coda = "".join(" " * (i == 0) + _draw(rng, word) for i, word in enumerate(forms.coda))
+    return " ".join(steps) + coda + f" {_draw(rng, forms.ending)} \\boxed{{{total + error}}}"
 
 
 def _draw(rng: random.Random, choices: tuple[tuple[str, float], ...]) -> str:
