@@ -200,12 +200,22 @@ def holds(world_record: dict) -> dict:
     return out
 
 
+def output_commits(directory: Path, stage: str) -> list[str]:
+    """The commits (``-dirty``: with uncommitted changes) the stage's outputs and the base model name in their
+    provenance: a stage whose outputs were there already is read again, not re-run."""
+    outputs = ["results/models/toy/base", *targets(stage)]
+    commits = set()
+    for output in outputs:
+        project = json.loads((directory / (output + ".prov.json")).read_text())["project"]
+        commits.add(project["commit"][:7] + ("-dirty" if project["dirty"] else ""))
+    return sorted(commits)
+
+
 def measure(world: str, stage: str) -> dict:
-    commit = commit_of(ROOT)
     run_stage(world, stage)
     directory = WORK / world
     read = entanglement_seed if stage == "entanglement" else offrl_seed
-    out = {"commit": commit, "jobs": job_costs(directory), "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
+    out = {"commits": output_commits(directory, stage), "harness_commit": commit_of(ROOT), "jobs": job_costs(directory), "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
     if stage == "entanglement":
         out["dataset"] = dataset_facts(directory)
     return out
@@ -229,7 +239,7 @@ def entanglement_row(name: str, world: dict) -> str:
             f"{statistics.fmean(s['median_tokens'] for s in full):.0f} | "
             f"{statistics.fmean(s['mean_cosine'] for s in full):+.2f} ({_seeds(s['mean_cosine'] for s in full)}) | "
             f"{positive:.0%} of {pairs} | {statistics.fmean(s['mean_cosine'] for s in answer):+.2f} | "
-            f"{_verdict(world['holds']['entangled'])} | `{ent['commit'][:7]}` |")
+            f"{_verdict(world['holds']['entangled'])} | {', '.join(f'`{c}`' for c in ent['commits'])} |")
 
 
 def offrl_rows(name: str, world: dict) -> list[str]:
@@ -252,9 +262,13 @@ def markdown(record: dict) -> str:
     lines = ["**Precondition 1, gradient entanglement at the base model** (rule `entanglement`, 64 pairs per seed, "
              "seeds 42–44; full trajectories, and the same pairs cut to their final answer)", "",
              "| world | what changes | correct samples | median tokens (incorrect) | mean cos, full (per seed) | "
-             "pairs with cos > 0 | mean cos, answer only | 1 holds | commit |",
+             "pairs with cos > 0 | mean cos, answer only | 1 holds | commits (provenance) |",
              "|---|---|---:|---:|---|---|---:|---|---|"]
     lines += [entanglement_row(name, world) for name, world in worlds.items() if "entanglement" in world]
+    stopped = [f"`{name}` ({world['change']}), stage {stage}: {why}" for name, world in worlds.items()
+               for stage, why in world.get("stopped", {}).items()]
+    if stopped:
+        lines += ["", "Tried and stopped before measuring: " + "; ".join(stopped) + "."]
     reached = {name: world for name, world in worlds.items() if "offrl" in world}
     if reached:
         lines += ["", "**Preconditions 2 and 3, Off-RL at the default budget** (log π − log π_ref summed over a "
@@ -286,12 +300,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--world", required=True, choices=sorted(WORLDS))
     parser.add_argument("--stage", required=True, choices=("entanglement", "offrl"))
+    parser.add_argument("--stopped", metavar="WHY",
+                        help="record the world as tried and the stage as stopped before it measured anything, and why")
     args = parser.parse_args(argv)
+    result = None if args.stopped else {**measure(args.world, args.stage), "cpu": machine()}
+    # read after measuring: several worlds measured at once each add their own to the record
     record = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"benchmark": "toy_regime", "worlds": {}}
-    result = measure(args.world, args.stage)
     world_record = record["worlds"].setdefault(args.world, {"change": WORLDS[args.world][0],
                                                             "overrides": WORLDS[args.world][1]})
-    world_record[args.stage] = {**result, "cpu": machine()}
+    if args.stopped:
+        world_record.setdefault("stopped", {})[args.stage] = args.stopped
+    else:
+        world_record[args.stage] = result
     world_record["holds"] = holds(world_record)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(record, indent=1) + "\n")
