@@ -62,6 +62,8 @@ WORLDS = {
                "(trace_style peaked)", {"models": {"toy": {"toy": {"trace_style": "peaked"}}}}),
     "coda": ("today's steps, then a closing sentence of six words drawn with uneven weights and the ending's "
              "phrase so (trace_style coda)", {"models": {"toy": {"toy": {"trace_style": "coda"}}}}),
+    "coda_t05": ("`coda`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
+                 {"models": {"toy": {"toy": {"trace_style": "coda"}}}, "dataset": {"temperature": 0.5}}),
     "today_t05": ("today's base model, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
                   {"dataset": {"temperature": 0.5}}),
     "peaked_t05": ("`peaked`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
@@ -69,7 +71,7 @@ WORLDS = {
 }
 #: a world whose base model is another's (the same model settings): its directory starts from a copy of that
 #: world's model, so the same SFT is not run twice
-SAME_BASE_MODEL = {"varied_t05": "varied", "today_t05": "today", "peaked_t05": "peaked"}
+SAME_BASE_MODEL = {"varied_t05": "varied", "coda_t05": "coda", "today_t05": "today", "peaked_t05": "peaked"}
 MODEL_DIR = "results/models"
 
 
