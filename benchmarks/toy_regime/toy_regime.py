@@ -294,7 +294,8 @@ def markdown_headline(record: dict) -> str:
     worlds = record["worlds"]
     met = [name for name, world in worlds.items() if all(world["holds"].values())]
     entangled = [name for name, world in worlds.items() if world["holds"]["entangled"]]
-    return (f"{len(worlds)} worlds measured; entangled at the base model: {', '.join(entangled) or 'none'}; "
+    measured = [name for name, world in worlds.items() if "entanglement" in world]
+    return (f"{len(measured)} worlds measured; entangled at the base model: {', '.join(entangled) or 'none'}; "
             f"all three preconditions: {', '.join(met) or 'none'}\n")
 
 
@@ -314,6 +315,9 @@ def main(argv=None) -> None:
         world_record.setdefault("stopped", {})[args.stage] = args.stopped
     else:
         world_record[args.stage] = result
+        world_record.get("stopped", {}).pop(args.stage, None)  # measured after all
+        if not world_record.get("stopped", True):
+            del world_record["stopped"]
     world_record["holds"] = holds(world_record)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(record, indent=1) + "\n")
