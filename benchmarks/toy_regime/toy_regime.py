@@ -64,6 +64,8 @@ WORLDS = {
              "phrase so (trace_style coda)", {"models": {"toy": {"toy": {"trace_style": "coda"}}}}),
     "coda_t05": ("`coda`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
                  {"models": {"toy": {"toy": {"trace_style": "coda"}}}, "dataset": {"temperature": 0.5}}),
+    "sft500": ("today's world with a less certain base model: half the SFT steps (steps 500)",
+               {"models": {"toy": {"toy": {"steps": 500}}}}),
     "today_t05": ("today's base model, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
                   {"dataset": {"temperature": 0.5}}),
     "peaked_t05": ("`peaked`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)",
