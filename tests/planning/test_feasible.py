@@ -59,7 +59,7 @@ CASES = {  # name: (edit merged into config/config.yaml, the line after "<file>:
         {"models": {"toy": {"toy": {"d_modle": 128}}}},
         "models.toy.toy.d_modle: unknown key; expected one of ['batch_size', 'd_ff', 'd_model', 'grad_clip', "
         "'log_every', 'lr', 'min_operands', 'n_heads', 'n_layers', 'n_operands', 'n_train_problems', "
-        "'prompt_template', 'seed', 'slip_rate', 'steps', 'warmup_steps', 'weight_decay'] or preset"),
+        "'prompt_template', 'seed', 'slip_rate', 'steps', 'trace_style', 'warmup_steps', 'weight_decay'] or preset"),
     "toy_missing_preset": ({"models": {"toy": {"toy": {"preset": "huge"}}}},
                            "models.toy.toy.preset: expected one of ['ci', 'default'], got 'huge'"),
     "toy_impossible_size": ({"models": {"toy": {"toy": {"d_model": 100}}}},
