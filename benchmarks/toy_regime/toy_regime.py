@@ -93,7 +93,8 @@ def stage_config(world: str, stage: str) -> dict:
     config = merged(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), WORLDS[world][1])
     config = merged(config, {"resources": RESOURCES})
     if stage == "offrl":
-        future_policy = {**FUTURE_POLICY, "target_steps": FUTURE_POLICY_TARGETS.get(world, FUTURE_POLICY["target_steps"])}
+        targets_of_world = FUTURE_POLICY_TARGETS.get(world, FUTURE_POLICY["target_steps"])
+        future_policy = {**FUTURE_POLICY, "target_steps": targets_of_world}
         config = merged(config, {"figures": {"future_policy_validation": {}}, "future_policy": future_policy})
         config["methods"] = {"offrl": config["methods"]["offrl"]}
     return config
@@ -113,7 +114,8 @@ def run_stage(world: str, stage: str) -> dict:
     if world in SAME_BASE_MODEL and not (directory / MODEL_DIR).exists():
         source = WORK / SAME_BASE_MODEL[world]
         if stage_config(world, stage)["models"] != stage_config(SAME_BASE_MODEL[world], stage)["models"]:
-            raise SystemExit(f"{world}: its models differ from {SAME_BASE_MODEL[world]}'s; it cannot share its base model")
+            raise SystemExit(f"{world}: its models differ from {SAME_BASE_MODEL[world]}'s; "
+                             "it cannot share its base model")
         shutil.copytree(source / MODEL_DIR, directory / MODEL_DIR)
     config_path = directory / f"{stage}.yaml"
     config_path.write_text(yaml.safe_dump(stage_config(world, stage), sort_keys=False))
@@ -233,7 +235,8 @@ def measure(world: str, stage: str) -> dict:
     run_stage(world, stage)
     directory = WORK / world
     read = entanglement_seed if stage == "entanglement" else offrl_seed
-    out = {"commits": output_commits(directory, stage), "harness_commit": commit_of(ROOT), "jobs": job_costs(directory), "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
+    out = {"commits": output_commits(directory, stage), "harness_commit": commit_of(ROOT), "jobs": job_costs(directory),
+           "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
     if stage == "entanglement":
         out["dataset"] = dataset_facts(directory)
     return out
@@ -297,7 +300,8 @@ def markdown(record: dict) -> str:
     reached = {name: world for name, world in worlds.items() if "offrl" in world}
     if reached:
         lines += ["", "**Preconditions 2 and 3, Off-RL at the default budget** (log π − log π_ref summed over a "
-                  f"trajectory, mean of the first and of the last {WINDOW} steps; KL(π_later ‖ π̂_λ) per token from "
+                  f"trajectory, mean of the first and of the last {WINDOW} steps; KL(π_later ‖ π̂_λ) per token "
+                  "from "
                   f"the anchor at step {FUTURE_POLICY['anchor_step']}: the anchor's own (λ = 0) / the least over "
                   "λ > 0)", "",
                   "| world | seed | steps | log-ratio, correct | log-ratio, incorrect | KL anchor / best λ > 0 |",

@@ -26,7 +26,7 @@ def test_entangled_needs_a_positive_mean_and_most_pairs_positive():
     assert not toy_regime.holds({"entanglement": _entanglement((0.05, 0.5), (0.01, 0.5))})["entangled"]
     # most pairs positive, negative mean
     assert not toy_regime.holds({"entanglement": _entanglement((-0.05, 0.6), (0.01, 0.6))})["entangled"]
-    assert toy_regime.holds({}) == {"entangled": None, "over_penalised": None, "extrapolates": None}
+    assert set(toy_regime.holds({}).values()) == {None}
 
 
 def test_over_penalised_and_extrapolates_read_the_offrl_run():
@@ -37,3 +37,11 @@ def test_over_penalised_and_extrapolates_read_the_offrl_run():
     # today's shape: correct samples' log-ratio rises to above 0, the anchor is closest
     held = toy_regime.holds({"offrl": _offrl((-0.1, 0.2), (-1.0, -6.0), farther)})
     assert held["over_penalised"] is False and held["extrapolates"] is False
+
+
+def test_on_the_seeds_mean_one_seed_can_carry_precondition_3():
+    stage = _offrl((-0.1, -3.0), (-1.0, -9.0), {"0.0": 0.1, "0.5": 0.2})
+    stage["seeds"]["43"] = {**stage["seeds"]["42"], "kl_per_token": {"50": {"0.0": 2.0, "0.5": 0.5}}}
+    held = toy_regime.holds({"offrl": stage})
+    assert held["extrapolates"] is False and held["extrapolates_on_mean"] is True
+    assert toy_regime.mean_kl(stage) == {"50": {"0.0": 1.05, "0.5": 0.35}}

@@ -98,5 +98,6 @@ def test_a_varied_trace_keeps_the_arithmetic_and_draws_each_form_by_its_weight()
 
 def test_the_plain_style_is_todays_trace_and_an_unknown_style_is_refused():
     assert render_trace("3+4-2", random.Random(5), 0.3, style="plain") == render_trace("3+4-2", random.Random(5), 0.3)
-    with pytest.raises(ValueError, match="trace_style: expected one of \\['coda', 'peaked', 'plain', 'varied'\\], got 'fancy'"):
+    expected = "trace_style: expected one of \\['coda', 'peaked', 'plain', 'varied'\\], got 'fancy'"
+    with pytest.raises(ValueError, match=expected):
         render_trace("3+4-2", random.Random(0), style="fancy")
