@@ -35,6 +35,7 @@ BENCH = Path(__file__).resolve().parents[1]
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+from default_run import claims  # noqa: E402
 from shared.checkouts import USER_ENVIRONMENT, commit_of, machine  # noqa: E402
 
 from fpa.aggregation.cost import BENCHMARK_ROOT, STAGES, read_job_cost  # noqa: E402
@@ -49,7 +50,9 @@ FUTURE_POLICY = {"anchor_step": 25, "target_steps": [50, 75], "lams": [0, 0.25, 
 # slower thread at every op (the pinned kernels give the same toy weights on 1 and 2 threads:
 # docs/archive/toy_calibration.md, "A second pin")
 RESOURCES = {rule: {"cpus_per_task": 1} for rule in ("toy_base_model", "sample_offline", "cache_reference")}
-WINDOW = 10  # training steps averaged at the start and at the end of a run's log-ratios
+WINDOW = 10
+TABLE = "results/tables/toy.md"  # stage table: the default run's table of the world (Base, Off-RL, FPA; seeds 42-44)
+DIFFERENCES = (("FPA", "Off-RL"), ("FPA", "Base"))  # training steps averaged at the start and at the end of a run's log-ratios
 
 #: name -> (what changes against today's world, overrides of config/config.yaml)
 WORLDS = {
@@ -101,6 +104,8 @@ def stage_config(world: str, stage: str) -> dict:
 
 
 def targets(stage: str) -> list[str]:
+    if stage == "table":
+        return [TABLE]
     if stage == "entanglement":
         return [f"results/analysis/entanglement/toy/base/{seed}.csv" for seed in SEEDS]
     # the analysis needs the run's snapshots, which rule train writes with its checkpoint (training_metrics.csv)
@@ -231,9 +236,21 @@ def output_commits(directory: Path, stage: str) -> list[str]:
     return sorted(commits)
 
 
+def table_differences(directory: Path) -> dict:
+    """The world's default-run table and, per column, FPA − Off-RL and FPA − Base: (points, pooled sd)."""
+    text = (directory / TABLE).read_text()
+    table = claims.parse_table(text)
+    columns = list(next(iter(table.values())))
+    return {"table": text, "differences": {f"{a} − {b}": {column: claims.difference(table, a, b, column)
+                                                           for column in columns} for a, b in DIFFERENCES}}
+
+
 def measure(world: str, stage: str) -> dict:
     run_stage(world, stage)
     directory = WORK / world
+    if stage == "table":
+        return {"commits": output_commits(directory, stage), "harness_commit": commit_of(ROOT),
+                "jobs": job_costs(directory), **table_differences(directory)}
     read = entanglement_seed if stage == "entanglement" else offrl_seed
     out = {"commits": output_commits(directory, stage), "harness_commit": commit_of(ROOT), "jobs": job_costs(directory),
            "seeds": {str(seed): read(directory, seed) for seed in SEEDS}}
@@ -314,6 +331,15 @@ def markdown(record: dict) -> str:
         for name, world in reached.items():
             lines.append(f"| `{name}` | " + " | ".join(_verdict(v) for v in world["holds"].values())
                          + f" | {_kl_cell(mean_kl(world['offrl']))} |")
+    for name, world in worlds.items():
+        if "table" in world:
+            lines += ["", f"**The default run's table of `{name}`** (stage table: Base, Off-RL and FPA at the default "
+                      "budget, seeds 42–44; differences in Pass@1 points and, in parentheses, pooled sd over the "
+                      "seeds)", "", world["table"]["table"].strip(), "",
+                      "| difference | " + " | ".join(next(iter(world["table"]["differences"].values()))) + " |",
+                      "|---|" + "---:|" * len(next(iter(world["table"]["differences"].values())))]
+            lines += [f"| {label} | " + " | ".join(f"{delta:+.2f} ({sds:+.1f})" for delta, sds in cells.values()) + " |"
+                      for label, cells in world["table"]["differences"].items()]
     lines += ["", f"Measured by `python benchmarks/toy_regime/toy_regime.py` on 2 cores of an {', '.join(cpus)}, "
               "shared with other work (wall times are not comparable between worlds)."]
     return "\n".join(lines) + "\n"
@@ -332,7 +358,7 @@ def markdown_headline(record: dict) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--world", required=True, choices=sorted(WORLDS))
-    parser.add_argument("--stage", required=True, choices=("entanglement", "offrl"))
+    parser.add_argument("--stage", required=True, choices=("entanglement", "offrl", "table"))
     parser.add_argument("--stopped", metavar="WHY",
                         help="record the world as tried and the stage as stopped before it measured anything, and why")
     args = parser.parse_args(argv)
