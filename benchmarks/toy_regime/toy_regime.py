@@ -50,9 +50,9 @@ FUTURE_POLICY = {"anchor_step": 25, "target_steps": [50, 75], "lams": [0, 0.25, 
 # slower thread at every op (the pinned kernels give the same toy weights on 1 and 2 threads:
 # docs/archive/toy_calibration.md, "A second pin")
 RESOURCES = {rule: {"cpus_per_task": 1} for rule in ("toy_base_model", "sample_offline", "cache_reference")}
-WINDOW = 10
-TABLE = "results/tables/toy.md"  # stage table: the default run's table of the world (Base, Off-RL, FPA; seeds 42-44)
-DIFFERENCES = (("FPA", "Off-RL"), ("FPA", "Base"))  # training steps averaged at the start and at the end of a run's log-ratios
+WINDOW = 10  # training steps averaged at the start and at the end of a run's log-ratios
+TABLE = "results/tables/toy.md"  # stage table: the world's default-run table (Base, Off-RL, FPA; seeds 42-44)
+DIFFERENCES = (("FPA", "Off-RL"), ("FPA", "Base"))
 
 #: name -> (what changes against today's world, overrides of config/config.yaml)
 WORLDS = {
