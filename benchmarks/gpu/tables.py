@@ -109,8 +109,6 @@ def _other(key: str, r: dict) -> list[str]:
                 f"T = {r['temperature']}, {r['rows_per_slot']} rows per slot: {runs}."]
     if key in ("users_step", "deterministic"):
         return _throughput(key, r)
-    if key == "overhead_large" and "skipped" in r:
-        return [f"{r['shape']}: {r['skipped']}."]
     return []
 
 
@@ -172,8 +170,9 @@ def _throughput(key: str, result: dict) -> list[str]:
              "| variant | method | tokens/s per GPU | examples/s | MFU | peak GiB | FPA / Off-RL | padding |",
              "|---|---|---:|---:|---:|---:|---|---:|"]
     for name, variant in result["variants"].items():
-        if "error" in variant:
-            lines.append(f"| {name} | failed: {variant['error'][:120]} | | | | | | |")
+        if "error" in variant or "skipped" in variant:
+            why = f"failed: {variant['error'][:120]}" if "error" in variant else f"skipped: {variant['skipped']}"
+            lines.append(f"| {name} | {why} | | | | | | |")
             continue
         ratio = variant["ratio_time_fpa_over_offrl"]
         for method, f in variant["methods"].items():

@@ -45,7 +45,7 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     record, stdout = tiny_record
     assert stdout.startswith("plan (tiny, CPU")
     runs = record["measurements"]
-    assert {k: e["status"] for k, e in runs.items()} == dict.fromkeys(TINY_RUN, "ok")
+    assert {k: e["status"] for k, e in runs.items()} == {**dict.fromkeys(TINY_RUN, "ok"), "overhead_large": "skipped"}
     users = runs["users_step"]["result"]
     assert set(users["variants"]) == {"configured", "causal"}  # tiny: the compiled variant left out
     assert users["variants"]["configured"]["padding_share"] == 0  # packed (training.attention's default)
@@ -70,7 +70,7 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     head = runs["head"]["result"]["precisions"]
     assert head["fp32"]["max_abs_diff_logp"] < 1e-4 < head["bf16"]["max_abs_diff_logp"]
     assert runs["trl"]["result"]["cases"]["dpo"]["check"] == "same token ids and first-step loss"
-    assert "does not fit one GPU" in runs["overhead_large"]["result"]["skipped"]  # the real 7B, on an H200
+    assert "does not fit this GPU" in runs["overhead_large"]["reason"]  # the real 7B, on an H200
     assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
     assert "| configured | offrl |" in markdown(record) and "resume under it" in markdown(record)
 
@@ -130,6 +130,32 @@ def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_rec
     fpa_row = next(line for line in full.splitlines() if line.startswith("| Off-RL w/ FPA |"))
     assert f"| {paper['fpa'][0]} |" in fpa_row and f"| {paper['fpa'][1]} |" in fpa_row
     assert f"(paper, from its examples/s: {paper['offrl'][0] / paper['fpa'][0]:.3f})" in full
+
+
+def test_what_the_planner_rules_out_is_skipped_before_it_runs(tmp_path):
+    """The H100's call 5 ran the paper's overhead step into out-of-memory: the planner's peak with its margin
+    against the GPU's memory now skips it with a line, in the plan and in the record, and runs nothing."""
+    import torch
+
+    from gpu.budget import plan_lines
+    from gpu.run import H200_BYTES, measurements
+
+    h100 = 85017493504  # torch's total_memory of the H100 80GB in gpu_calls/call-5.json
+    planned = {m.key: m.unfit for m in measurements(False, torch.device("cpu"), h100)}
+    assert "77.4 GiB + 2.2 GiB margin > 79.2 GiB" in planned["overhead"] and planned["overhead_large"]
+    assert planned["head"] is None
+    assert {m.key: m.unfit for m in measurements(False, torch.device("cpu"), H200_BYTES)}["overhead"] is None
+
+    def never(ctx):
+        raise AssertionError("a measurement the planner rules out ran")
+
+    items = [Measurement("big", "too big", 1, 1, never, unfit="does not fit this GPU: planted"),
+             Measurement("small", "runs", 1, 1, lambda ctx: {"x": 1})]
+    assert any(line.endswith("big            skip: does not fit this GPU: planted") for line in
+               plan_lines(items, tiny=True, budget_s=10))
+    runs = run_all(items, {}, {"benchmark": "gpu"}, tmp_path / "gpu.json", budget_s=10, tiny=True)["measurements"]
+    assert runs["big"]["status"] == "skipped" and runs["big"]["reason"] == "does not fit this GPU: planted"
+    assert runs["small"]["status"] == "ok"
 
 
 def test_accelerate_state_is_reset_between_sides():
