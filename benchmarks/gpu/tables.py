@@ -4,7 +4,8 @@ ratios with their spread over rounds, the other measurements, the GPU named; not
 from __future__ import annotations
 
 from gpu.models import PAPER_GPUS, paper_overhead
-from shared.rounds import spread_text
+from gpu.throughput import METHODS
+from shared.rounds import rotated, spread_text
 
 LABELS = {"offrl": "Off-RL", "fpa": "Off-RL w/ FPA"}
 GIB = 2**30
@@ -113,7 +114,9 @@ def _other(key: str, r: dict) -> list[str]:
 
 
 def markdown(record: dict) -> str:
-    where = record["gpu"] or f"CPU ({record['cpu']})"
+    memory = f"{record['gpu_memory_bytes'] / GIB:.1f} GiB; " if record.get("gpu_memory_bytes") else ""
+    where = (f"{record['gpu']} ({memory}host {record['cpu']}, {record['cpu_count']} cores)" if record["gpu"]
+             else f"CPU ({record['cpu']})")
     lines = [f"{'Tiny CPU run' if record['mode'] == 'tiny' else 'Measured'} on {where}; torch {record['torch']}, "
              f"transformers {record['transformers']}, TRL {record['trl']}; commit {record['commit'] or 'unknown'}"
              f"{' with uncommitted changes' if record.get('dirty') else ''}; "
@@ -180,9 +183,19 @@ def _throughput(key: str, result: dict) -> list[str]:
             lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
                          f"| {100 * f['mfu']['median']:.1f} % | {peak} | {spread_text(ratio)} "
                          f"| {100 * variant['padding_share']:.0f} % |")
+    lines += ["", f"Step seconds per round, * where the side ran first in its round ({METHODS[0]} in rounds 1, 3, "
+              f"..., {METHODS[1]} in rounds 2, 4, ...): " + "; ".join(
+                  f"{name}: " + ", ".join(f"{method} " + " ".join(_first_marked(variant, method)) for method in METHODS)
+                  for name, variant in result["variants"].items() if "methods" in variant) + "."]
     for method, p in result.get("paper", {}).items():
         lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
                      f"{PAPER_GPUS} H200), {p['paper_tokens_per_s_per_gpu_at_our_mean_length']:,.0f} tokens/s at our "
                      f"mean length; ours {p['ours_examples_per_s']:.2f} examples/s, {p['ours_tokens_per_s']:,.0f} "
                      "tokens/s.")
     return lines
+
+
+def _first_marked(variant: dict, method: str) -> list[str]:
+    """``method``'s step seconds per round, each marked * where ``method`` ran first in that round."""
+    return [f"{s:.2f}{'*' if rotated(list(METHODS), r)[0] == method else ''}"
+            for r, s in enumerate(variant["methods"][method]["step_s"])]
