@@ -11,8 +11,8 @@ Per device (rank), in bytes, with P parameters over W ranks:
 - **forward-backward**: autograd's saved activations over the micro-batch's T = sequences x
   ``max_length`` tokens (``activation_bytes_per_token``; a checkpointed layer keeps only its input,
   ``checkpointed_layers``), the bf16 copies of the weights
-  that autocast keeps for backward (2 B per matmul weight; under FSDP the all-gathered
-  layers in flight instead), the head's buffers and its fp32 weight gradient.
+  that autocast keeps for backward (2 B per matmul weight; under FSDP, world 1 included, the
+  gathered layers in flight and the root instead), the head's buffers and its fp32 weight gradient.
 - **end of backward**: every gradient 4P (/ W under FSDP, none offloaded) and, with tied embeddings, the
   embedding's dense gradient before it is added to the head's.
 - **optimizer step**: the gradients and one fp32 temporary per parameter (foreach AdamW's
@@ -206,13 +206,19 @@ def _working_weights(arch: Architecture, job: TrainingJob) -> int:
     """Weights held beyond the fp32 masters during forward and backward.
 
     DDP / one process under bf16 autocast: a bf16 copy of every matmul weight (cached for the
-    backward). FSDP: the all-gathered layers (in param dtype): two in flight when resharded after
-    forward (the current one and the prefetched), every one otherwise; the root's embedding
-    stays gathered; bf16 autocast adds its copy of the gathered layers' matmul weights.
+    backward). FSDP2 at any world, one included (``fpa.training.parallel`` shards each decoder layer,
+    then the root): the unsharded layers in the gathered dtype, when resharded after forward two in
+    flight over several ranks (the one computing and the one whose all-gather is prefetched), one at
+    world 1 (there FSDP2 gathers nothing: a layer's unshard casts its full shard into its unsharded
+    storage as the layer starts, so a prefetch holds no memory), and every one when not resharded; the
+    root's weights (embeddings, an untied head, the final norm) stay gathered from forward to backward.
+    bf16 autocast adds its copy of a matmul weight only where FSDP gathers it in fp32: a weight
+    already in bf16 it uses as it is.
     """
     layers = arch.num_hidden_layers
-    if job.parallel != "fsdp" or job.world == 1:
+    if job.parallel != "fsdp":
         return 2 * layers * arch.layer_linear_params if job.precision == "bf16" else 0
-    in_flight = 2 if job.reshard_after_forward else layers
-    casts = 2 * in_flight * arch.layer_linear_params if job.precision == "bf16" else 0
-    return job.gathered_element * (in_flight * arch.layer_params + arch.embedding_params) + casts
+    in_flight = (1 if job.world == 1 else 2) if job.reshard_after_forward else layers
+    root = arch.params - layers * arch.layer_params
+    casts = 2 * in_flight * arch.layer_linear_params if job.precision == "bf16" and job.gathered_element == FP32 else 0
+    return job.gathered_element * (in_flight * arch.layer_params + root) + casts
