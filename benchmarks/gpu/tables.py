@@ -157,6 +157,13 @@ def _dag(r: dict) -> list[str]:
     return lines
 
 
+def _rounds_batches(result: dict) -> str:
+    """Which batch each round of ``users_step`` timed (a record before ``timed_step`` took a new one a round)."""
+    if "timed_step" not in result:
+        return "each on the next step's batch, met first by the side that ran first"
+    return f"each on step {result['timed_step']}'s batch, which each side met in its warm-up"
+
+
 def _throughput(key: str, result: dict) -> list[str]:
     """The record's ``users_step`` and ``deterministic`` entries as Markdown."""
     if key == "deterministic":
@@ -169,7 +176,7 @@ def _throughput(key: str, result: dict) -> list[str]:
     lines = [f"What users run, {result['shape']}, world {result['world']}: {result['examples_per_step']} examples a "
              f"step, lengths from {lengths['source']} ({lengths['unit']}, one toy token each; mean prompt "
              f"{lengths['mean_prompt']:.0f}, solution {lengths['mean_completion']:.0f}); {result['rounds']} paired "
-             "rounds; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
+             f"rounds, {_rounds_batches(result)}; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
              "| variant | method | tokens/s per GPU | examples/s | MFU | peak GiB | FPA / Off-RL | padding |",
              "|---|---|---:|---:|---:|---:|---|---:|"]
     for name, variant in result["variants"].items():

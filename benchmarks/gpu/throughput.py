@@ -1,8 +1,9 @@
 """What a user's training step costs on one GPU: config/paper.yaml's ``training:`` as it is (FSDP2 at
 world 1, bf16 compute over fp32 masters, gradient checkpointing, the head's chunk from its memory
 budget, each micro-batch packed without padding: ``training.attention``'s default), on a length mix like
-MATH's; tokens/s, MFU, peak memory and FPA / Off-RL per round; the padded ``causal`` layout and the body's
-faster settings beside it; the cost of ``training.deterministic``.
+MATH's; tokens/s, MFU, peak memory and FPA / Off-RL per round, every round on one batch that each side
+met in its warm-up; the padded ``causal`` layout and the body's faster settings beside it; the cost of
+``training.deterministic``.
 
     python benchmarks/gpu/throughput.py --write-lengths   # math_lengths.json from the MATH mirror (CPU)
 
@@ -57,6 +58,8 @@ VARIANTS = {"configured": {}, "causal": {"attention": "causal"},
 TINY_VARIANTS = {name: overrides for name, overrides in VARIANTS.items() if not overrides.get("compile_layers")}
 #: the sides of a variant in paired_rounds' order: round r starts with METHODS[r % 2] (shared.rounds.rotated)
 METHODS = ("fpa", "offrl")
+#: the global step whose batch every warm-up and timed step of a variant runs
+TIMED_STEP = 0
 
 
 def write_math_lengths(mirror: Path, out: Path = LENGTHS) -> dict:
@@ -114,14 +117,13 @@ def step_shapes(run, steps: int) -> list[dict]:
     return out
 
 
-def _method_figures(shape: Shape, entries: list[dict], steps: list[dict], peak_tflops: float) -> dict:
-    """Per method: examples/s, tokens/s and MFU per round (round k ran step k + 1; step 0 was the warm-up)."""
-    per_round = list(zip(entries, steps[1:]))
+def _method_figures(shape: Shape, entries: list[dict], step: dict, peak_tflops: float) -> dict:
+    """Per method: examples/s, tokens/s and MFU per round, each round's step on ``step``'s batch."""
     peaks = [e["peak_bytes"] for e in entries if e["peak_bytes"] is not None]
-    return {"examples_per_s": spread([len(s["lengths"]) / e["s"] for e, s in per_round]),
-            "tokens_per_s": spread([sum(s["lengths"]) / e["s"] for e, s in per_round]),
-            "mfu": spread([model_flops(shape, s["lengths"], s["completion"]) / (e["s"] * peak_tflops * 1e12)
-                           for e, s in per_round]),
+    flops = model_flops(shape, step["lengths"], step["completion"])
+    return {"examples_per_s": spread([len(step["lengths"]) / e["s"] for e in entries]),
+            "tokens_per_s": spread([sum(step["lengths"]) / e["s"] for e in entries]),
+            "mfu": spread([flops / (e["s"] * peak_tflops * 1e12) for e in entries]),
             "step_s": [e["s"] for e in entries], "peak_gib": max(peaks) / 2**30 if peaks else None}
 
 
@@ -140,22 +142,22 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, traini
     run, _ = open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
                           method_params(model, "fpa"), TrainConfig.from_dict(training), seed=42)
     run.body.train()
-    # step k of each method is global step k: the same batch each round
-    timed = paired_rounds({name: optimizer_steps(each, {"step": 0}) for name, each in
+    # every step of either method, its warm-up included, is global step TIMED_STEP's: each side meets the batch's
+    # packed shapes in its warm-up, so no timed step is the first on them (the H100's call 5 timed a new batch a
+    # round, and whichever side ran it first was the slow one)
+    timed = paired_rounds({name: optimizer_steps(each, {"step": TIMED_STEP}, repeat=True) for name, each in
                            zip(METHODS, (run, offrl_beside(run, files, model)))}, rounds, device)
-    steps = step_shapes(run, rounds + 1)
+    step = step_shapes(run, TIMED_STEP + 1)[TIMED_STEP]
     peak = Assumptions().peak_tflops
     result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
                                                               "checkpoint_every_layers", "compile_layers",
                                                               "attention", "adamw", "chunk_size", "deterministic")},
               "peak_tflops": peak, "methods": {}, "first_loss": timed["warm_results"],
               "ratio_time_fpa_over_offrl": ratio_spread(timed["rounds"], "fpa", "offrl"),
-              "padding_share": 0.0 if run.cfg.attention == "packed" else
-              1 - sum(sum(s["lengths"]) for s in steps) / sum(s["padded"] for s in steps),
-              "mean_tokens_per_example": sum(sum(s["lengths"]) for s in steps[1:]) / sum(len(s["lengths"])
-                                                                                         for s in steps[1:])}
+              "padding_share": 0.0 if run.cfg.attention == "packed" else 1 - sum(step["lengths"]) / step["padded"],
+              "mean_tokens_per_example": sum(step["lengths"]) / len(step["lengths"])}
     for name, entries in timed["rounds"].items():
-        result["methods"][name] = _method_figures(shape, entries, steps, peak)
+        result["methods"][name] = _method_figures(shape, entries, step, peak)
     del run
     return result
 
@@ -173,9 +175,10 @@ def users_step(shape: Shape, model: str, work: Path, device, rounds: int, proble
     trainings = {name: variant_training(shape, problems_per_step, overrides) for name, overrides in variants.items()}
     unfit = {name: unfit_reason(shape, training, gpu_bytes) for name, training in trainings.items()}
     paper_max = paper_config()["training"]["max_length"]
-    files = (prepare(shape, work, device, problems_per_step, rounds + 1, shape.max_length / paper_max)
+    files = (prepare(shape, work, device, problems_per_step, TIMED_STEP + 1, shape.max_length / paper_max)
              if None in unfit.values() else None)
-    result = {"shape": shape.name, "world": 1, "rounds": rounds, "problems_per_step": problems_per_step,
+    result = {"shape": shape.name, "world": 1, "rounds": rounds, "timed_step": TIMED_STEP,
+              "problems_per_step": problems_per_step,
               "examples_per_step": problems_per_step * shape.sequences, "lengths": _lengths_note(), "variants": {}}
     for name, training in trainings.items():
         if unfit[name]:

@@ -103,13 +103,14 @@ def offrl_beside(fpa_run, files: dict, model: str):
                                  device=fpa_run.accelerator.device, diagnostics=cfg.diagnostics))
 
 
-def optimizer_steps(run, counter: dict):
-    """A call that runs ``run``'s next optimizer step (global step ``counter["step"]``) and returns its loss."""
+def optimizer_steps(run, counter: dict, repeat: bool = False):
+    """A call that runs ``run``'s next optimizer step (global step ``counter["step"]``) and returns its loss;
+    with ``repeat``, every call runs that same global step, on its batch (the weights still move on)."""
     from fpa.training import loop
 
     def one():
         row = loop._optimizer_step(run, counter["step"])
-        counter["step"] += 1
+        counter["step"] += 0 if repeat else 1
         return row["loss"]
     return one
 

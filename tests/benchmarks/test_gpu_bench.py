@@ -48,6 +48,7 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     assert {k: e["status"] for k, e in runs.items()} == {**dict.fromkeys(TINY_RUN, "ok"), "overhead_large": "skipped"}
     users = runs["users_step"]["result"]
     assert set(users["variants"]) == {"configured", "causal"}  # tiny: the compiled variant left out
+    assert users["timed_step"] == 0  # every round on step 0's batch, met by each side in its warm-up
     assert users["variants"]["configured"]["padding_share"] == 0  # packed (training.attention's default)
     assert users["variants"]["causal"]["padding_share"] > 0  # MATH's mix, padded
     for variant in users["variants"].values():
@@ -73,6 +74,7 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     assert "does not fit this GPU" in runs["overhead_large"]["reason"]  # the real 7B, on an H200
     assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
     assert "| configured | offrl |" in markdown(record) and "resume under it" in markdown(record)
+    assert "paired rounds, each on step 0's batch, which each side met in its warm-up" in markdown(record)
 
 
 def test_plan_only_prints_every_measurement_with_its_estimate():
