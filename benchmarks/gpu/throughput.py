@@ -148,6 +148,7 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, traini
     timed = paired_rounds({name: optimizer_steps(each, {"step": TIMED_STEP}, repeat=True) for name, each in
                            zip(METHODS, (run, offrl_beside(run, files, model)))}, rounds, device)
     step = step_shapes(run, TIMED_STEP + 1)[TIMED_STEP]
+    waited = run.reference.reads_waited  # FPA's reads of reference rows no step asked for ahead
     peak = Assumptions().peak_tflops
     result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
                                                               "checkpoint_every_layers", "compile_layers",
@@ -155,7 +156,8 @@ def user_path(shape: Shape, model: str, files: dict, device, rounds: int, traini
               "peak_tflops": peak, "methods": {}, "first_loss": timed["warm_results"],
               "ratio_time_fpa_over_offrl": ratio_spread(timed["rounds"], "fpa", "offrl"),
               "padding_share": 0.0 if run.cfg.attention == "packed" else 1 - sum(step["lengths"]) / step["padded"],
-              "mean_tokens_per_example": sum(step["lengths"]) / len(step["lengths"])}
+              "mean_tokens_per_example": sum(step["lengths"]) / len(step["lengths"]),
+              "fpa_reference_reads_waited": waited}
     for name, entries in timed["rounds"].items():
         result["methods"][name] = _method_figures(shape, entries, step, peak)
     del run

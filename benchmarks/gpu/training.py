@@ -105,12 +105,18 @@ def offrl_beside(fpa_run, files: dict, model: str):
 
 def optimizer_steps(run, counter: dict, repeat: bool = False):
     """A call that runs ``run``'s next optimizer step (global step ``counter["step"]``) and returns its loss;
-    with ``repeat``, every call runs that same global step, on its batch (the weights still move on)."""
-    from fpa.training import loop
+    with ``repeat``, every call runs that same global step, on its batch (the weights still move on), and
+    starts reading the reference rows of its first micro-batch for the next call, as the step before it
+    does in training (the trainer reads ahead for the step after, which a repeat does not run)."""
+    from fpa.training import batches as B, loop
 
     def one():
         row = loop._optimizer_step(run, counter["step"])
-        counter["step"] += 0 if repeat else 1
+        if not repeat:
+            counter["step"] += 1
+        elif run.reference:
+            run.reference.prefetch(B.sample_indices(loop._rank_micro_batches(run, counter["step"])[0][0]),
+                                   run.train.name)
         return row["loss"]
     return one
 

@@ -55,6 +55,7 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
         assert variant["training"]["parallel"] == "fsdp"
         assert set(variant["methods"]) == {"fpa", "offrl"} and variant["ratio_time_fpa_over_offrl"]["n"] == 1
         assert all(m["mfu"]["median"] > 0 and m["tokens_per_s"]["median"] > 0 for m in variant["methods"].values())
+        assert variant["fpa_reference_reads_waited"] == 1  # the warm-up's first read; each timed step's, read ahead
     assert users["variants"]["causal"]["training"]["attention"] == "causal"
     assert users["planner_train_mfu"] == users["variants"]["configured"]["methods"]["offrl"]["mfu"]["median"]
     assert users["paper"]["offrl"]["paper_examples_per_s_per_gpu"] == 16.6 / 2  # config/paper_results.yaml
