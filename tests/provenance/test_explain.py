@@ -197,3 +197,17 @@ def test_a_file_that_is_no_table_says_what_it_is_and_a_tables_json_explains(tmp_
         assert (code, err) == (2, f"fpa explain: error: {path} {what}: {takes}\n")
     code, out, err = _explain(capsys, "results/tables/toy.json", "--row", "fpa", "--col", "toy9")
     assert code == 0 and "all 3 files verified" in out, out + err
+
+
+def test_rows_a_reader_cannot_tell_apart_or_a_label_read_as_a_key_are_ambiguous(tmp_path, monkeypatch, capsys):
+    """Tables written before the judge refused them (issue 58): a row labelled as another row's run, and two
+    labels alike but for an invisible character, are ambiguous rather than answered by one of them."""
+    table, _ = _workflow_tree(tmp_path, monkeypatch, rows=(("fpa", "FPA"), ("offrl", "fpa"), ("sft", "F\u200bPA v2"),
+                                                           ("kto", "FPA v2")))
+    code, _, err = _explain(capsys, table, "--row", "fpa", "--col", "toy9")
+    assert code == 2 and err == (f"fpa explain: error: {table}: row 'fpa' is ambiguous: the table prints it for the "
+                                 "runs ['fpa', 'offrl']; name one by its run: --row fpa or --row offrl\n")
+    code, _, err = _explain(capsys, table, "--row", "FPA v2", "--col", "toy9")
+    assert code == 2 and "the table prints it for the runs ['kto', 'sft']" in err
+    code, out, _ = _explain(capsys, table, "--row", "kto", "--col", "toy9")
+    assert code == 0 and "(run kto)" in out

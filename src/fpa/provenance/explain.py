@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpa.io import read_json, sha256_path
+from fpa.labels import label_identity
 from fpa.paths import TABLE
 from fpa.provenance.record import RECORD_FIELDS, describes, read_record, record_in, sidecar_of, workdir_of
 
@@ -124,15 +125,18 @@ def _walk(path: str, expected_sha: str | None, depth: int, walk: _Walk) -> None:
 
 
 def _printed(name: str) -> str:
-    return name.replace("†", "").strip().casefold()
+    """A row or column as a reader names it: without the dagger, as ``fpa.labels.label_identity`` reads it."""
+    return label_identity(name.replace("†", ""))
 
 
 def _pick(wanted: str, names: dict[str, str], table: str | Path, what: str, key: str, option: str) -> str:
-    """The key of the row or column ``wanted``: its key itself, else the one name as the table prints it
-    (any case, without the dagger) among ``names`` (key -> name as printed)."""
-    if wanted in names:
+    """The key of the row or column ``wanted``: the one whose key or name as the table prints it (any case,
+    without the dagger, as a reader tells them apart) among ``names`` (key -> name as printed) reads as
+    ``wanted``; two that do (a label that reads as another row's key, in a table written before the judge
+    refused it) are ambiguous."""
+    matches = [k for k, name in names.items() if _printed(wanted) in (_printed(k), _printed(name))]
+    if wanted in names and matches == [wanted]:
         return wanted
-    matches = [k for k, name in names.items() if _printed(name) == _printed(wanted)]
     if len(matches) == 1:
         return matches[0]
     if matches:
