@@ -17,12 +17,8 @@ rule cache_reference:
         **PLAN.resources("cache_reference"),
     params:
         numerics=PLAN.numerics(),
-        max_length=config["training"]["max_length"],
-        precision=config["training"]["precision"],
-        attention=config["training"]["attention"],
         device=PLAN.device("cache_reference"),
-        weights_dtype=PLAN.reference.weights_dtype(),
-        dtype=PLAN.reference.dtype(),
+        **PLAN.reference.settings(),
         code=code_fingerprint("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "

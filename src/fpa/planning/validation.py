@@ -16,6 +16,7 @@ from fpa.containment import SEGMENT, check_name
 from fpa.errors import ConfigError
 from fpa.figures import FIGURES
 from fpa.labels import label_identity
+from fpa.planning.reference import check_reference_cache
 from fpa.resources import check_resources
 
 #: a name of the config that becomes a path segment (a wildcard of the DAG): ``fpa.containment``'s
@@ -31,6 +32,7 @@ def check_planning(config: Mapping, where: str, runs: Mapping) -> dict[str, Layo
     each table's layout (``runs``: the config's run grid, ``fpa.config.check_config``'s)."""
     check_names(config, where)
     check_resources(config, where, runs)
+    check_reference_cache(config, runs, where)
     _check_figures(config, where)
     layouts = {name: build_layout(name, spec, config, runs, where) for name, spec in config["tables"].items()}
     for name, layout in layouts.items():
