@@ -214,11 +214,10 @@ def test_rows_a_reader_cannot_tell_apart_or_a_label_read_as_a_key_are_ambiguous(
     assert code == 0 and "(run kto)" in out
 
 
-def _chain(workdir, monkeypatch, runs=("fpa", "offrl")):
-    """A workflow's chain in ``workdir``: a user's benchmark file (outside the workflow) validated, a base
-    model, per run a checkpoint trained from it and evaluations of seeds 42 and 43 on the benchmark, and
-    the table over them."""
-    monkeypatch.chdir(workdir)
+def _chain(workdir, runs=("fpa", "offrl")):
+    """A workflow's chain in ``workdir`` (the current directory): a user's benchmark file (outside the
+    workflow) validated, a base model, per run a checkpoint trained from it and evaluations of seeds 42 and
+    43 on the benchmark, and the table over them."""
     write_text(workdir / "mine.jsonl", '{"problem": "1+1", "answer": "2"}\n')
     benchmark, model = "results/benchmarks/file/mine.jsonl", "results/models/toy/base"
     with Job("validate_benchmark", {"source": "file"}, {"file": str(workdir / "mine.jsonl")}).output(benchmark) as tmp:
@@ -244,7 +243,8 @@ def _chain(workdir, monkeypatch, runs=("fpa", "offrl")):
 
 
 def test_an_outside_input_names_its_config_key_and_each_environment_is_printed_once(tmp_path, monkeypatch, capsys):
-    table, _ = _chain(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    table, _ = _chain(tmp_path)
     code, out, err = _explain(capsys, table, "--row", "fpa", "--col", "mine")
     assert code == 0 and not err, out + err
     assert f"{tmp_path}/mine.jsonl  [sha256 ok; outside input named by the config's benchmarks.mine.path]" in out
@@ -254,7 +254,8 @@ def test_an_outside_input_names_its_config_key_and_each_environment_is_printed_o
 def test_a_file_of_the_workflow_without_its_record_breaks_the_chain(tmp_path, monkeypatch, capsys):
     """Seed 43's evaluation replaced by a copy of seed 42's file without its record, the table re-run; and a
     finished evaluation's record deleted (issue 58): each is a broken chain, named in one line."""
-    table, cells = _chain(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    table, cells = _chain(tmp_path)
     copied = "results/eval/toy/fpa/43/mine.json"
     shutil.copy("results/eval/toy/fpa/42/mine.json", copied)
     os.remove(copied + ".prov.json")
@@ -272,7 +273,8 @@ def test_a_file_of_the_workflow_without_its_record_breaks_the_chain(tmp_path, mo
 
 def test_another_rows_problem_is_a_note_not_this_cells(tmp_path, monkeypatch, capsys):
     """FPA's checkpoint deleted while it re-trains and its evaluation not yet re-run: Off-RL's cell holds."""
-    table, _ = _chain(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    table, _ = _chain(tmp_path)
     os.remove("results/train/toy/fpa/42/checkpoint")
     os.remove("results/eval/toy/fpa/43/mine.json")
     code, out, err = _explain(capsys, table, "--row", "offrl", "--col", "mine")
