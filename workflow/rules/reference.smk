@@ -16,9 +16,9 @@ rule cache_reference:
     resources:
         **PLAN.resources("cache_reference"),
     params:
+        **PLAN.reference.settings(),
         numerics=PLAN.numerics(),
         device=PLAN.device("cache_reference"),
-        **PLAN.reference.settings(),
         code=code_fingerprint("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "
