@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 
@@ -62,3 +63,19 @@ def test_unknown_command_lists_every_command(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "no command 'explian' (did you mean explain?)" in err and "check-config" in err
+
+
+
+@pytest.mark.parametrize("set_by_user", [None, "ACTIVE"])
+def test_every_job_waits_passively_unless_its_user_says_otherwise(monkeypatch, capsys, set_by_user):
+    """A command's process, and the threads and ranks it starts, has libgomp's passive wait policy, set before
+    torch loads (issue 58); a user's own setting stands."""
+    from fpa.cli import main
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "restored after the test")
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    if set_by_user:
+        monkeypatch.setenv("OMP_WAIT_POLICY", set_by_user)
+    main(["methods"])
+    assert "offrl" in capsys.readouterr().out
+    assert os.environ["OMP_WAIT_POLICY"] == (set_by_user or "PASSIVE")

@@ -90,7 +90,7 @@ def measured(tmp_path_factory):
         write_reference_cache(model_dir, samples, tokenizer, work / dtype, max_length=training["max_length"],
                               dtype=dtype, precision=training["precision"], batch_size=8)
         fpa[dtype] = gradient(model_dir, samples, training, "fpa", {"lam": 0.0}, cache_dir=work / dtype)
-    return plan.reference.dtype(), fpa, off_rl, exact
+    return plan.reference.settings()["dtype"], fpa, off_rl, exact
 
 
 def relative(a: torch.Tensor, b: torch.Tensor, exact: torch.Tensor) -> float:

@@ -14,6 +14,9 @@ from fpa.provenance.explain import TABLE_FILES, explain_cell
 def explain(args) -> None:
     result = explain_cell(args.table, args.row, args.col, whole=args.whole)
     print("\n".join(result.lines))
+    if result.notes:
+        print(f"\nnote: {len(result.notes)} problem(s) of the table's other cells, not behind this one:",
+              *result.notes, sep="\n  ")
     if result.problems:
         print(f"\n{len(result.problems)} problem(s):", *result.problems, sep="\n  ", file=sys.stderr)
         sys.exit(1)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpa.memory.architecture import Architecture
+from fpa.precision import element_bytes, torch_name
 
 FP32 = 4
 
@@ -56,7 +57,7 @@ class TrainingJob:
 
     @property
     def element(self) -> int:
-        return 2 if self.precision == "bf16" else FP32
+        return element_bytes(self.precision)
 
 
 def fsdp_param_dtype(training: dict) -> str:
@@ -66,14 +67,14 @@ def fsdp_param_dtype(training: dict) -> str:
     chosen = training.get("fsdp_param_dtype", "auto")
     if chosen != "auto":
         return chosen
-    return "bfloat16" if training.get("precision") == "bf16" else "float32"
+    return torch_name(training.get("precision", "fp32"))
 
 
 def compute_weights_dtype(training: dict) -> str:
     """The dtype of the weights a training's forward computes with: FSDP's gathered dtype, else float32
     (DDP and one process keep fp32 weights; autocast casts per op). The reference cache loads its model
     in it, so that at step 0 the policy and the reference compute alike."""
-    return fsdp_param_dtype(training) if training.get("parallel") == "fsdp" else "float32"
+    return fsdp_param_dtype(training) if training.get("parallel") == "fsdp" else torch_name("fp32")
 
 
 def head_products(head_precision: str, device_type: str) -> str:
@@ -96,7 +97,7 @@ def reference_cache_dtype(training: dict, device_type: str) -> str:
     half the cache's bytes, no rounding added), and fp32 products (the CPU, the toy) and TF32 ones take
     fp32 states, each rounded by the tensor cores alike. So FPA at λ = 0 is Off-RL, and FPA − Off-RL
     carries λ alone (``tests/training/test_lambda_zero.py``)."""
-    return "bfloat16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "float32"
+    return torch_name("bf16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "fp32")
 
 
 def head_buffers(has_ref: bool, ref_logsumexp_given: bool, want_kl: bool) -> int:
