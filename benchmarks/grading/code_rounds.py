@@ -141,7 +141,7 @@ def run(args) -> dict:
     tasks = dict(kept[: args.tasks])
     sides = {"commit": (commit_of(ROOT), ROOT / "src")}
     record = {"benchmark": "code_rounds", "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
-              "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
+              "sandbox_mode": os.environ.get("FPA_SANDBOX", "bwrap"), "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
     with tempfile.TemporaryDirectory(prefix="code-rounds-") as workdir:
         export(ROOT, args.against, Path(workdir))
         sides["against"] = (commit_of(ROOT, args.against), Path(workdir) / "src")
@@ -176,7 +176,8 @@ def markdown(record: dict) -> str:
     samples = sum(entry["samples"] for entry in record["rounds"])
     lines = [f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 9 samples = "
              f"{samples:,} samples in {len(record['rounds'])} rounds of one block each, {record['workers']} workers, "
-             f"each side in a fresh process, order alternating; {cores_text(record, record.get('cpus'))}, 1-min load average "
+             f"each side in a fresh process, order alternating; sandbox mode `{record.get('sandbox_mode', 'bwrap')}`; "
+             f"{cores_text(record, record.get('cpus'))}, shared, 1-min load average "
              f"{record['load_average'][0]:.1f} → {record['load_average'][-1]:.1f}.", "",
              f"| round | tasks | `{new}` wall s | `{old}` wall s | wall ratio | `{new}` grader CPU s | `{old}` grader CPU s "
              "| grader CPU ratio | verdicts differing |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
