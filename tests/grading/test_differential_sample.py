@@ -121,3 +121,10 @@ def test_the_import_header_is_livecodebenchs():
     done = subprocess.run([sys.executable, "-c", "import sys\nfrom livecodebench.evaluation.testing_util import "
                            "import_string\nsys.stdout.write(import_string)"], capture_output=True, text=True, check=True)
     assert lcb_run.IMPORT_STRING == done.stdout
+
+
+def test_expected_outputs_of_any_length():
+    """LCB's process parses expected outputs of up to 50,000 digits and fails every program past that (a
+    defect not kept); the host parses any length, past this process's int-string limit."""
+    digits = "7" * 60_000
+    assert livecodebench.expected_value(f"[{digits}]")[0] % 10**9 == 777_777_777
