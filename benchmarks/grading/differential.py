@@ -37,8 +37,6 @@ BCB_SKIP = ("BigCodeBench/0", "BigCodeBench/9", "BigCodeBench/17")  # minutes on
 KEPT = {
     ("lcb_stdin", "stdout_buffer"): "LCB captures stdout in a StringIO (no .buffer): a real stdout here",
     ("code_tests", "stdout_buffer"): "LCB captures stdout in a StringIO (no .buffer): a real stdout here",
-    ("lcb_stdin", "os_exit_0_after_print"): "os._exit ends LCB's evaluating process before it records a result",
-    ("code_tests", "os_exit_0_after_print"): "os._exit ends LCB's evaluating process before it records a result",
     **{(family, "files_victim"): "the harness shares its directory: one program's file changes another's verdict"
        for family in corpus.FAMILIES},
     **{(family, "forged"): "the official harness compares in the program's process: the forgery passes there"

@@ -12,9 +12,12 @@ does around the program, rule for rule, except that the verdict is not decided t
   program that imports anything outside the standard library (``PROCESS_MODULES``): under the guard
   (``os.putenv`` None) its own import fails.
 - ``STDIN``: ``clean_if_name`` and ``make_function`` (every statement but the imports becomes
-  the body of ``wrapped_function``), compiled in a module ``tmp_sol`` under the time limit, then
-  ``wrapped_function()`` under the time limit, a ``SystemExit`` caught (``call_method``): what was
-  printed before it is the output. Exit status 0, or ``TIMED_OUT`` when the limit ran out.
+  the body of ``wrapped_function``), compiled in a module ``tmp_sol`` under the time limit, then, for
+  each test in turn in this one process (``run_test``'s loop), ``wrapped_function()`` under the time
+  limit with a ``SystemExit`` caught (``call_method``): what it printed before is the test's output.
+  Each test's input is a real file on fd 0 (``sys.stdin`` reopened on it) and its output a file on fd 1;
+  one record per test, ``["output", text]``, ``["timeout"]`` or ``["raised", type]``, the first
+  timeout or error ending the run, as in LCB.
 - ``FUNCTIONAL``: ``grade_call_based``: the header and the program in a module, ``Solution()``
   when the program's text holds ``class Solution`` (LCB's own test), else the module; each input
   one JSON value per line; each call with a time limit of its own; a returned tuple becomes a list
@@ -40,7 +43,6 @@ IMPORT_STRING = (
     "sys.setrecursionlimit(50000)\n"
 )
 PROCESS_MODULES = ("numpy",)
-TIMED_OUT = 124  # the STDIN runner's exit status when the time limit ran out
 
 _COMMON = r'''
 import ast as _ast, json as _json, os as _os, signal as _signal, sys as _sys, types as _types
@@ -110,25 +112,69 @@ def make_function(code):
     except Exception:
         return code
 
+_job = _json.loads(_sys.stdin.read())
 with open("program.py", encoding="utf-8") as _handle:
     _code = make_function(clean_if_name(_handle.read()))
-preload(filter(None, _sys.argv[2].split(",")))
+_io_open, _open, _dup, _dup2, _write, _read, _lseek, _ftruncate = (
+    open, _os.open, _os.dup, _os.dup2, _os.write, _os.read, _os.lseek, _os.ftruncate)
+_channel = _dup(1)  # the records; fd 0 and fd 1 are each test's input and output file in turn
+_in = _open("/tmp/fpa-stdin", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
+_out = _open("/tmp/fpa-stdout", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
+
+def _report(record):
+    data = memoryview((_json.dumps(record) + "\n").encode())
+    while data:
+        data = data[_write(_channel, data):]
+
+def _refill(fd, data):
+    _ftruncate(fd, 0)
+    _lseek(fd, 0, 0)
+    while data:
+        data = data[_write(fd, data):]
+    _lseek(fd, 0, 0)
+
+def _flush():
+    for stream in {id(_sys.stdout): _sys.stdout, id(_sys.__stdout__): _sys.__stdout__}.values():
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+def _output():
+    _flush()
+    _lseek(_out, 0, 0)
+    chunks = []
+    while chunk := _read(_out, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+preload(_job["preload"])
 guard()
-_method = getattr(compile_module(_code), "wrapped_function")
-timer(LIMIT)
 try:
+    _method = getattr(compile_module(_code), "wrapped_function")
+except Exception as _error:
+    _report(["raised", type(_error).__name__])
+    raise
+for _input in _job["inputs"]:  # call_method per test, in this one process, as LCB's run_test
+    _refill(_in, _input.encode())
+    _dup2(_in, 0)
+    _refill(_out, b"")
+    _dup2(_out, 1)
+    _sys.stdin = _sys.__stdin__ = _io_open(0, "r", encoding="utf-8", closefd=False)
+    timer(LIMIT)
     try:
-        _method()
-    except SystemExit:
-        pass
-except TimeoutException:
-    timer(0)
-    _sys.stdout.flush()
-    _os._exit(%d)
-timer(0)
-_sys.stdout.flush()
+        try:
+            _method()
+        except SystemExit:
+            pass
+        timer(0)
+    except Exception as _error:
+        timer(0)
+        _report(["timeout"] if "timeoutexception" in repr(_error).lower() else ["raised", type(_error).__name__])
+        break
+    _report(["output", _output()])
 _os._exit(0)
-''' % TIMED_OUT
+'''
 
 # testing_util.grade_call_based; one record per input, in order. The program's own prints go to stderr.
 FUNCTIONAL = ENCODER + _COMMON + r'''
@@ -143,7 +189,8 @@ def report(record):
     while data:
         data = data[write(channel, data):]
 
-code = IMPORT_STRING + "\n\n" + job["code"]
+with open("program.py", encoding="utf-8") as _handle:
+    code = IMPORT_STRING + "\n\n" + _handle.read()
 preload(job["preload"])
 guard()
 try:

@@ -97,42 +97,38 @@ def _grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | N
         raise ValueError(f"{problem['question_id']}: no test cases")
     if tests[0]["testtype"] == "functional":
         return _grade_functional(problem, code, sandbox, tests, style)
-    limit, preload = sandbox.limits.timeout_s, _preload(code)
-    for test in tests:
-        result = sandbox.run_python(lcb_run.STDIN, args=[str(limit), ",".join(preload)], stdin=test["input"],
-                                    files={"program.py": code}, timeout_s=START_S + 2 * limit)
-        if result.timed_out or result.returncode == lcb_run.TIMED_OUT:
-            return False, "lcb_timeout"
-        if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
-            return False, "lcb_memory_exceeded"
-        if result.returncode != 0:
-            return False, "lcb_runtime_error"
-        if not stdout_matches(result.stdout, test["output"]):
-            return False, "lcb_wrong_answer"
-    return True, "lcb_pass"
+    return _grade_records(lcb_run.STDIN, code, sandbox, tests, lambda output, test: stdout_matches(output, test["output"]))
 
 
-def _grade_functional(problem: dict, code: str, sandbox: Sandbox, tests: list[dict], style: str) -> tuple[bool, str]:
-    """The program's value for each input, from the sandbox; compared here, test by test. The run's
-    bound is ``check_correctness``'s, ``(timeout + 1) * tests + 5``, and the compile step's."""
-    func_name = json.loads(problem["metadata"])["func_name"]
-    job = json.dumps({"code": code, "inputs": [test["input"] for test in tests], "preload": _preload(code)})
+def _grade_records(runner: str, code: str, sandbox: Sandbox, tests: list[dict], matches, args=()) -> tuple[bool, str]:
+    """One run of ``runner`` over every test (LCB's ``run_test`` loop, in one process), each test's record
+    compared here in order: the first that is not a match decides. The run's bound is ``check_correctness``'s,
+    ``(timeout + 1) * tests + 5``, and the compile step's."""
     limit = sandbox.limits.timeout_s
-    result = sandbox.run_python(lcb_run.FUNCTIONAL, args=[str(limit), func_name], stdin=job,
+    job = json.dumps({"inputs": [test["input"] for test in tests], "preload": _preload(code)})
+    files = {"program.py": code}
+    result = sandbox.run_python(runner, args=[str(limit), *args], stdin=job, files=files,
                                 timeout_s=START_S + limit + (limit + 1) * len(tests) + 5)  # fmt: skip
     records = result.stdout.split("\n")[:-1]  # complete lines only
     for index, test in enumerate(tests):
-        if index >= len(records):  # the run ended (or was stopped) before returning this one
+        if index >= len(records):  # the run ended (or was stopped) before this one
             return False, _run_failure(result)
         try:
             kind, got = _returned(records[index])
             if kind != "value":
                 return False, "lcb_timeout" if kind == "timeout" else "lcb_runtime_error"
-            if not _functional_matches(got, expected_value(test["output"]), style):
+            if not matches(got, test):
                 return False, "lcb_wrong_answer"
         except Exception:  # not a record, or a comparison that raises (as it would in LCB's process)
             return False, "lcb_runtime_error"
     return (True, "lcb_pass") if result.ok else (False, _run_failure(result))
+
+
+def _grade_functional(problem: dict, code: str, sandbox: Sandbox, tests: list[dict], style: str) -> tuple[bool, str]:
+    """The program's value for each input, from the sandbox; compared here, test by test."""
+    func_name = json.loads(problem["metadata"])["func_name"]
+    return _grade_records(lcb_run.FUNCTIONAL, code, sandbox, tests,
+                          lambda got, test: _functional_matches(got, expected_value(test["output"]), style), [func_name])
 
 
 def _preload(code: str) -> tuple[str, ...]:
@@ -150,11 +146,12 @@ def _int_of_any_length(text: str) -> int:
 
 
 def _returned(line: str) -> tuple[str, object]:
-    """``(kind, value)`` of one record: ``value`` decoded, or ``Opaque`` for one that could not cross;
+    """``(kind, value)`` of one record: ``value`` decoded (a stdin test's output text), or ``Opaque`` for one
+    that could not cross;
     ``timeout`` or ``raised`` (value None) for a call that did not return."""
     record = loads(line)
-    if isinstance(record, list) and len(record) == 2 and record[0] in ("value", "opaque"):
-        return "value", record[1] if record[0] == "value" else Opaque(str(record[1]))
+    if isinstance(record, list) and len(record) == 2 and record[0] in ("value", "opaque", "output"):
+        return "value", Opaque(str(record[1])) if record[0] == "opaque" else record[1]
     if isinstance(record, list) and record and record[0] in ("timeout", "raised"):
         return record[0], None
     raise ValueError(f"not a result record: {line[:80]!r}")
