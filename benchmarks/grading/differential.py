@@ -168,11 +168,14 @@ def disagreements(record: dict, side: str) -> Counter:
 
 def markdown(record: dict) -> str:
     """Per family: programs, agreements and disagreements (documented or not), before and after."""
-    now, old = record["commit"][:7], record["against"][:7]
+    old = record["against"][:7]
+    commits = record.get("commits") or {family: record["commit"] for family in corpus.FAMILIES}
+    now = "; ".join(f"`{commit[:7]}` ({', '.join(f for f in corpus.FAMILIES if commits.get(f) == commit)})"
+                    for commit in dict.fromkeys(commits.values()))
     after, before = disagreements(record, "ours"), disagreements(record, "before")
     count = Counter(case["family"] for case in record["cases"])
     lines = [f"{len(record['cases']):,} generated programs, each graded by the benchmark's official harness and by "
-             f"ours at `{old}` (before) and `{now}` (after); sandbox mode `{record['sandbox_mode']}`; "
+             f"ours at `{old}` (before) and at {now} (after); sandbox mode `{record['sandbox_mode']}`; "
              f"{cores_text(record)}, shared, 1-min load average {record['load_average'][0]:.1f} → "
              f"{record['load_average'][-1]:.1f}.", "",
              "| family | programs | agree before | agree after | disagree after: kept (documented) | disagree after: defects |",
@@ -183,11 +186,14 @@ def markdown(record: dict) -> str:
         lines.append(f"| {family} | {count[family]} | {count[family] - sum(n for (f, _), n in before.items() if f == family)} "
                      f"| {count[family] - kept - defects} | {kept} | {defects} |")
     lines += ["", "Every class with a disagreement before or after (programs in the class; ours ≠ official):", "",
-              "| family | class | programs | official passes | before | after | kept because |", "|---|---|---:|---:|---:|---:|---|"]
+              "| family | class | programs | official passes | ours passes before | ours passes after | ≠ before | ≠ after "
+              "| kept because |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     sizes = Counter((case["family"], case["class"]) for case in record["cases"])
-    passes = Counter((case["family"], case["class"]) for case in record["cases"] if case["official"])
+    passes = {side: Counter((case["family"], case["class"]) for case in record["cases"] if case[side] is True
+                            or (side != "official" and case[side][0])) for side in ("official", "before", "ours")}
     for key in sorted(set(after) | set(before), key=lambda key: (corpus.FAMILIES.index(key[0]), key[1])):
-        lines.append(f"| {key[0]} | `{key[1]}` | {sizes[key]} | {passes[key]} | {before[key]} | {after[key]} | "
+        lines.append(f"| {key[0]} | `{key[1]}` | {sizes[key]} | {passes['official'][key]} | {passes['before'][key]} | "
+                     f"{passes['ours'][key]} | {before[key]} | {after[key]} | "
                      f"{KEPT.get(key, '**defect**' if after[key] else '')} |")
     return "\n".join(lines) + "\n"
 
@@ -195,12 +201,14 @@ def markdown(record: dict) -> str:
 def combine(paths: list[Path]) -> dict:
     """One record of partial ones (families run apart, e.g. in parallel), the load averages of each in turn."""
     parts = [json.loads(path.read_text()) for path in paths]
-    record = {**parts[0], "cases": [], "load_average": [], "parts": len(parts)}
+    record = {**parts[0], "cases": [], "load_average": [], "commits": {}}
     for part in parts:
-        if (part["commit"], part["against"], part["sandbox_mode"]) != (record["commit"], record["against"], record["sandbox_mode"]):
-            raise ValueError(f"--combine: {paths}: expected the same commits and sandbox mode in every part")
+        if (part["against"], part["sandbox_mode"]) != (record["against"], record["sandbox_mode"]):
+            raise ValueError(f"--combine: {paths}: expected the same commit --against and sandbox mode in every part")
         record["cases"] += part["cases"]
         record["load_average"] += part["load_average"]
+        record["commits"].update({case["family"]: part["commit"] for case in part["cases"]})
+    record["commit"] = parts[-1]["commit"]
     return record
 
 
