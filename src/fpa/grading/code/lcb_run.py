@@ -118,8 +118,8 @@ with open("program.py", encoding="utf-8") as _handle:
 _io_open, _open, _dup, _dup2, _write, _read, _lseek, _ftruncate = (
     open, _os.open, _os.dup, _os.dup2, _os.write, _os.read, _os.lseek, _os.ftruncate)
 _channel = _dup(1)  # the records; fd 0 and fd 1 are each test's input and output file in turn
-_in = _open("/tmp/fpa-stdin", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
-_out = _open("/tmp/fpa-stdout", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
+_in = _open("test-stdin", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)  # in the run's own work dir
+_out = _open("test-stdout", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
 
 def _report(record):
     data = memoryview((_json.dumps(record) + "\n").encode())
