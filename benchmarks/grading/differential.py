@@ -199,15 +199,17 @@ def markdown(record: dict) -> str:
 
 
 def combine(paths: list[Path]) -> dict:
-    """One record of partial ones (families run apart, e.g. in parallel), the load averages of each in turn."""
+    """One record of partial ones (families run apart, e.g. in parallel), the load averages of each in turn;
+    a family graded again in a later part (after a fix) replaces its earlier verdicts."""
     parts = [json.loads(path.read_text()) for path in paths]
     record = {**parts[0], "cases": [], "load_average": [], "commits": {}}
     for part in parts:
         if (part["against"], part["sandbox_mode"]) != (record["against"], record["sandbox_mode"]):
             raise ValueError(f"--combine: {paths}: expected the same commit --against and sandbox mode in every part")
-        record["cases"] += part["cases"]
+        again = {case["family"] for case in part["cases"]}
+        record["cases"] = [case for case in record["cases"] if case["family"] not in again] + part["cases"]
         record["load_average"] += part["load_average"]
-        record["commits"].update({case["family"]: part["commit"] for case in part["cases"]})
+        record["commits"].update({family: part["commit"] for family in again})
     record["commit"] = parts[-1]["commit"]
     return record
 
