@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,8 +143,6 @@ print(json.dumps(found))
         except (TypeError, ValueError):
             continue
         jobs[task_id] = (task["prompt"] + task["canonical_solution"], task["entry_point"], inputs)
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="corpus-probe-") as directory:
         (Path(directory) / "jobs.json").write_text(json.dumps(jobs))
         done = subprocess.run([sys.executable, "-c", script, "jobs.json"], cwd=directory, capture_output=True, text=True,

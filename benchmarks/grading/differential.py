@@ -41,7 +41,6 @@ KEPT = {
        for family in corpus.FAMILIES},
     **{(family, "forged"): "the official harness compares in the program's process: the forgery passes there"
        for family in corpus.FAMILIES},
-    ("code_tests", "nested_tuples"): "APPS's rule: an output equal to the expected one unwrapped from a 1-list",
 }
 OURS = r"""
 import json, sys, warnings
