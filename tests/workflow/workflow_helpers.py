@@ -93,6 +93,33 @@ def snakemake(project: Path, workdir: Path, config: Path, *args: str, check: boo
     return result
 
 
+def _directory_outputs(rules_dir: Path) -> re.Pattern:
+    """The outputs the rules declare ``directory(paths.<NAME>)``: their ``fpa.paths`` templates as one pattern."""
+    from fpa import paths
+
+    names = sorted({name for path in rules_dir.glob("*.smk")
+                    for name in re.findall(r"directory\(paths\.(\w+)\)", path.read_text())})
+    templates = (re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(getattr(paths, name))) for name in names)
+    return re.compile("|".join(templates))
+
+
+def complete_by_touch(project: Path, workdir: Path, config: Path) -> None:
+    """Every job that ``config`` plans recorded as run, as Snakemake records a run (its metadata: params,
+    code fingerprints, shell text): each planned output made empty (a directory where the rule
+    declares one), then ``--touch``. A later dry run plans only what a change re-runs."""
+    plan = snakemake(project, workdir, config, "-n", "--cores", "1")
+    is_directory = _directory_outputs(project / "workflow" / "rules")
+    for line in re.findall(r"^\s+(?:output|benchmark): (.+)$", plan.stdout + plan.stderr, flags=re.M):
+        for output in line.split(", "):
+            path = workdir / output
+            if is_directory.fullmatch(output):
+                path.mkdir(parents=True, exist_ok=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+    snakemake(project, workdir, config, "--touch", "--forceall", "--cores", "1")
+
+
 def as_from_the_root(workdir: Path) -> None:
     """Give ``workdir`` the default ``config/config.yaml``, as the repository root has it: a
     ``--configfile`` must replace it, not be merged into it (keys the default has, such as the toy
