@@ -118,7 +118,10 @@ def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
         raise Problem(f"snakemake -n printed a traceback: {result.stderr[-300:]}")
     if result.returncode == 0:
         return Verdict(True)
-    lines = result.stderr.strip().splitlines()
+    # Snakemake's notice that it reads the workflow's default profile (profiles/default) precedes
+    # whatever the workflow prints
+    lines = [line for line in result.stderr.strip().splitlines()
+             if not line.startswith("Using workflow specific profile")]
     if len(lines) == 1 and lines[0].startswith("config error: "):
         return Verdict(False, lines[0].removeprefix("config error: "))
     return Verdict(False, "snakemake: " + " ".join(lines)[-300:])

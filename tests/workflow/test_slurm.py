@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("slurm_cluster")]  # one
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "sacct", "squeue", "scancel")
 # the test cluster's partition and the account root gets in it (.ci/slurm/up.sh)
-SITE = {"slurm_partition": "ci", "slurm_account": "root"}
+SITE = {"slurm_partition": "ci", "gpu_partition": "ci", "slurm_account": "root"}
 # the plugin's first status check after a submission (default 40 s): the CI jobs take seconds
 FAST_STATUS = ("--slurm-init-seconds-before-status-checks", "2")
 
@@ -80,7 +80,7 @@ def cluster(tmp_path_factory):
 
 def _site_profile(base: Path) -> Path:
     """The shipped SLURM profile with its site settings edited, as a user does."""
-    profile = yaml.safe_load((ROOT / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     assert set(profile["default-resources"]) == set(SITE)
     profile["default-resources"] = SITE
     directory = base / "profile"

@@ -27,7 +27,7 @@ def copy_project(base: Path) -> Path:
     """A copy of what the workflow runs from (so that a test can edit its code)."""
     project = base / "project"
     project.mkdir()
-    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
+    for name in ("Snakefile", "profiles", "workflow", "config", "envs", "src", ".test"):
         source = ROOT / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
     return project

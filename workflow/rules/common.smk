@@ -14,6 +14,7 @@ from fpa.planning.priority import Priority
 from fpa.planning.shell import shell_prefix
 from fpa.planning.tables import COST_TABLE, REPRODUCTION_TABLE
 from fpa.provenance.fingerprint import code_fingerprint
+from fpa.resources import GPU_PARTITION, profile_setting
 
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(shell_prefix(workflow.basedir))
@@ -33,6 +34,10 @@ except ConfigError as error:
 workflow.configfiles[:] = CONFIG_FILES
 config.clear()
 config.update(PLAN.config)
+# the SLURM profile's partition of the jobs that ask for a GPU (the others take its slurm_partition)
+PLAN.gpu_partition = profile_setting(
+    workflow.resource_settings.default_resources, GPU_PARTITION
+)
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
 if workflow.is_main_process:
     for line in memory_warnings(config, PLAN.runs, Path.cwd()):

@@ -8,6 +8,7 @@ rule fetch_data:
     benchmark:
         "logs/benchmarks/fetch_data/{path}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -31,6 +32,7 @@ rule prepare_benchmark:
     benchmark:
         "logs/benchmarks/prepare_benchmark/{bench}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -56,6 +58,7 @@ rule validate_benchmark:
     benchmark:
         "logs/benchmarks/validate_benchmark/{bench}.tsv"
     priority: Priority.INPUT_CHECKS
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -80,6 +83,7 @@ if config["dataset"]["source"] == "math12k":
         benchmark:
             "logs/benchmarks/math_train_problems/train.tsv"
         priority: Priority.TRAINING_INPUTS
+        localrule: True
         conda:
             "../../envs/tables.yaml"
         resources:
@@ -101,6 +105,7 @@ rule fetch_model:
     benchmark:
         "logs/benchmarks/fetch_model/{model}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:

@@ -45,7 +45,7 @@ from fpa.planning.toy import ToyStage
 from fpa.planning.train import TrainStage
 from fpa.planning.validation import check_planning
 from fpa.provenance.fingerprint import code_fingerprint
-from fpa.resources import job_device, job_processes, job_request
+from fpa.resources import job_device, job_processes, job_request, with_partition
 
 
 class Plan:
@@ -58,6 +58,8 @@ class Plan:
         self.config = config
         self.basedir = Path(basedir)
         self.runs = runs
+        # the site's partition of GPU jobs, a setting of the SLURM profile (common.smk sets it)
+        self.gpu_partition: str | None = None
         self.models = list(config["models"])
         self.seeds = [str(seed) for seed in config["seeds"]]
         self.methods = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(self.runs)
@@ -109,8 +111,9 @@ class Plan:
 
     def resources(self, group: str) -> dict:
         """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
-        defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``)."""
-        return job_request(self.config["resources"][group])
+        defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``), sent to
+        the site's GPU partition where it asks for a GPU (``fpa.resources.with_partition``)."""
+        return with_partition(job_request(self.config["resources"][group]), self.gpu_partition)
 
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""
