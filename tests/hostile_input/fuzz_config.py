@@ -101,12 +101,12 @@ def planning_verdict(path: Path) -> Verdict:
 
 def start_up_warnings(plan, workdir: Path) -> list[str]:
     """What workflow/rules/common.smk prints after the judge, before any job: each GPU job whose
-    memory estimate exceeds gpu_memory_gb, and the disk estimate against the budget."""
-    from fpa.memory.cost import disk_warning
+    memory estimate exceeds gpu_memory_gb, and the plan's cost (fpa.memory.summary)."""
     from fpa.memory.plan import memory_warnings
+    from fpa.memory.summary import cost_lines
 
-    return memory_warnings(plan.config, plan.runs, workdir) + [
-        line for line in [disk_warning(plan.config, plan.runs, workdir, curves=plan.curves())] if line is not None]
+    return memory_warnings(plan.config, plan.runs, workdir) + cost_lines(
+        plan.config, plan.runs, plan.catalog, workdir, curves=plan.curves())
 
 
 def snakemake_verdict(path: Path, workdir: Path) -> Verdict:

@@ -288,10 +288,12 @@ def test_planning_keeps_what_snakemake_imported_out_of_full_collections(tmp_path
 
 
 def test_planning_warns_when_the_paper_config_exceeds_the_disk_budget(tmp_path):
-    """``budget.disk_gb`` below the planned disk (fpa.memory.cost): a one-line warning before any job."""
+    """``budget.disk_gb`` below the planned disk (fpa.memory.cost): a one-line warning before any job,
+    after the line that states the plan's cost (fpa.memory.summary)."""
     budget = tmp_path / "budget.yaml"
     budget.write_text("budget: {disk_gb: 100}\n")
     result = _plan(tmp_path, "--configfile", str(ROOT / "config" / "paper.yaml"), str(budget))
     assert result.returncode == 0, result.stderr[-3000:]
-    [line] = [line for line in result.stderr.splitlines() if line.startswith("disk: ")]
-    assert line.endswith("> budget.disk_gb 100 (per job family: fpa plan-memory CONFIG)"), line
+    [line] = [line for line in result.stderr.splitlines() if "> budget.disk_gb" in line]
+    assert line.startswith("disk: ") and line.endswith("> budget.disk_gb 100 (per job family: fpa plan-memory CONFIG)")
+    assert re.match(r"plan: ~[\d,]+ GB of disk and ~[\d,]+ GPU-hours in \d+ GPU jobs", result.stderr.splitlines()[1])

@@ -45,6 +45,16 @@ def fetched_entries(config: dict, catalog: dict) -> Iterator[tuple[str, str, dic
             yield section, name, entry
 
 
+def unpinned_inputs(config: dict, catalog: dict) -> list[str]:
+    """The keys of the config's hub models and fetched catalog files that are not pinned (a model's
+    revision and files, a file's sha256): what ``fpa lock`` pins and ``fpa lock --check`` refuses."""
+    models = [f"models.{name}" for name, model in config["models"].items()
+              if model["source"] == "hub" and not is_pinned(model)]
+    files = [f"{section}.{name}" for section, name, entry in fetched_entries(config, catalog)
+             if entry["sha256"] is None]
+    return models + files
+
+
 def lock_models(config: dict, text: str, where: str, check: bool) -> tuple[str, list[str], list[str]]:
     """(config text with the models pinned, report lines, problems)."""
     lines, problems = [], []
