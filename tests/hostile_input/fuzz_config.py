@@ -109,6 +109,12 @@ def start_up_warnings(plan, workdir: Path) -> list[str]:
         plan.config, plan.runs, plan.catalog, workdir, curves=plan.curves())
 
 
+def workflow_lines(stderr: str) -> list[str]:
+    """The lines a Snakemake run's stderr holds from the workflow: Snakemake's notice that it reads the
+    workflow's default profile (profiles/default), which precedes them, left out."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith("Using workflow specific profile")]
+
+
 def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
     """A real ``snakemake -n --configfile path``: accepted, or refused with one ``config error:`` line
     (Snakemake's own refusals of a file its loader cannot read aside)."""
@@ -118,10 +124,7 @@ def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
         raise Problem(f"snakemake -n printed a traceback: {result.stderr[-300:]}")
     if result.returncode == 0:
         return Verdict(True)
-    # Snakemake's notice that it reads the workflow's default profile (profiles/default) precedes
-    # whatever the workflow prints
-    lines = [line for line in result.stderr.strip().splitlines()
-             if not line.startswith("Using workflow specific profile")]
+    lines = workflow_lines(result.stderr)
     if len(lines) == 1 and lines[0].startswith("config error: "):
         return Verdict(False, lines[0].removeprefix("config error: "))
     return Verdict(False, "snakemake: " + " ".join(lines)[-300:])
