@@ -144,3 +144,19 @@ def test_the_planner_takes_the_gpus_rate_from_the_measured_mfu_and_the_useful_sh
     cost = training_cost(CONFIG, "m", [_run()], ARCH, full, flops)
     assert cost.gpu_hours == pytest.approx(training_cost(CONFIG, "m", [_run()], ARCH, Assumptions(), flops).gpu_hours
                                            * 0.35 / full.train_hfu, rel=1e-12)
+
+
+def test_planning_goes_on_where_an_estimate_cannot_be_made(monkeypatch, tmp_path):
+    """A checkout without the GPU record the HF decoder's rate comes from (a copy of the workflow) still
+    plans, saying why it states no cost (the rehearsal's planning crashed on it)."""
+    import fpa.memory.cost as cost
+
+    def no_record(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", "benchmarks/gpu/results/gpu.json")
+
+    monkeypatch.setattr(cost, "hf_decode_rate", no_record)
+    plan = judge([ROOT / "config" / "paper-rehearsal.yaml"])
+    lines = cost_lines(plan.config, plan.runs, plan.catalog, tmp_path, curves=plan.curves())
+    assert lines[0] == ("plan: disk and GPU-hours not estimated: [Errno 2] No such file or directory: "
+                        "'benchmarks/gpu/results/gpu.json'")
+    assert lines[1].startswith("plan: 3 hub inputs not pinned")

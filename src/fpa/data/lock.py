@@ -22,7 +22,7 @@ from typing import Iterator
 
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.data.download import ALL_SECTIONS, fetch
-from fpa.data.models import COMMIT, check_model, is_pinned, model_pins
+from fpa.data.models import COMMIT, check_model, is_pinned, model_mirror, model_pins
 from fpa.data.yaml_edit import set_entry_keys
 from fpa.io import sha256_file, write_text
 from fpa.project import PROJECT_ROOT
@@ -67,7 +67,7 @@ def lock_models(config: dict, text: str, where: str, check: bool) -> tuple[str, 
                             f"{', no files' if not model.get('files') else ''}); run `fpa lock {where}`")
             continue
         try:
-            commit, files = model_pins(model, config["data"]["model_mirror"])
+            commit, files = model_pins(model, model_mirror(config, where))
             check_model(f"model {model['hub_id']}", model, commit, files)
         except ValueError as error:  # reported with every other input's problem
             problems.append(f"{where}: {key}: {error}")

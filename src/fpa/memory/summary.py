@@ -21,7 +21,11 @@ def cost_lines(config: Mapping, runs: Mapping, catalog: Mapping, root: Path, *, 
     """The plan's cost and the inputs it runs unpinned, in a few lines; none for a plan that estimates no
     GPU job (the toy) and pins every input. ``curves``: as ``plan_costs``; ``root``: the working directory."""
     lines = []
-    costs = plan_costs(config, runs, root, curves=curves) if train_problems(config, Assumptions()) else []
+    try:
+        costs = plan_costs(config, runs, root, curves=curves) if train_problems(config, Assumptions()) else []
+    except (OSError, ValueError) as error:  # a record the estimates rest on is missing or unreadable: say so, plan on
+        costs = []
+        lines.append(f"plan: disk and GPU-hours not estimated: {error}")
     if costs:
         disk = sum(cost.disk_bytes for cost in costs) / GB
         lines.append(f"plan: ~{disk:,.0f} GB of disk and ~{sum(cost.gpu_hours for cost in costs):,.0f} GPU-hours in "

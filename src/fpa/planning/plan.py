@@ -28,6 +28,7 @@ from fpa.config.runs import Run, run_names
 from fpa.containment import WORK_AREAS, outside_work_areas
 from fpa.data.dataset_files import DATASET_FILES
 from fpa.data.download import find_entry
+from fpa.data.models import model_mirror
 from fpa.errors import ConfigError
 from fpa.grading import grader_module
 from fpa.numerics import portable_env_prefix
@@ -66,6 +67,7 @@ class Plan:
         uses_catalog = config["dataset"]["source"] in DATASET_FILES or any(
             bench["source"] == "catalog" for bench in config["benchmarks"].values())
         self.catalog = load_catalog(config, "config") if uses_catalog else {}
+        self.model_mirror = model_mirror(config, where)  # where fetch_model reads the hub models
         self.layouts = check_planning(config, where, self.runs)
         # benchmarks of the tables: code ones whose grader reads their task file sampled, then
         # graded in the sandbox (code.smk), the others (a code dataset's validation problems too)
