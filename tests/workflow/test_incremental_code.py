@@ -10,7 +10,7 @@ import re
 
 import pytest
 import yaml
-from workflow_helpers import complete_by_touch, copy_project, job_counts, snakemake
+from workflow_helpers import complete_by_touch, copy_project, edited, job_counts, snakemake
 
 from fpa.objectives import module_of
 from fpa.planning import judge
@@ -63,13 +63,8 @@ def test_an_added_objective_plans_nothing_until_a_method_uses_it(completed, tmp_
 
 def test_editing_an_objective_plans_exactly_the_runs_whose_code_imports_it(completed):
     project, workdir = completed
-    source = project / "src" / "fpa" / "objectives" / "dpo.py"
-    original = source.read_text()
-    try:
-        source.write_text(original + "\n# an edit\n")
+    with edited(project / "src" / "fpa" / "objectives" / "dpo.py"):
         counts, text = _planned(project, workdir)
-    finally:
-        source.write_text(original)
     plan = judge([project / "config" / "paper.yaml"])
     # the (model, run, seed)s the tables read, as the plan trains them (test_paper_plan)
     read = {(key.model, key.method, str(seed)) for layout in plan.layouts.values()

@@ -5,6 +5,7 @@ tests compare."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -118,6 +119,17 @@ def complete_by_touch(project: Path, workdir: Path, config: Path) -> None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.touch()
     snakemake(project, workdir, config, "--touch", "--forceall", "--cores", "1")
+
+
+@contextlib.contextmanager
+def edited(source: Path):
+    """``source`` with a comment appended (a code edit that changes nothing it does), restored after."""
+    original = source.read_text()
+    source.write_text(original + "\n# an edit\n")
+    try:
+        yield
+    finally:
+        source.write_text(original)
 
 
 def as_from_the_root(workdir: Path) -> None:
