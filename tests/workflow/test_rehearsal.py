@@ -2,8 +2,8 @@
 
 The paper's three model families built by rule build_models (``fpa.data.rehearsal_models``: real
 vocabularies, special tokens, BPE and Llama 3.2's chat template; random weights, shrunk) into a
-hub-cache model mirror,
-pinned by ``fpa lock`` and fetched by ``fetch_model``; the benchmarks from the tiny data mirror;
+hub-cache model mirror, pinned by ``fpa lock`` and fetched by ``fetch_model``; the benchmarks from
+the tiny data mirror;
 then the whole DAG: sampling, the offline datasets, the reference caches, FPA (each model) and
 Off-RL (Qwen3) under FSDP with gradient checkpointing on 2 gloo ranks in bf16, GRPO through TRL,
 evaluation, model selection, the tables with Δ against the paper and a figure. Each check names
