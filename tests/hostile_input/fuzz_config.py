@@ -101,12 +101,18 @@ def planning_verdict(path: Path) -> Verdict:
 
 def start_up_warnings(plan, workdir: Path) -> list[str]:
     """What workflow/rules/common.smk prints after the judge, before any job: each GPU job whose
-    memory estimate exceeds gpu_memory_gb, and the disk estimate against the budget."""
-    from fpa.memory.cost import disk_warning
+    memory estimate exceeds gpu_memory_gb, and the plan's cost (fpa.memory.summary)."""
     from fpa.memory.plan import memory_warnings
+    from fpa.memory.summary import cost_lines
 
-    return memory_warnings(plan.config, plan.runs, workdir) + [
-        line for line in [disk_warning(plan.config, plan.runs, workdir, curves=plan.curves())] if line is not None]
+    return memory_warnings(plan.config, plan.runs, workdir) + cost_lines(
+        plan.config, plan.runs, plan.catalog, workdir, curves=plan.curves())
+
+
+def workflow_lines(stderr: str) -> list[str]:
+    """The lines a Snakemake run's stderr holds from the workflow: Snakemake's notice that it reads the
+    workflow's default profile (profiles/default), which precedes them, left out."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith("Using workflow specific profile")]
 
 
 def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
@@ -118,7 +124,7 @@ def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
         raise Problem(f"snakemake -n printed a traceback: {result.stderr[-300:]}")
     if result.returncode == 0:
         return Verdict(True)
-    lines = result.stderr.strip().splitlines()
+    lines = workflow_lines(result.stderr)
     if len(lines) == 1 and lines[0].startswith("config error: "):
         return Verdict(False, lines[0].removeprefix("config error: "))
     return Verdict(False, "snakemake: " + " ".join(lines)[-300:])

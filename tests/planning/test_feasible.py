@@ -16,7 +16,7 @@ import yaml
 from fpa.cli import main
 from fpa.planning.judge import merge
 
-from hostile_input.fuzz_config import Verdict, check_config_verdict, planning_verdict
+from hostile_input.fuzz_config import Verdict, check_config_verdict, planning_verdict, workflow_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -152,7 +152,7 @@ def test_snakemake_dry_run_refuses_a_zero_head_architecture_in_one_line(tmp_path
                              "--configfile", str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     # Snakemake prints an exception in the Snakefile to stdout: "ZeroDivisionError in file ...common.smk"
     assert result.returncode != 0 and "Error in file" not in result.stdout, result.stdout
-    assert result.stderr.strip().splitlines() == [f"config error: {path}: {CASES['hub_zero_heads'][1]}"]
+    assert workflow_lines(result.stderr) == [f"config error: {path}: {CASES['hub_zero_heads'][1]}"]
 
 
 @pytest.mark.parametrize("option, value, expected", [

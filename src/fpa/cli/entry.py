@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa {args.command}: error: {error}", file=sys.stderr)
         sys.exit(2)
     finally:
-        # a job's log, not a user at a terminal (nor a user's pipe: interactive commands never run as jobs)
-        if not sys.stderr.isatty() and not getattr(args, "interactive", False):
+        # a job's log: every rule's command carries its code fingerprint (--code); a user's command,
+        # at a terminal or into a pipe, does not
+        if getattr(args, "code", None) is not None:
             report_usage()
 
 

@@ -287,16 +287,3 @@ def decode_rate(config: Mapping, architectures: Mapping[str, Architecture | None
         return None
     params = {model: arch.params for model, arch in architectures.items() if arch is not None}
     return hf_decode_rate(config["generation"]["batch_size"], params)
-
-
-def disk_warning(config: Mapping, runs: Mapping, root: Path, *, curves: Sequence[str]) -> str | None:
-    """One line when the config's jobs (``curves``: as ``plan_costs``) will write more than ``budget.disk_gb``,
-    else None."""
-    budget = (config.get("budget") or {}).get("disk_gb")
-    if budget is None or train_problems(config, Assumptions()) is None:
-        return None
-    disk = sum(cost.disk_bytes for cost in plan_costs(config, runs, root, curves=curves)) / GB
-    if disk <= budget:
-        return None
-    return (f"disk: the config's jobs write ~{disk:,.0f} GB > budget.disk_gb {budget:,.0f} "
-            f"(per job family: fpa plan-memory CONFIG)")
