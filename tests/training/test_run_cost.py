@@ -101,7 +101,7 @@ def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():
     """The RLVR config's offline run trains under FSDP (DDP did not fit 80 GB), and its online runs are
     planned with the GPU share TRL's colocated vLLM engine takes."""
     from fpa.memory.plan import GIB, plan_memory
-    from fpa.training.online.settings import COLOCATED_VLLM_SHARE
+    from fpa.online.base import COLOCATED_VLLM_SHARE
 
     plan = judge([ROOT / "config" / "paper-rlvr.yaml"])
     gpu = int(plan.config["gpu_memory_gb"] * GIB)

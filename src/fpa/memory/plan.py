@@ -19,9 +19,9 @@ from typing import Mapping
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, objective_chunk_rows,
                                  objective_head_buffers, training_memory)
+from fpa.online.base import COLOCATED_VLLM_SHARE
 from fpa.paths import HUB_MODEL, TOY_MODEL
 from fpa.precision import element_bytes
-from fpa.training.online.settings import COLOCATED_VLLM_SHARE
 from fpa.resources import job_world
 
 GIB = 2**30
