@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from fpa.data.download import CATALOG, CODE_SECTION, read_benchmarks_config
+from fpa.catalog import CATALOG, CODE_SECTION, read_benchmarks_config
 from fpa.registry import Registry
 
 # registry -> the package of its members and the record types they declare

@@ -64,7 +64,7 @@ TIMED_STEP = 0
 
 def write_math_lengths(mirror: Path, out: Path = LENGTHS) -> dict:
     """Prompt and solution byte lengths of every MATH training record of ``mirror``, into ``out``."""
-    from fpa.data.prompts import render_prompt
+    from fpa.samples.prompts import render_prompt
 
     source = mirror / "math" / "train.jsonl.gz"
     template = paper_config()["models"]["qwen3-4b-base"]["prompt_template"]

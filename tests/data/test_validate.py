@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from fpa.catalog import read_benchmarks_config
 from fpa.cli import main
-from fpa.data.download import fetch, read_benchmarks_config
+from fpa.data.download import fetch
 from fpa.data.validate import check_user_benchmark, read_records
 
 ROOT = Path(__file__).resolve().parents[2]

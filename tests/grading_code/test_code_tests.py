@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from fpa.data.code import build_code_train
-from fpa.data.offline import build_offline_dataset, grade_samples
 from fpa.grading import code_graders, get_grader
 from fpa.grading.code import livecodebench
 from fpa.grading.code.tests import grade_tests_many
+from fpa.samples.offline import build_offline_dataset, grade_samples
 from fpa.sandbox import Sandbox
 
 MIRROR = Path(__file__).resolve().parents[1] / "fixtures" / "code" / "mirror"

@@ -139,8 +139,8 @@ def run_first_job(path: Path, workdir: Path, holding: str = "") -> list[str]:
     temporary), and its first job (a job of the dry run with no input from another job, by its outputs'
     order, not by the order the dry run prints, which a change of the workflow's code may turn; the
     first whose outputs hold ``holding`` where one does) runs. Its outputs; ``Problem`` otherwise."""
-    from fpa.containment import planned_paths
     from fpa.config.wildcards import longest_name
+    from fpa.containment import planned_paths
 
     command = [sys.executable, "-m", "snakemake", "--cores", "1", "-d", str(workdir)]
     dry = subprocess.run([*command, "-n", "--configfile", str(path)], capture_output=True, text=True, timeout=300,
@@ -218,9 +218,9 @@ def first_job_problem(path: Path) -> None:
     prompt encoded as the reference cache and training encode it at each max_length they use; a
     validation benchmark's held-out split of two kept problems (the fewest that train) not empty;
     each model's memory planned above zero, no part of it negative, as fpa plan-memory plans it."""
-    from fpa.data.offline import hold_out
     from fpa.memory.plan import GIB, plan_memory
     from fpa.planning import judge
+    from fpa.samples.offline import hold_out
 
     plan = judge([path], ROOT)
     dataset = plan.config["dataset"]
@@ -255,8 +255,8 @@ def _build_toy_model_shapes(model: dict) -> None:
 
 
 def _encode_the_longest_prompt(plan, name: str, model: dict) -> None:
-    from fpa.data.prompts import build_prompts
-    from fpa.data.tokenize import encode_sample
+    from fpa.samples.prompts import build_prompts
+    from fpa.samples.tokenize import encode_sample
     from fpa.toy.task import chain_lengths, make_problems
     from fpa.toy.tokenizer import build_tokenizer
 

@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 import torch
 
-from fpa.data.pairs import PAIRING_RULES, build_pairs
 from fpa.objectives import OBJECTIVES
+from fpa.samples.pairs import PAIRING_RULES, build_pairs
 from fpa.training.batch_statistic import batch_mean, with_batch_mean
 
 METHODS = {"sft", "dpo", "rpo", "dpop", "kto", "apo", "offrl", "offrl_kl", "offrl_rs", "fpa", "fpa_cor", "fpa_incor"}

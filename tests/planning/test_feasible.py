@@ -185,9 +185,9 @@ def test_the_refused_max_length_is_where_the_reference_cache_fails(tmp_path):
     import json
     import re
 
-    from fpa.data.prompts import build_prompts
-    from fpa.data.tokenize import encode_sample
     from fpa.io import read_jsonl
+    from fpa.samples.prompts import build_prompts
+    from fpa.samples.tokenize import encode_sample
     from fpa.toy.tokenizer import build_tokenizer
 
     refusal = check_config_verdict(write_config(tmp_path, {"training": {"max_length": 8}})).line

@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from fpa.data.prompts import render_prompt
 from fpa.grading.answers import grade_toy
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import (
     DEFAULT_PROMPT_TEMPLATE,
     SPLITS,

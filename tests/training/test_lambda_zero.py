@@ -15,11 +15,11 @@ import pytest
 import torch
 from transformers import Qwen2ForCausalLM
 
-from fpa.planning import judge
-from fpa.data.prompts import render_prompt
 from fpa.objectives import get_objective
+from fpa.planning import judge
 from fpa.reference.cache import write_reference_cache
 from fpa.reference.inputs import make_reference
+from fpa.samples.prompts import render_prompt
 from fpa.toy.model import model_config
 from fpa.toy.settings import ToyModelConfig
 from fpa.toy.task import make_problems, render_trace

@@ -60,7 +60,7 @@ def test_every_schema_property_has_description_and_objects_are_closed():
 
 
 def test_default_prompt_is_the_papers_and_paper_config_uses_it():
-    from fpa.data.prompts import PAPER_MATH_TEMPLATE
+    from fpa.samples.prompts import PAPER_MATH_TEMPLATE
 
     schema = load_schema()
     model = schema["properties"]["models"]["additionalProperties"]["properties"]

@@ -96,7 +96,7 @@ def test_llama_prompts_stay_the_same_when_the_day_changes(rehearsal, monkeypatch
     """Defect: Llama 3.2's chat template writes today's date (``strftime_now``) into each prompt."""
     import transformers.utils.chat_template_utils as chat_utils
 
-    from fpa.data.prompts import build_prompts
+    from fpa.samples.prompts import build_prompts
 
     model = rehearsal.config["models"]["llama-3.2-3b-instruct"]
     tokenizer = _tokenizer(rehearsal.workdir, "llama-3.2-3b-instruct")
@@ -120,7 +120,7 @@ def _samples(workdir: Path, model: str) -> list[dict]:
 def test_completions_cut_at_the_length_limit_train_without_eos(rehearsal):
     """Defect: EOS appended to every completion, also to those cut at max_new_tokens; no finish
     reason recorded. The planted answerer ends half its lines with EOS and the others at the limit."""
-    from fpa.data.tokenize import encode_record
+    from fpa.samples.tokenize import encode_record
 
     for name in MODELS:
         samples = _samples(rehearsal.workdir, name)

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fpa.catalog import declared_duplicates, find_entry, read_benchmarks_config, read_bounds
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import declared_duplicates, fetch, find_entry, read_benchmarks_config, read_bounds
+from fpa.data.download import fetch
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
 from fpa.data.models import fetch_snapshot, is_pinned
-from fpa.data.prompts import check_chat_template
 from fpa.data.validate import check_user_benchmark
 from fpa.grading import get_gold_check
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
+from fpa.samples.prompts import check_chat_template
 
 
 def fetch_data(args) -> None:
@@ -98,7 +99,7 @@ def build_models(args) -> None:
 
 
 def gold_selfcheck(args) -> None:
-    from fpa.grading.selfcheck import gold_selfcheck as run
+    from fpa.data.selfcheck import gold_selfcheck as run
 
     report = run(args.mirror, workers=args.workers)
     for name, counts in report["benchmarks"].items():

@@ -20,9 +20,9 @@ from typing import Mapping
 
 from fpa.config.runs import TIED, Run
 from fpa.config.templates import check_prompt_template
-from fpa.data.prompts import PLACEHOLDER, render_prompt
 from fpa.errors import ConfigError
 from fpa.memory.architecture import check_fields
+from fpa.samples.prompts import PLACEHOLDER, render_prompt
 from fpa.toy.settings import toy_model_config
 from fpa.toy.task import chain_lengths
 from fpa.toy.tokenizer import token_count

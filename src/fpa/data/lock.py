@@ -20,8 +20,9 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from fpa.catalog import ALL_SECTIONS
 from fpa.data.dataset_files import DATASET_FILES
-from fpa.data.download import ALL_SECTIONS, fetch
+from fpa.data.download import fetch
 from fpa.data.models import COMMIT, check_model, is_pinned, model_mirror, model_pins
 from fpa.data.yaml_edit import set_entry_keys
 from fpa.io import sha256_file, write_text

@@ -212,7 +212,7 @@ def plant_answerer(model, tokenizer, prompt_end: int) -> None:
 
 def prompt_end_token(tokenizer, model: dict) -> int:
     """The last token of a rendered prompt of ``model`` (its chat template's, where it has one)."""
-    from fpa.data.prompts import build_prompts
+    from fpa.samples.prompts import build_prompts
 
     prompt = build_prompts(model["prompt_template"], ["1 + 1"],
                            chat_tokenizer=tokenizer if model.get("chat_template") else None)[0]

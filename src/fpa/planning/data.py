@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fpa import paths
+from fpa.catalog import ALL_SECTIONS
 from fpa.data.dataset_files import MATH12K_FILES
-from fpa.data.download import ALL_SECTIONS
 from fpa.planning.shell import shell_words
 from fpa.planning.stage import Stage, as_json
 

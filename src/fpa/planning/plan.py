@@ -21,13 +21,13 @@ from typing import Mapping
 from fpa import paths
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.aggregation.layout import table_benchmarks
+from fpa.catalog import find_entry
 from fpa.config import check_config
 from fpa.config.catalog import load_catalog
 from fpa.config.graders import reads_task_file
 from fpa.config.runs import Run, run_names
 from fpa.containment import WORK_AREAS, outside_work_areas
 from fpa.data.dataset_files import DATASET_FILES
-from fpa.data.download import find_entry
 from fpa.data.models import model_mirror
 from fpa.errors import ConfigError
 from fpa.grading import grader_module

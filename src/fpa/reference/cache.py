@@ -35,13 +35,13 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
-from fpa.data.pad_token import pad_token_id
-from fpa.data.tokenize import encode_record
-from fpa.io import atomic_path, read_json, sha256_path, write_json
 from fpa.decoder.batch import collate
-from fpa.reference.model import online_reference_hidden, reference_head_weight
 from fpa.decoder.packing import use_packed_attention
+from fpa.io import atomic_path, read_json, sha256_path, write_json
 from fpa.precision import CACHE_FORMATS, GATHER_FORMATS, autocast_dtype, torch_dtype, torch_name
+from fpa.reference.model import online_reference_hidden, reference_head_weight
+from fpa.samples.pad_token import pad_token_id
+from fpa.samples.tokenize import encode_record
 
 FORMAT_VERSION = 1
 

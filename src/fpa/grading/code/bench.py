@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 
-from fpa.data.download import CATALOG, CODE_SECTION, read_benchmarks_config
+from fpa.catalog import CATALOG, CODE_SECTION, read_benchmarks_config
 from fpa.grading import GRADERS
 from fpa.grading.code.extract import NOT_UTF8, extract_code, grader_error, is_utf8
 from fpa.progress import map_in_pool
