@@ -38,7 +38,11 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/figures.smk"
 
 
+# The light jobs run where snakemake runs, never in a cluster's queue (localrule): this one, the
+# downloads (resource group fetch: a compute node may have no network) and the jobs of group light
+# (checks, tables, figures); tests/workflow/test_profiles.py checks each rule's against its group.
 rule all:
     default_target: True
     input:
         PLAN.final_output(),
+    localrule: True

@@ -7,11 +7,15 @@ import os
 import random
 from pathlib import Path
 
-# Before torch loads its OpenMP runtime, and inherited by every job a test starts: the two xdist
-# workers each run 2-thread jobs on 2 cores, and under OpenMP's default policy a waiting thread
+from fpa.cli.entry import JOB_ENVIRONMENT  # imports no torch
+
+# Before torch loads its OpenMP runtime, and inherited by every job a test starts: the environment every
+# fpa job sets itself (OMP_WAIT_POLICY=PASSIVE), for the tests that run torch in their own process: the two
+# xdist workers each run 2-thread jobs on 2 cores, and under OpenMP's default policy a waiting thread
 # spins on a core the other worker needs; a passive one sleeps (docs/testing.md; measured:
 # docs/archive/benchmarks.md). Results do not depend on it.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+for _name, _value in JOB_ENVIRONMENT.items():
+    os.environ.setdefault(_name, _value)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -1,5 +1,6 @@
 """The four registries (``fpa.registry``): every record a module of a family's package declares is
-registered, by that module; a module that declares none is no member; the code benchmarks' task
+registered, by that module; a module that declares none is no member; another package's module is a
+member through the family's entry-point group; the code benchmarks' task
 files are entries of the catalog. (The schema enums against the registries: tests/workflow/test_config.py.)"""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import textwrap
 
 import pytest
 
-from fpa.data.download import CATALOG, CODE_SECTION, read_benchmarks_config
+from fpa.catalog import CATALOG, CODE_SECTION, read_benchmarks_config
 from fpa.registry import Registry
 
 # registry -> the package of its members and the record types they declare
@@ -73,30 +74,47 @@ def test_each_code_benchmarks_task_file_is_a_catalog_code_entry():
 
 @pytest.fixture
 def family(tmp_path, monkeypatch):
-    """A package ``family_x`` whose modules ``a`` and ``b`` each declare a record named as given."""
+    """A package ``family_x`` whose modules ``a`` and ``b`` each declare a record named as given, beside a
+    module ``helpers`` that declares none; ``plugin=`` adds a distribution ``plugin_x`` whose module
+    ``plugin_x.things`` declares one more, named in the entry-point group ``family_x``."""
 
-    def make(a: str, b: str) -> Registry:
+    def module_text(name: str) -> str:
+        return f"import types\nTHINGS = (types.SimpleNamespace(name={name!r}),)\n"
+
+    def make(a: str, b: str, plugin: str | None = None) -> Registry:
         package = tmp_path / "family_x"
         package.mkdir()
         (package / "__init__.py").write_text("")
+        (package / "helpers.py").write_text("def things():\n    THINGS = ()\n    return THINGS\n")
         for module, name in (("a", a), ("b", b)):
-            (package / f"{module}.py").write_text(textwrap.dedent(f"""
-                import types
-                THINGS = (types.SimpleNamespace(name={name!r}),)
-            """))
+            (package / f"{module}.py").write_text(module_text(name))
+        if plugin is not None:
+            (tmp_path / "plugin_x").mkdir()
+            (tmp_path / "plugin_x" / "__init__.py").write_text("")
+            (tmp_path / "plugin_x" / "things.py").write_text(module_text(plugin))
+            info = tmp_path / "plugin_x-1.0.dist-info"
+            info.mkdir()
+            (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugin_x\nVersion: 1.0\n")
+            (info / "entry_points.txt").write_text("[family_x]\nextra = plugin_x.things\n")
         monkeypatch.syspath_prepend(str(tmp_path))
-        return Registry("thing", "family_x", ("a", "b"), "THINGS")
+        return Registry("thing", "family_x", "THINGS")
 
     yield make
-    for module in [name for name in sys.modules if name.split(".")[0] == "family_x"]:
+    for module in [name for name in sys.modules if name.split(".")[0] in ("family_x", "plugin_x")]:
         del sys.modules[module]
 
 
-def test_a_registry_names_its_members_and_refuses_an_unknown_name(family):
+def test_a_registry_finds_its_members_and_refuses_an_unknown_name(family):
     things = family("one", "two")
     assert list(things) == ["one", "two"] and things.module_of("two") == "family_x.b"
+    assert things.member_modules() == ["family_x.a", "family_x.b"]  # helpers declares no THINGS at its top
     with pytest.raises(ValueError, match=r"^unknown thing 'three'; expected one of \['one', 'two'\]$"):
         things.lookup("three")
+
+
+def test_a_registry_takes_the_members_of_another_package_from_its_entry_point_group(family):
+    things = family("one", "two", plugin="three")
+    assert list(things) == ["one", "two", "three"] and things.module_of("three") == "plugin_x.things"
 
 
 def test_a_name_registered_by_two_modules_is_refused(family):

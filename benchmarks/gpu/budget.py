@@ -1,9 +1,10 @@
 """Run measurements in priority order inside a time budget, and keep what each one measured.
 
 Each measurement has an estimate of its seconds (full shapes on an H200, or the tiny CPU run);
-the plan with its estimates is printed before anything starts. A measurement whose estimate
-exceeds what is left of the budget is skipped with one line; one that raises (out of memory,
-a missing package) is recorded with its error and the next one runs. The record is written
+the plan with its estimates is printed before anything starts. A measurement the memory planner
+rules out on this GPU (``unfit``), or whose estimate exceeds what is left of the budget, is skipped
+with one line; one that raises (out of memory, a missing package) is recorded with its error and
+the next one runs. The record is written
 atomically after every measurement, so a run killed at its time limit keeps what it finished.
 """
 
@@ -28,15 +29,19 @@ class Measurement:
     estimate_s: float  # full shapes on one H200
     tiny_estimate_s: float  # --tiny on two CPU cores
     run: Callable[[dict], dict]  # context -> result
+    unfit: str | None = None  # why the memory planner says it cannot fit this GPU (gpu.training.unfit_reason)
 
 
 def plan_lines(measurements: list[Measurement], tiny: bool, budget_s: float) -> list[str]:
     estimate = (lambda m: m.tiny_estimate_s) if tiny else (lambda m: m.estimate_s)
-    total = sum(estimate(m) for m in measurements)
+    total = sum(estimate(m) for m in measurements if not m.unfit)
     lines = [f"plan ({'tiny, CPU' if tiny else 'full shapes'}; budget {budget_s:.0f} s, "
              f"estimated {total:.0f} s in all):"]
     elapsed = 0.0
     for rank, m in enumerate(measurements, 1):
+        if m.unfit:
+            lines.append(f"  {rank}. {m.key:<14} skip: {m.unfit}")
+            continue
         elapsed += estimate(m)
         lines.append(f"  {rank}. {m.key:<14} ~{estimate(m):4.0f} s (by {elapsed:4.0f} s)  {m.title}")
     return lines
@@ -66,8 +71,9 @@ def run_all(measurements: list[Measurement], context: dict, record: dict, out: P
         estimate = m.tiny_estimate_s if tiny else m.estimate_s
         left = budget_s - (time.perf_counter() - started)
         entry = {"title": m.title, "estimate_s": estimate}
-        if estimate > left:
-            entry.update(status="skipped", reason=f"estimated {estimate:.0f} s > {left:.0f} s left of the budget")
+        if m.unfit or estimate > left:
+            entry.update(status="skipped",
+                         reason=m.unfit or f"estimated {estimate:.0f} s > {left:.0f} s left of the budget")
             print(f"skip {m.key}: {entry['reason']}", flush=True)
         else:
             print(f"run  {m.key} (~{estimate:.0f} s, {left:.0f} s left): {m.title}", flush=True)

@@ -4,7 +4,7 @@ the HF backend, each job on the device the plan gives it (``resources.<group>.gp
 0 on the CPU). What each job recorded: its device, dtype, wall time and peak memory.
 
 The device has no network and no Snakemake: ``gpu/fetch_wheels.sh`` carries Snakemake's wheels
-and the two wheels the rehearsal's tokenizers are built from (``tests/workflow/rehearsal_models``),
+and the two wheels the rehearsal's tokenizers are built from (``fpa.data.rehearsal_models``),
 and the call carries the tiny data mirror (``--data-mirror``). Per job, from its provenance record
 (``*.prov.json``: rule, config and ``usage``, whose ``device`` and ``gpu_peak_bytes`` a job that
 computed on a GPU writes) and its Snakemake benchmark file (``max_rss``, the host's peak); the
@@ -36,8 +36,7 @@ BACKEND_LINE = re.compile(r"HF backend on (\w+) in (\w+)")
 
 def rehearsal_config(work: Path, data_mirror: Path, wheels: Path, cuda: bool, tiny: bool) -> Path:
     """The rehearsal config for one model, its mirror built and the file locked against it."""
-    sys.path.insert(0, str(ROOT / "tests" / "workflow"))
-    from rehearsal_models import build_mirror
+    from fpa.data.rehearsal_models import build_mirror
 
     config = yaml.safe_load(REHEARSAL.read_text())
     model = next(iter(config["models"]))
@@ -58,7 +57,8 @@ def rehearsal_config(work: Path, data_mirror: Path, wheels: Path, cuda: bool, ti
                            **{group: {"gpu": 1 if cuda else 0, "cpus_per_task": 2} for group in RULES}}
     build_mirror(config, work / "hub", wheels)
     config["data"].update(catalog=str(ROOT / ".test" / "config_math" / "benchmarks.yaml"),
-                          mirror=str(data_mirror / "tiny"), model_mirror=str(work / "hub"))
+                          mirror=str(data_mirror / "tiny"), model_mirror=str(work / "hub"),
+                          build_models=False)  # built here, from the wheels the call carries (no network)
     path = work / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     locked = subprocess.run([sys.executable, "-m", "fpa", "lock", str(path)], env=job_environment(),

@@ -67,7 +67,7 @@ def head_precision(shape: Shape, device, lam: float, head_memory_mb: float, reps
     from fpa.memory.training import objective_chunk_rows
     from fpa.objectives import get_objective
     from fpa.training.head import token_statistics
-    from fpa.training.precision import HEAD_PRECISIONS
+    from fpa.precision import HEAD_PRODUCTS as HEAD_PRECISIONS
 
     x = _head_inputs(shape, device)
     chunks = {method: objective_chunk_rows("auto", head_memory_mb, shape.architecture.vocab_size,

@@ -5,7 +5,8 @@
     python benchmarks/gpu/run.py --tiny --out DIR              # the same code on CPU, tiny shapes (CI)
 
 Measurements, in priority order (``measurements()``), each within the time left of ``--budget-s``
-(one that would overrun is skipped with a line; one that fails is recorded and the next runs):
+(one that would overrun, or that the memory planner says cannot fit this GPU, is skipped with a line;
+one that fails is recorded and the next runs):
 the paper's overhead table (Qwen3-4B-Base, FPA with the cached reference vs Off-RL) with the memory
 planner beside the measured peak; what users run (``gpu.throughput``: paper.yaml's training under FSDP2
 on MATH's length mix, tokens/s, MFU, FPA / Off-RL, the paper per GPU beside) and the cost of
@@ -96,23 +97,30 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
     items = [
         # ~55 s to write the model and the cache and open the session (the last H200 record: 81 s in all with 8
         # one-micro-batch steps of ~3.3 s), a micro-batch per method to warm up, then 8 micro-batches per method
-        # a round: one round (~53 s) on full shapes, a step averaging 8 micro-batches
+        # a round: one round (~53 s) on full shapes, a step averaging 8 micro-batches; the H100's call 5 ran out of
+        # memory in it after 90.6 s, which the planner's verdict (unfit) now foresees
         Measurement("overhead", f"overhead table: {main.name}, FPA (cached reference) vs Off-RL, the paper's "
                     "8 micro-batches a step, planner beside", 120, 12,
                     lambda ctx: training.overhead(main, MAIN, work(ctx, "overhead"), device,
-                                                  rounds(ctx) if tiny else OVERHEAD_ROUNDS)),
+                                                  rounds(ctx) if tiny else OVERHEAD_ROUNDS),
+                    unfit=training.unfit_reason(main, training.overhead_training(main), gpu_bytes)),
+        # the H100's call 5 (gpu_calls/call-5.log): 134.5 s for the model, the MATH-length data and its cache, then
+        # configured and causal (a warm-up and 3 paired rounds each) and tuned's out-of-memory; tuned, which the
+        # planner puts at 138.5 GiB, is now skipped before it starts on either kind
         Measurement("users_step", f"what users run: {main.name}, paper.yaml's training (FSDP2 world 1), MATH's "
-                    "length mix padded; tokens/s, MFU, peak, FPA / Off-RL; causal and tuned body beside", 200, 60,
+                    "length mix padded; tokens/s, MFU, peak, FPA / Off-RL; causal and tuned body beside", 135, 60,
                     scratch("users", lambda path, rounds: throughput.users_step(
                         main, MAIN, path, device, rounds, USERS_PROBLEMS,
-                        throughput.TINY_VARIANTS if tiny else throughput.VARIANTS))),
+                        gpu_bytes, throughput.TINY_VARIANTS if tiny else throughput.VARIANTS))),
+        # call 5: 188.0 s in its own process: users_step's data, configured then deterministic (3 rounds each), and
+        # the narrow checkpoint-kill-resume
         Measurement("deterministic", f"training.deterministic: Off-RL step cost ({main.name}) and resume "
-                    f"bit-identical ({narrow.name})", 150, 45,
+                    f"bit-identical ({narrow.name})", 190, 45,
                     scratch("deterministic", lambda path, rounds: throughput.deterministic_cost(
-                        main, narrow, MAIN, path, device, rounds, USERS_PROBLEMS))),
-        # the last H200 record: 10.4 s for FPA's calls; Off-RL's call (no reference) costs about half of FPA's
+                        main, narrow, MAIN, path, device, rounds, USERS_PROBLEMS, gpu_bytes))),
+        # call 5: 16.2 s for FPA's and Off-RL's calls at three precisions and the float64 run
         Measurement("head", f"loss head at N={main.completion_tokens:,}, V={main.architecture.vocab_size:,}: "
-                    "FPA's call (cached ref_lse) and Off-RL's, fp32 / TF32 / bf16, FPA's vs float64", 20, 3,
+                    "FPA's call (cached ref_lse) and Off-RL's, fp32 / TF32 / bf16, FPA's vs float64", 17, 3,
                     lambda ctx: kernels.head_precision(main, device, lam, main.training["head_memory_mb"],
                                                        rounds(ctx))),
         Measurement("trl", f"{' / '.join(c.upper() for c in trl_cases)} step, ours vs TRL ({narrow.name})", 70, 10,
@@ -125,11 +133,13 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
         Measurement("cache", f"reference cache on the device vs the CPU ({main.name}, 2 x {cache_length} tokens)",
                     50, 4, lambda ctx: scratch("cache", lambda path, _: kernels.cache_devices(
                         main, main_model(ctx), path, device, max_length=cache_length))(ctx)),
-        # not yet timed with the device sampler (the 249 s of the last record drew on the CPU): 2 rows a slot of
-        # ~512 tokens on average at 256 and 64 slots, ~1,000 full steps then a tail to 2,048 each, at ~15 ms a
-        # step (8 GB of weights and ~25 GB of cache read at 4.8 TB/s, the sampler's hashing) or less
+        # the H100's call 6 (gpu_calls/call-6.log, stopped at its 220 s): ~20 s to start and build the model, the
+        # warm-up 4 s, 64 slots (128 rows) 150 s, their longest slot's two rows setting the tail (55 % of the rows
+        # by 45 s); then 178 slots (356 rows, the slots that fit 80 GB of 256 asked) at 4.35 rows/s in their first
+        # 15 s against 64 slots' 1.91, 1.22 times as long a step per slot (178 / 64 / (4.35 / 1.91)), so
+        # ~150 x 1.22 = 185 s: ~360 s in all, on an H200 (256 slots) no less
         Measurement("generation", f"HF slot decoder tokens/s ({main.name}, bf16, the paper's "
-                    f"{config['generation']['max_new_tokens']:,} new tokens at most, uneven lengths)", 70, 4,
+                    f"{config['generation']['max_new_tokens']:,} new tokens at most, uneven lengths)", 360, 4,
                     lambda ctx: kernels.generation(main, device, [2, 4] if tiny else kernels.configured_batch_sizes(),
                                                    prompt=min(256, main.max_length // 4),
                                                    new_tokens=8 if tiny else config["generation"]["max_new_tokens"],
@@ -139,16 +149,12 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                     scratch("dag", lambda path, _: dag.run_dag(path, data_mirror(), rehearsal_wheels(),
                                                                cuda=device.type == "cuda", tiny=tiny))),
     ]
-    fit = training.fits_one_gpu(shape(LARGE, tiny=False), gpu_bytes)  # the real 7B decides, in tiny mode too
-    if fit["fits"]:
-        items.append(Measurement("overhead_large", f"overhead table: {large.name}", 150, 12,
-                                 scratch("overhead-large", lambda path, rounds: training.overhead(
-                                     large, LARGE, path, device, rounds))))
-    else:
-        items.append(Measurement("overhead_large", f"{LARGE}: the planner's peak vs this GPU", 0, 0,
-                                 lambda ctx: {**fit, "shape": LARGE, "skipped": (
-                                     f"does not fit one GPU: the planner's peak {fit['planner_peak_gib']:.1f} GiB "
-                                     f"> {fit['gpu_gib']:.1f} GiB")}))
+    real_large = shape(LARGE, tiny=False)  # the real 7B decides, in tiny mode too
+    items.append(Measurement("overhead_large", f"overhead table: {large.name}", 150, 12,
+                             scratch("overhead-large", lambda path, rounds: training.overhead(
+                                 large, LARGE, path, device, rounds)),
+                             unfit=training.unfit_reason(real_large, training.overhead_training(real_large),
+                                                         gpu_bytes)))
     return items
 
 

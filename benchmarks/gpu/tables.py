@@ -4,7 +4,8 @@ ratios with their spread over rounds, the other measurements, the GPU named; not
 from __future__ import annotations
 
 from gpu.models import PAPER_GPUS, paper_overhead
-from shared.rounds import spread_text
+from gpu.throughput import METHODS
+from shared.rounds import rotated, spread_text
 
 LABELS = {"offrl": "Off-RL", "fpa": "Off-RL w/ FPA"}
 GIB = 2**30
@@ -109,13 +110,13 @@ def _other(key: str, r: dict) -> list[str]:
                 f"T = {r['temperature']}, {r['rows_per_slot']} rows per slot: {runs}."]
     if key in ("users_step", "deterministic"):
         return _throughput(key, r)
-    if key == "overhead_large" and "skipped" in r:
-        return [f"{r['shape']}: {r['skipped']}."]
     return []
 
 
 def markdown(record: dict) -> str:
-    where = record["gpu"] or f"CPU ({record['cpu']})"
+    memory = f"{record['gpu_memory_bytes'] / GIB:.1f} GiB; " if record.get("gpu_memory_bytes") else ""
+    where = (f"{record['gpu']} ({memory}host {record['cpu']}, {record['cpu_count']} cores)" if record["gpu"]
+             else f"CPU ({record['cpu']})")
     lines = [f"{'Tiny CPU run' if record['mode'] == 'tiny' else 'Measured'} on {where}; torch {record['torch']}, "
              f"transformers {record['transformers']}, TRL {record['trl']}; commit {record['commit'] or 'unknown'}"
              f"{' with uncommitted changes' if record.get('dirty') else ''}; "
@@ -156,6 +157,13 @@ def _dag(r: dict) -> list[str]:
     return lines
 
 
+def _rounds_batches(result: dict) -> str:
+    """Which batch each round of ``users_step`` timed (a record before ``timed_step`` took a new one a round)."""
+    if "timed_step" not in result:
+        return "each on the next step's batch, met first by the side that ran first"
+    return f"each on step {result['timed_step']}'s batch, which each side met in its warm-up"
+
+
 def _throughput(key: str, result: dict) -> list[str]:
     """The record's ``users_step`` and ``deterministic`` entries as Markdown."""
     if key == "deterministic":
@@ -168,12 +176,13 @@ def _throughput(key: str, result: dict) -> list[str]:
     lines = [f"What users run, {result['shape']}, world {result['world']}: {result['examples_per_step']} examples a "
              f"step, lengths from {lengths['source']} ({lengths['unit']}, one toy token each; mean prompt "
              f"{lengths['mean_prompt']:.0f}, solution {lengths['mean_completion']:.0f}); {result['rounds']} paired "
-             "rounds; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
+             f"rounds, {_rounds_batches(result)}; MFU of 6 N_body T + 6 V d C + 6 L H Q sum s^2 model FLOPs.", "",
              "| variant | method | tokens/s per GPU | examples/s | MFU | peak GiB | FPA / Off-RL | padding |",
              "|---|---|---:|---:|---:|---:|---|---:|"]
     for name, variant in result["variants"].items():
-        if "error" in variant:
-            lines.append(f"| {name} | failed: {variant['error'][:120]} | | | | | | |")
+        if "error" in variant or "skipped" in variant:
+            why = f"failed: {variant['error'][:120]}" if "error" in variant else f"skipped: {variant['skipped']}"
+            lines.append(f"| {name} | {why} | | | | | | |")
             continue
         ratio = variant["ratio_time_fpa_over_offrl"]
         for method, f in variant["methods"].items():
@@ -181,9 +190,19 @@ def _throughput(key: str, result: dict) -> list[str]:
             lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
                          f"| {100 * f['mfu']['median']:.1f} % | {peak} | {spread_text(ratio)} "
                          f"| {100 * variant['padding_share']:.0f} % |")
+    lines += ["", f"Step seconds per round, * where the side ran first in its round ({METHODS[0]} in rounds 1, 3, "
+              f"..., {METHODS[1]} in rounds 2, 4, ...): " + "; ".join(
+                  f"{name}: " + ", ".join(f"{method} " + " ".join(_first_marked(variant, method)) for method in METHODS)
+                  for name, variant in result["variants"].items() if "methods" in variant) + "."]
     for method, p in result.get("paper", {}).items():
         lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
                      f"{PAPER_GPUS} H200), {p['paper_tokens_per_s_per_gpu_at_our_mean_length']:,.0f} tokens/s at our "
                      f"mean length; ours {p['ours_examples_per_s']:.2f} examples/s, {p['ours_tokens_per_s']:,.0f} "
                      "tokens/s.")
     return lines
+
+
+def _first_marked(variant: dict, method: str) -> list[str]:
+    """``method``'s step seconds per round, each marked * where ``method`` ran first in that round."""
+    return [f"{s:.2f}{'*' if rotated(list(METHODS), r)[0] == method else ''}"
+            for r, s in enumerate(variant["methods"][method]["step_s"])]

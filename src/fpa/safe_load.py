@@ -93,6 +93,16 @@ def load_yaml(path: str | os.PathLike, limits: Limits = CONFIG_LIMITS) -> object
         raise LoadError(f"{path}: invalid YAML: {' '.join(str(error).split())}") from None
 
 
+def scalar(text: str) -> object:
+    """``text`` typed as a YAML scalar of a config file: ``2.0`` a float, ``true`` a boolean, ``null``
+    None, anything else (a text YAML would read as a list or mapping, or cannot read) the text."""
+    try:
+        value = yaml.load(text, Loader=_StrictLoader)
+    except yaml.YAMLError:
+        return text
+    return text if isinstance(value, (dict, list)) else value
+
+
 def load_json(path: str | os.PathLike, limits: Limits = RECORD_LIMITS) -> object:
     """The JSON value in ``path``; ``LoadError`` for invalid JSON or a broken limit."""
     return parse_json(_read_text(path, limits), str(path), limits, whole_file=True)

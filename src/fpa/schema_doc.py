@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fpa.config.schema import load_schema
+from fpa.config.schema import ENUM_FROM, load_schema
 
 DOC = "config/README.md"
 INTRO = """# Configuration
@@ -47,7 +47,10 @@ def _resolve(node: dict, defs: dict) -> dict:
 def _type(node: dict, defs: dict) -> str:
     node = _resolve(node, defs)
     if "enum" in node:
-        return "one of " + ", ".join(f"`{value}`" for value in node["enum"])
+        choices = "one of " + ", ".join(f"`{value}`" for value in node["enum"])
+        if ENUM_FROM in node:  # the keys of a registry, which a user's package may extend
+            return f"a key of `{node[ENUM_FROM].replace(':', '.')}` (here {choices})"
+        return choices
     if "const" in node:
         return f"`{node['const']}`"
     if "oneOf" in node:

@@ -7,8 +7,8 @@ import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from fpa.analysis.future_policy import HeadInputs, future_policy_kl, measure
-from fpa.data.tokenize import encode_sample
 from fpa.decoder.batch import collate, completion_states
+from fpa.samples.tokenize import encode_sample
 from fpa.toy.tokenizer import build_tokenizer
 
 TOKENIZER = build_tokenizer()

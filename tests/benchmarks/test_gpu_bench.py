@@ -45,15 +45,17 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     record, stdout = tiny_record
     assert stdout.startswith("plan (tiny, CPU")
     runs = record["measurements"]
-    assert {k: e["status"] for k, e in runs.items()} == dict.fromkeys(TINY_RUN, "ok")
+    assert {k: e["status"] for k, e in runs.items()} == {**dict.fromkeys(TINY_RUN, "ok"), "overhead_large": "skipped"}
     users = runs["users_step"]["result"]
     assert set(users["variants"]) == {"configured", "causal"}  # tiny: the compiled variant left out
+    assert users["timed_step"] == 0  # every round on step 0's batch, met by each side in its warm-up
     assert users["variants"]["configured"]["padding_share"] == 0  # packed (training.attention's default)
     assert users["variants"]["causal"]["padding_share"] > 0  # MATH's mix, padded
     for variant in users["variants"].values():
         assert variant["training"]["parallel"] == "fsdp"
         assert set(variant["methods"]) == {"fpa", "offrl"} and variant["ratio_time_fpa_over_offrl"]["n"] == 1
         assert all(m["mfu"]["median"] > 0 and m["tokens_per_s"]["median"] > 0 for m in variant["methods"].values())
+        assert variant["fpa_reference_reads_waited"] == 1  # the warm-up's first read; each timed step's, read ahead
     assert users["variants"]["causal"]["training"]["attention"] == "causal"
     assert users["planner_train_mfu"] == users["variants"]["configured"]["methods"]["offrl"]["mfu"]["median"]
     assert users["paper"]["offrl"]["paper_examples_per_s_per_gpu"] == 16.6 / 2  # config/paper_results.yaml
@@ -70,9 +72,10 @@ def test_tiny_run_measures_all_but_the_dag_and_shows_what_it_must(tiny_record):
     head = runs["head"]["result"]["precisions"]
     assert head["fp32"]["max_abs_diff_logp"] < 1e-4 < head["bf16"]["max_abs_diff_logp"]
     assert runs["trl"]["result"]["cases"]["dpo"]["check"] == "same token ids and first-step loss"
-    assert "does not fit one GPU" in runs["overhead_large"]["result"]["skipped"]  # the real 7B, on an H200
+    assert "does not fit this GPU" in runs["overhead_large"]["reason"]  # the real 7B, on an H200
     assert "| Off-RL w/ FPA |" in markdown(record) and "Tiny CPU run" in markdown(record)
     assert "| configured | offrl |" in markdown(record) and "resume under it" in markdown(record)
+    assert "paired rounds, each on step 0's batch, which each side met in its warm-up" in markdown(record)
 
 
 def test_plan_only_prints_every_measurement_with_its_estimate():
@@ -130,6 +133,32 @@ def test_report_renders_the_record_and_sets_the_paper_beside_a_full_run(tiny_rec
     fpa_row = next(line for line in full.splitlines() if line.startswith("| Off-RL w/ FPA |"))
     assert f"| {paper['fpa'][0]} |" in fpa_row and f"| {paper['fpa'][1]} |" in fpa_row
     assert f"(paper, from its examples/s: {paper['offrl'][0] / paper['fpa'][0]:.3f})" in full
+
+
+def test_what_the_planner_rules_out_is_skipped_before_it_runs(tmp_path):
+    """The H100's call 5 ran the paper's overhead step into out-of-memory: the planner's peak with its margin
+    against the GPU's memory now skips it with a line, in the plan and in the record, and runs nothing."""
+    import torch
+
+    from gpu.budget import plan_lines
+    from gpu.run import H200_BYTES, measurements
+
+    h100 = 85017493504  # torch's total_memory of the H100 80GB in gpu_calls/call-5.json
+    planned = {m.key: m.unfit for m in measurements(False, torch.device("cpu"), h100)}
+    assert "77.4 GiB + 2.2 GiB margin > 79.2 GiB" in planned["overhead"] and planned["overhead_large"]
+    assert planned["head"] is None
+    assert {m.key: m.unfit for m in measurements(False, torch.device("cpu"), H200_BYTES)}["overhead"] is None
+
+    def never(ctx):
+        raise AssertionError("a measurement the planner rules out ran")
+
+    items = [Measurement("big", "too big", 1, 1, never, unfit="does not fit this GPU: planted"),
+             Measurement("small", "runs", 1, 1, lambda ctx: {"x": 1})]
+    assert any(line.endswith("big            skip: does not fit this GPU: planted") for line in
+               plan_lines(items, tiny=True, budget_s=10))
+    runs = run_all(items, {}, {"benchmark": "gpu"}, tmp_path / "gpu.json", budget_s=10, tiny=True)["measurements"]
+    assert runs["big"]["status"] == "skipped" and runs["big"]["reason"] == "does not fit this GPU: planted"
+    assert runs["small"]["status"] == "ok"
 
 
 def test_accelerate_state_is_reset_between_sides():

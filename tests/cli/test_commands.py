@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 
@@ -62,3 +63,32 @@ def test_unknown_command_lists_every_command(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "no command 'explian' (did you mean explain?)" in err and "check-config" in err
+
+
+@pytest.mark.parametrize("set_by_user", [None, "ACTIVE"])
+def test_every_job_waits_passively_unless_its_user_says_otherwise(monkeypatch, capsys, set_by_user):
+    """A command's process, and the threads and ranks it starts, has libgomp's passive wait policy, set before
+    torch loads (issue 58); a user's own setting stands."""
+    from fpa.cli import main
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "restored after the test")
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    if set_by_user:
+        monkeypatch.setenv("OMP_WAIT_POLICY", set_by_user)
+    main(["methods"])
+    assert "offrl" in capsys.readouterr().out
+    assert os.environ["OMP_WAIT_POLICY"] == (set_by_user or "PASSIVE")
+
+
+@pytest.mark.parametrize("code", [None, "a1b2"])
+def test_only_a_rules_command_ends_its_log_with_the_usage_line(tmp_path, code):
+    """A rule's command (it carries the rule's code fingerprint, --code) ends its log with its cost, which
+    the cost table reads; a user's, into a file or a pipe rather than a terminal, does not."""
+    from fpa.provenance.record import USAGE_PREFIX
+
+    command = [sys.executable, "-m", "fpa", "toy-problems", "--split", "test", "--n", "2", "--n-operands", "3",
+               "--seed", "1", "--out", str(tmp_path / "toy.jsonl"), *(["--code", code] if code else [])]
+    stderr = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+    assert stderr.splitlines()[-1].startswith(USAGE_PREFIX) if code else USAGE_PREFIX not in stderr
+    methods = subprocess.run([sys.executable, "-m", "fpa", "methods"], capture_output=True, text=True, check=True)
+    assert USAGE_PREFIX not in methods.stderr

@@ -21,7 +21,7 @@ from fpa.data.benchmarks import (
     load_olympiadbench,
     number_to_str,
 )
-from fpa.data.download import available_files, read_benchmarks_config
+from fpa.catalog import available_files, read_benchmarks_config
 from fpa.io import read_jsonl
 
 CONFIG_PATH = Path(__file__).resolve().parents[2] / "config" / "benchmarks.yaml"

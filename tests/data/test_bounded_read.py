@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from fpa.data.download import fetch, read_benchmarks_config, read_bounds
+from fpa.catalog import read_benchmarks_config, read_bounds
+
+from fpa.data.download import fetch
 from fpa.io import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, ReadBounds, iter_jsonl
 
 from hostile_input.bombs import record, write_gzip_bomb

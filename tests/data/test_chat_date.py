@@ -8,7 +8,7 @@ import datetime as real_datetime
 import pytest
 
 from fpa.evaluation.sampling import make_prompts
-from fpa.data.prompts import CHAT_DATE
+from fpa.samples.prompts import CHAT_DATE
 
 # the date lines of Llama-3.2-Instruct's chat template, around one user turn
 LLAMA_DATE_TEMPLATE = (

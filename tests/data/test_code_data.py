@@ -21,7 +21,8 @@ from fpa.data.code import (
     build_code_train,
     make_test_spec,
 )
-from fpa.data.download import CODE_SECTION, fetch, find_entry, read_benchmarks_config
+from fpa.catalog import CODE_SECTION, find_entry, read_benchmarks_config
+from fpa.data.download import fetch
 from fpa.io import read_jsonl, sha256_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -35,8 +35,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fpa.catalog import read_benchmarks_config
 from fpa.cli import main
-from fpa.data.download import read_benchmarks_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "config" / "benchmarks.yaml"

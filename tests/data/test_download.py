@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpa.data.download import available_files, fetch, read_benchmarks_config
+from fpa.catalog import available_files, read_benchmarks_config
+
+from fpa.data.download import fetch
 from fpa.io import sha256_file
 
 CONFIG_PATH = Path(__file__).resolve().parents[2] / "config" / "benchmarks.yaml"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fpa.catalog import read_benchmarks_config
 from fpa.cli import main
-from fpa.data.download import fetch, read_benchmarks_config
+from fpa.data.download import fetch
 from fpa.data.models import snapshot_files
 from fpa.data.yaml_edit import set_entry_keys
 from fpa.io import sha256_file

@@ -15,9 +15,9 @@ import pytest
 from transformers import AutoTokenizer
 
 from fpa.cli import main
-from fpa.data.tokenize import prompt_token_ids
 from fpa.io import read_json, read_jsonl, write_jsonl
 from fpa.planning import judge
+from fpa.samples.tokenize import prompt_token_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 

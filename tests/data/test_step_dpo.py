@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from fpa.catalog import find_entry, read_benchmarks_config
 from fpa.cli import main
-from fpa.data.download import fetch, find_entry, read_benchmarks_config
-from fpa.data.offline import group_by_problem, hold_out
-from fpa.data.prompts import render_prompt
+from fpa.data.download import fetch
 from fpa.data.step_dpo import GRADE_RULE, build_step_dpo_dataset, read_step_dpo, step_prompt
 from fpa.io import read_json, read_jsonl
+from fpa.samples.offline import group_by_problem, hold_out
+from fpa.samples.prompts import render_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "step_dpo" / "train.jsonl"
@@ -23,7 +24,7 @@ TEMPLATE = "Q: {problem}\nA:"
 # The dataset card's features (hub xinlai/Math-Step-DPO-10K), in its order.
 CARD_FIELDS = ["dataset", "prompt", "initial_reason_steps", "chosen", "rejected", "full_chosen", "full_rejected",
                "answer"]
-# The record of fpa.data.offline / `fpa build-dataset` (results/datasets/<model>/train.jsonl).
+# The record of fpa.samples.offline / `fpa build-dataset` (results/datasets/<model>/train.jsonl).
 SAMPLE_KEYS = {"id", "problem_id", "sample_index", "prompt", "completion", "answer", "correct", "reward",
                "grade_rule", "ends_answer"}
 

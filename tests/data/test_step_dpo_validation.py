@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from fpa.cli import main
-from fpa.data.offline import hold_out
 from fpa.data.step_dpo import ANSWER_GRADER, read_step_dpo, validation_problems
 from fpa.grading import get_grader
 from fpa.io import read_json, read_jsonl, write_jsonl
+from fpa.samples.offline import hold_out
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "step_dpo" / "train.jsonl"
 # 4 of the fixture's 5 problems: at least one of its two problems with two pairs is held out

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from fpa.catalog import declared_duplicates, read_benchmarks_config
 from fpa.data.benchmarks import load_benchmark, restore_latex_commands
-from fpa.data.download import declared_duplicates, read_benchmarks_config
 from fpa.data.text import ALLOWED_CONTROLS, check_text, nfc_duplicates
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from fpa.catalog import read_benchmarks_config
 from fpa.cli import main
-from fpa.data.download import fetch, read_benchmarks_config
+from fpa.data.download import fetch
 from fpa.data.validate import check_user_benchmark, read_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,8 +159,18 @@ SPEC = json.dumps({"testtype": "stdin", "tests": [{"input": "1\n", "output": "2\
     ("toy", "five", "expected an integer (the toy grader compares the last \\boxed{} with it), got 'five'"),
     ("toy", "4.0", "expected an integer (the toy grader compares the last \\boxed{} with it), got '4.0'"),
     ("code_tests", "print(2)", "code_tests: gold is not a JSON test spec (Expecting value): 'print(2)'"),
-    ("code_tests", '{"testtype": "stdin", "tests": []}', "code_tests: expected {testtype: stdin|functional, "
-     "func_name, tests: [...]}, got '{\"testtype\": \"stdin\", \"tests\": []}'"),
+    ("code_tests", '{"testtype": "stdin", "tests": []}', "code_tests: tests: expected a non-empty list, got list []"),
+    ("code_tests", '{"testtype": "python"}', "code_tests: expected {testtype: stdin|functional, func_name, "
+     "tests: [...]}, got '{\"testtype\": \"python\"}'"),
+    # issue 58: each test of the record against the family's schema, before any sampling
+    ("code_tests", '{"testtype": "stdin", "tests": [{"input": "1", "output": "2"}, {"input": "2", "output": 3}]}',
+     "code_tests: tests[1].output: expected a string, got int"),
+    ("code_tests", '{"testtype": "stdin", "tests": [{"output": "2"}]}', "code_tests: tests[0].input: expected a string, "
+     "got nothing"),
+    ("code_tests", '{"testtype": "functional", "func_name": null, "tests": [{"input": "1", "output": "2"}]}',
+     "code_tests: func_name: expected a function name for a functional spec, got None"),
+    ("code_tests", '{"testtype": "stdin", "tests": {"input": "1", "output": "2"}}',
+     "code_tests: tests: expected a non-empty list, got dict {'input': '1', 'output': '2'}"),
 ])
 def test_validate_benchmark_refuses_a_gold_its_grader_cannot_read(tmp_path, capsys, grader, answer, message):
     """Issue 52: before, the file passed and the evaluation job failed on the gold, after training."""

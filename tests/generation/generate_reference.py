@@ -10,9 +10,9 @@ from collections import Counter
 import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 
-from fpa.data.prompts import render_prompt
 from fpa.generation.hf import HFBackend, row_seed
 from fpa.generation.samplers import NOISE_BLOCK_FLOATS, NOISE_BLOCK_STEPS
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 
 

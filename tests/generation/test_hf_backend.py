@@ -1,7 +1,7 @@
 import pytest
 
-from fpa.data.prompts import render_prompt
 from fpa.generation.backend import BACKENDS, GenerationBackend, get_backend
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 
 PROMPTS = [render_prompt(DEFAULT_PROMPT_TEMPLATE, r["problem"]) for r in make_problems(4, seed=0)]

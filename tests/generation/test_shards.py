@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from fpa.data.prompts import render_prompt
 from fpa.generation.backend import get_backend
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.io import read_jsonl, write_jsonl
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 
 ROOT = Path(__file__).resolve().parents[2]

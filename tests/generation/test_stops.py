@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from fpa.data.prompts import PAPER_MATH_TEMPLATE
-from fpa.data.tokenize import encode_record
 from fpa.evaluation.evaluate import score_completions
 from fpa.generation import decode
 from fpa.generation.hf import HFBackend
 from fpa.generation.stops import Completion, cut_at_stop, question_stop, read_completions, stop_words
 from fpa.grading import get_grader
+from fpa.samples.prompts import PAPER_MATH_TEMPLATE
+from fpa.samples.tokenize import encode_record
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE
 
 HARNESS = ["</s>", "<|im_end|>", "<|endoftext|>"]  # math_eval.py's stop words of every prompt type

@@ -18,10 +18,10 @@ import pytest
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from fpa.data.prompts import render_prompt
 from fpa.generation.backend import BACKENDS, get_backend
 from fpa.generation.hf import HFBackend
 from fpa.generation.stops import Completion
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems
 from fpa.toy.tokenizer import build_tokenizer
 

@@ -3,8 +3,8 @@
 import threading
 from pathlib import Path
 
+from fpa.catalog import CATALOG, read_benchmarks_config
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import CATALOG, read_benchmarks_config
 from fpa.grading.math import GradeResult, grade_many, grade_math
 
 PATHOLOGICAL = "\\boxed{9^{9^{9^{9}}}}"  # parses, then sympy never finishes evaluating it

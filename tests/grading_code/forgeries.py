@@ -76,6 +76,16 @@ BIGCODEBENCH = {  # BigCodeBench: solution.py and test_code.py in the work dir, 
     "skip_tests": "import unittest\nunittest.TestCase.run = lambda self, result=None: result\n"
                   "def task_func(a, b):\n    return None\n",
     "raise_skip": "import unittest\ndef task_func(a, b):\n    raise unittest.SkipTest('skipped')\n",
+    "replace_unittest": "import sys, types\nclass _Case:\n    def __init__(self, methodName='runTest'):\n"
+                        "        self._name = methodName\n    def id(self):\n        return '__test__.TestCases.' + self._name\n"
+                        "    def __call__(self, result=None):\n        result.addSuccess(self)\n"
+                        "_fake = types.ModuleType('unittest')\n_fake.TestCase = _Case\nsys.modules['unittest'] = _fake\n"
+                        "def task_func(a, b):\n    return None\n",
+    "build_class": "import builtins\n_build = builtins.__build_class__\ndef _forge(body, name, *bases, **kw):\n"
+                   "    cls = _build(body, name, *bases, **kw)\n    if name == 'TestCases':\n"
+                   "        builtins.__build_class__ = _build\n        for attr in list(vars(cls)):\n"
+                   "            if attr.startswith('test'):\n                setattr(cls, attr, lambda self: None)\n"
+                   "    return cls\nbuiltins.__build_class__ = _forge\ndef task_func(a, b):\n    return None\n",
 }  # fmt: skip
 
 DESCRIPTIONS = {
@@ -87,6 +97,8 @@ DESCRIPTIONS = {
     "patch_unittest": "replaces `unittest.TestCase.assertEqual` by a no-op",
     "skip_tests": "replaces `unittest.TestCase.run`, so that no test runs",
     "raise_skip": "raises `unittest.SkipTest`, so that each test is skipped",
+    "replace_unittest": "puts a module of its own in `sys.modules['unittest']`, whose `TestCase` reports a success",
+    "build_class": "patches `__build_class__` so that `TestCases`'s tests are no-ops, and puts it back once the class is built",
 }
 CHEATS = {"livecodebench": list(FUNCTIONAL), "code_tests": list(FUNCTIONAL), "mbppplus": list(EVALPLUS),
           "humanevalplus": list(EVALPLUS), "bigcodebench": list(BIGCODEBENCH)}  # fmt: skip

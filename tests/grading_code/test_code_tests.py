@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from fpa.data.code import build_code_train
-from fpa.data.offline import build_offline_dataset, grade_samples
 from fpa.grading import code_graders, get_grader
 from fpa.grading.code import livecodebench
 from fpa.grading.code.tests import grade_tests_many
+from fpa.samples.offline import build_offline_dataset, grade_samples
 from fpa.sandbox import Sandbox
 
 MIRROR = Path(__file__).resolve().parents[1] / "fixtures" / "code" / "mirror"
@@ -28,9 +28,13 @@ WRONG = {
     "taco_train/0": "print(int(input()) + 2)\n",
     "taco_train/1": "def add(a, b):\n    return a - b\n",
     "taco_train/2": "class Solution:\n    def maxOf(self, nums):\n        return min(nums)\n",
-    "taco_train/4": "raise SystemExit(1)\n",
+    "taco_train/4": "raise ValueError(1)\n",  # a SystemExit is caught, as LiveCodeBench catches it: no output
     "apps_train/1": "while True:\n    pass\n",
 }
+
+# Wrong for each problem here. It defines ``add`` (taco_train/1's func_name) as a wrong function: without it,
+# LCB's import header would supply one (test_a_function_the_import_header_binds_needs_no_definition).
+NO_ANSWER = "def add(a, b):\n    return 'no'\n\nprint('no')\n"
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +63,24 @@ def test_right_programs_pass_wrong_fail(problems, sandbox):
                                                   "lcb_runtime_error", "lcb_timeout"]
 
 
-def test_malformed_spec_is_an_error(sandbox):
-    with pytest.raises(ValueError, match="code_tests: gold is not a JSON test spec"):
-        grade_tests_many([("print(1)", "Mbpp/2")], sandbox=sandbox)
-    with pytest.raises(ValueError, match="code_tests: expected"):
-        grade_tests_many([("print(1)", json.dumps({"testtype": "stdin", "tests": []}))], sandbox=sandbox)
+def test_a_function_the_import_header_binds_needs_no_definition(problems, sandbox):
+    """``func_name`` is looked up in the program's module (LCB's ``compile_code`` and ``get_function``), which
+    LCB's import header has filled: ``from operator import *`` binds ``add``. So a program that defines no
+    ``add`` returns operator.add's 3 and 7, and APPS's one-element-list rule accepts them for [3] and [7]
+    (LCB's own ``run_test`` passes it where the expected outputs are 3 and 7, fails it on [3] and [7])."""
+    verdicts = grade_tests_many([("print('no')\n", problems["taco_train/1"].answer)], workers=1, sandbox=sandbox)
+    assert verdicts == [(True, "lcb_pass")]
+
+
+def test_a_malformed_spec_costs_its_record_only(sandbox):
+    """A record the grader cannot read is ``grader_error: ...``; the records beside it are graded."""
+    right = (RIGHT["apps_train/1"], json.dumps({"testtype": "stdin", "tests": [{"input": "ab", "output": "ba"}]}))
+    pairs = [("print(1)", "Mbpp/2"), ("print(1)", json.dumps({"testtype": "stdin", "tests": []})), right,
+             ("print(1)", json.dumps({"testtype": "functional", "func_name": None, "tests": [{"input": "1", "output": "1"}]}))]
+    verdicts = grade_tests_many(pairs, sandbox=sandbox, workers=2)
+    assert verdicts[2] == (True, "lcb_pass")
+    assert [rule.split(":")[0] for _, rule in verdicts[:2] + verdicts[3:]] == ["grader_error"] * 3
+    assert "gold is not a JSON test spec" in verdicts[0][1] and "func_name" in verdicts[3][1]
 
 
 def test_offline_dataset_with_the_code_reward(problems, sandbox):
@@ -72,7 +89,7 @@ def test_offline_dataset_with_the_code_reward(problems, sandbox):
     for pid in ("taco_train/0", "taco_train/1", "apps_train/1"):
         for index in range(4):
             mixed = pid != "apps_train/1"
-            completion = RIGHT[pid] if mixed and index % 2 == 0 else "print('no')\n"
+            completion = RIGHT[pid] if mixed and index % 2 == 0 else NO_ANSWER
             samples.append({"id": f"{pid}/{index}", "problem_id": pid, "sample_index": index, "prompt": "p",
                             "completion": completion, "answer": problems[pid].answer})
     graded = grade_samples(samples, lambda pairs: grade_tests_many(pairs, workers=2, sandbox=sandbox))

@@ -38,6 +38,8 @@ BIGCODEBENCH_REASONS = {
     "patch_unittest": "bigcodebench_tampered",
     "skip_tests": "bigcodebench_tampered",
     "raise_skip": "bigcodebench_incomplete",  # a skipped test is not a passed one
+    "replace_unittest": "bigcodebench_tampered",  # its TestCases is not a unittest.TestCase; sys.modules replaced
+    "build_class": "bigcodebench_tampered",  # TestCases's functions are not the ones the test code compiles to
 }
 
 

@@ -26,7 +26,7 @@ RIGHT = {
 }
 WRONG = {
     "fx_stdin_sum": "a, b = map(int, input().split())\nprint(a - b)\n",
-    "fx_stdin_float": "raise SystemExit(3)\n",
+    "fx_stdin_float": "raise ValueError(3)\n",  # a SystemExit is caught, as LiveCodeBench catches it
     "fx_func_twosum": "class Solution:\n    def twoSum(self, *a, **k):\n        return None\n",
     "fx_func_vowels": "class Solution:\n    def countVowels(self, s):\n        while True: pass\n",
 }

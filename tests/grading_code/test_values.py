@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from fpa.grading.code.encoder import DIGEST_OVER, ENCODER, LONG_STR
-from fpa.grading.code.values import Digest, LongStr, Opaque, loads
+from fpa.grading.code.values import SUBCLASSES, Digest, LongStr, Opaque, loads
 from fpa.sandbox import Sandbox
 
 
@@ -37,18 +37,33 @@ class Colour(enum.IntEnum):
     RED = 3
 
 
+class Offset(float):
+    pass
+
+
+def test_a_subclass_is_not_its_base_and_order_counts_where_it_does(encoder):
+    """EvalPlus compares ``type(out) != type(exp)`` before its float tolerance, and ``OrderedDict``'s ``==``
+    counts the order: a float subclass 1e-9 off and an ``OrderedDict`` in another order fail there, and
+    cross so that they fail here (issue 57; before, both crossed as their base and passed)."""
+    assert type(crossed(encoder, Offset(1.0 + 1e-9))) is not float
+    assert crossed(encoder, collections.OrderedDict(a=1, b=2)) != collections.OrderedDict(b=2, a=1)
+    assert crossed(encoder, {"a": 1, "b": 2}) == collections.OrderedDict(b=2, a=1)  # a dict's == ignores order
+
+
 @pytest.mark.parametrize("value", [
     None, True, 0, -7, 2**20000, 1.5, -0.0, math.inf, "text", "\udc80 lone surrogate", [1, [2.0, "a"]],
     (1, (2, 3)), {1, 2}, frozenset({"a"}), {(1, 2): [3], "k": {4: 5}}, 1 + 2j, b"\x00\xff", bytearray(b"ab"),
     fractions.Fraction(1, 3), decimal.Decimal("0.1"), range(1, 9, 2), {"a": 1}.keys(), {"a": 1}.items(),
     np.float64(0.5), np.int32(-3), np.bool_(True), np.array([[1.5, 2.0]]), np.array(["a", "bc"]),
-    Point(1, 2), collections.Counter("aab"), Colour.RED, "x" * (LONG_STR + 1),
+    Point(1, 2), collections.Counter("aab"), Colour.RED, "x" * (LONG_STR + 1), collections.OrderedDict(b=1, a=2),
+    Offset(0.5), collections.defaultdict(int, {1: 2}),
 ], ids=lambda value: type(value).__name__)  # fmt: skip
 def test_crossed_values_compare_as_the_originals(encoder, value):
     back = crossed(encoder, value)
     same = back == value
     assert (same.all() if isinstance(same, np.ndarray) else same), (back, value)
-    base = {Point: tuple, collections.Counter: dict, Colour: int, bytearray: bytes}.get(type(value), type(value))
+    base = {Point: SUBCLASSES["tuple"], Colour: SUBCLASSES["int"], Offset: SUBCLASSES["float"], bytearray: bytes,
+            collections.defaultdict: SUBCLASSES["dict"]}.get(type(value), type(value))
     expected_type = LongStr if isinstance(value, str) and len(value) > LONG_STR else base
     assert type(back) is expected_type
 
@@ -82,7 +97,7 @@ def test_long_str_equals_only_the_same_text():
 @pytest.mark.parametrize("data", [
     {"object": []}, {"tuple": [1], "set": [2]}, {"dict": [[[1], 2]]}, {"int": "12"}, {"complex": [1, "a"]},
     {"bytes": 5}, {"fraction": [1, 0]}, {"numpy": ["O", 1]}, {"ndarray": ["<f8", [-1], [1.0]]}, {},
-    {"long_str": ["ab", 70000]}, {"range": [1.5, 2, 1]},
+    {"long_str": ["ab", 70000]}, {"range": [1.5, 2, 1]}, {"sub": ["object", 1]}, {"sub": ["float", "1.5"]},
 ], ids=repr)  # fmt: skip
 def test_data_a_program_forged_is_refused(data):
     with pytest.raises(ValueError):

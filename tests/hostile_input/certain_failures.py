@@ -1,6 +1,7 @@
 """Settings valid one by one whose jobs are certain to fail (issue 52), for the config fuzz: the mutation
 ``certain_to_fail`` of ``config_examples.configs`` applies one of the edits below to the default config,
-on either side of the line between what fails and what runs. ``fuzz_config`` then checks that
+on either side of the line between what fails and what runs (issue 58: a run's own settings against those
+its model's reference cache is built with). ``fuzz_config`` then checks that
 check-config and planning agree, and that what they accept passes its first jobs' own checks
 (``fuzz_config.first_job_problem``)."""
 
@@ -45,6 +46,29 @@ def _max_length(draw, config: dict) -> None:
         training["max_length"] = value
     elif where == "sweep" and method is not None:
         method["sweep"] = {"max_length": [256, value]}
+
+
+#: issue 58: the training settings a model's reference cache is built with (fpa.planning.reference), each
+#: with a value the default config has (the cache's own) and others
+CACHE_VALUES = {"max_length": [256, 200, 300], "precision": ["fp32", "bf16"], "head_precision": ["auto", "fp32", "bf16"],
+                "attention": ["packed", "masked"], "reference": ["cached", "online"]}
+
+
+def _cache_setting(draw, config: dict) -> None:
+    """A run's own training setting beside the one its model's reference cache is built with: on a method, a
+    model or a sweep, and now and then the run reading no cache (``reference: online``)."""
+    key = draw(st.sampled_from(sorted(CACHE_VALUES)))
+    value = draw(st.sampled_from(CACHE_VALUES[key]))
+    where = draw(st.sampled_from(["method", "model", "sweep"]))
+    method, model = _mapping(config, "methods", "fpa"), _mapping(config, "models", "toy")
+    if where == "method" and method is not None and (training := _mapping(method, "training")) is not None:
+        training[key] = value
+    elif where == "model" and model is not None and (training := _mapping(model, "training")) is not None:
+        training[key] = value
+    elif where == "sweep" and method is not None:
+        method["sweep"] = {key: list(dict.fromkeys([CACHE_VALUES[key][0], value]))}
+    if draw(st.booleans()) and method is not None and (training := _mapping(method, "training")) is not None:
+        training["reference"] = "online"
 
 
 def _empty_validation_split(draw, config: dict) -> None:
@@ -98,7 +122,7 @@ def _snapshot_steps(draw, config: dict) -> None:
 
 
 EDITS = [_greedy_samples, _max_length, _empty_validation_split, _toy_settings, _chat_template, _hub_architecture,
-         _toy_chains, _snapshot_steps]
+         _toy_chains, _snapshot_steps, _cache_setting]
 
 
 @st.composite

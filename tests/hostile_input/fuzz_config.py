@@ -101,12 +101,18 @@ def planning_verdict(path: Path) -> Verdict:
 
 def start_up_warnings(plan, workdir: Path) -> list[str]:
     """What workflow/rules/common.smk prints after the judge, before any job: each GPU job whose
-    memory estimate exceeds gpu_memory_gb, and the disk estimate against the budget."""
-    from fpa.memory.cost import disk_warning
+    memory estimate exceeds gpu_memory_gb, and the plan's cost (fpa.memory.summary)."""
     from fpa.memory.plan import memory_warnings
+    from fpa.memory.summary import cost_lines
 
-    return memory_warnings(plan.config, plan.runs, workdir) + [
-        line for line in [disk_warning(plan.config, plan.runs, workdir, curves=plan.curves())] if line is not None]
+    return memory_warnings(plan.config, plan.runs, workdir) + cost_lines(
+        plan.config, plan.runs, plan.catalog, workdir, curves=plan.curves())
+
+
+def workflow_lines(stderr: str) -> list[str]:
+    """The lines a Snakemake run's stderr holds from the workflow: Snakemake's notice that it reads the
+    workflow's default profile (profiles/default), which precedes them, left out."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith("Using workflow specific profile")]
 
 
 def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
@@ -118,7 +124,7 @@ def snakemake_verdict(path: Path, workdir: Path) -> Verdict:
         raise Problem(f"snakemake -n printed a traceback: {result.stderr[-300:]}")
     if result.returncode == 0:
         return Verdict(True)
-    lines = result.stderr.strip().splitlines()
+    lines = workflow_lines(result.stderr)
     if len(lines) == 1 and lines[0].startswith("config error: "):
         return Verdict(False, lines[0].removeprefix("config error: "))
     return Verdict(False, "snakemake: " + " ".join(lines)[-300:])
@@ -133,8 +139,8 @@ def run_first_job(path: Path, workdir: Path, holding: str = "") -> list[str]:
     temporary), and its first job (a job of the dry run with no input from another job, by its outputs'
     order, not by the order the dry run prints, which a change of the workflow's code may turn; the
     first whose outputs hold ``holding`` where one does) runs. Its outputs; ``Problem`` otherwise."""
-    from fpa.containment import planned_paths
     from fpa.config.wildcards import longest_name
+    from fpa.containment import planned_paths
 
     command = [sys.executable, "-m", "snakemake", "--cores", "1", "-d", str(workdir)]
     dry = subprocess.run([*command, "-n", "--configfile", str(path)], capture_output=True, text=True, timeout=300,
@@ -212,9 +218,9 @@ def first_job_problem(path: Path) -> None:
     prompt encoded as the reference cache and training encode it at each max_length they use; a
     validation benchmark's held-out split of two kept problems (the fewest that train) not empty;
     each model's memory planned above zero, no part of it negative, as fpa plan-memory plans it."""
-    from fpa.data.offline import hold_out
     from fpa.memory.plan import GIB, plan_memory
     from fpa.planning import judge
+    from fpa.samples.offline import hold_out
 
     plan = judge([path], ROOT)
     dataset = plan.config["dataset"]
@@ -249,8 +255,8 @@ def _build_toy_model_shapes(model: dict) -> None:
 
 
 def _encode_the_longest_prompt(plan, name: str, model: dict) -> None:
-    from fpa.data.prompts import build_prompts
-    from fpa.data.tokenize import encode_sample
+    from fpa.samples.prompts import build_prompts
+    from fpa.samples.tokenize import encode_sample
     from fpa.toy.task import chain_lengths, make_problems
     from fpa.toy.tokenizer import build_tokenizer
 

@@ -1,7 +1,8 @@
 """Names that collide or break later (issue 52), for the config fuzz (``config_examples``): one run name
 made by two methods or sweep points, names at, one byte before and one byte past their limit
 (``fpa.config.wildcards.name_limit``), names that end as a provenance record or a temporary does, tables named
-as the workflow's own, periodic names, braces in a path Snakemake reads, rows or columns alike.
+as the workflow's own, periodic names, braces in a path Snakemake reads, rows or columns alike (issue 58:
+as a reader sees them, or as another row's key) or of special characters, and column labels of no column.
 ``mutate_names`` does one of them to a config (the default one, or one mutated before)."""
 
 from __future__ import annotations
@@ -99,15 +100,27 @@ def _duplicate_run(draw, config: dict) -> None:
     config["methods"][f"{name}_lr{draw(st.sampled_from([1.0e-4, 2.0e-4]))}"] = copy.deepcopy(copied)
 
 
+#: labels a row or column may take (issue 58): the default config's own and the base row's, look-alikes of
+#: them (another case, NFD, a zero-width space or soft hyphen, full-width letters, a line break), run and
+#: column keys, and labels of the characters each table format reserves
+LABELS = ["FPA", "Off-RL", "Base", "Avg.", "toy8", "fpa", "offrl", "toy9", "off-rl", "F\u200bPA", "Off\u00adRL",
+          "\uff26\uff30\uff21", "Ba\u0073\u0065\u0301", "Off-RL\n", "F|PA", "a\nb", "x^2 ~y", "50% & #1 $", "[x] *y*",
+          "<b>FPA</b>", "\\FPA{}"]
+
+
 def _same_label(draw, config: dict) -> None:
-    """A method or benchmark labelled as another row or column (the base row's, Avg.) may be, or a table
-    that lists one column twice."""
-    section = draw(st.sampled_from(["methods", "benchmarks", "tables"]))
-    entries = _entries(config, section) if section != "tables" else {}
+    """A method or benchmark labelled as another row or column (the base row's, Avg.) may be, or as one a
+    reader cannot tell from it, or as a key; a label of special characters; a table that lists one column
+    twice; a table's column_labels, of a column or not (a typo)."""
+    section = draw(st.sampled_from(["methods", "benchmarks", "tables", "column_labels"]))
+    entries = _entries(config, section) if section in ("methods", "benchmarks") else {}
     if entries:
-        entries[draw(st.sampled_from(sorted(entries)))]["label"] = draw(st.sampled_from(["FPA", "Off-RL", "Base",
-                                                                                          "Avg.", "toy8"]))
+        entries[draw(st.sampled_from(sorted(entries)))]["label"] = draw(st.sampled_from(LABELS))
     tables = config.get("tables")
-    if section == "tables" and isinstance(tables, dict) and tables and isinstance(tables[first := next(iter(tables))],
-                                                                                  list):
-        tables[first] = [*tables[first], *tables[first][:1]]
+    if section in ("tables", "column_labels") and isinstance(tables, dict) and tables and \
+            isinstance(tables[first := next(iter(tables))], list):
+        if section == "tables":
+            tables[first] = [*tables[first], *tables[first][:1]]
+        else:
+            column = draw(st.sampled_from([*tables[first][:2], "toy99"]))
+            tables[first] = {"columns": tables[first], "column_labels": {column: draw(st.sampled_from(LABELS))}}

@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import torch
 
-from fpa.data.pairs import build_pairs
 from fpa.objectives import OBJECTIVES
+from fpa.samples.pairs import build_pairs
 
 
 def simper_loss(logp, length, chosen, rejected):

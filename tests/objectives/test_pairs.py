@@ -1,9 +1,9 @@
-"""Preference pairs inside problem groups (fpa.data.pairs)."""
+"""Preference pairs inside problem groups (fpa.samples.pairs)."""
 
 import pytest
 import torch
 
-from fpa.data.pairs import PAIRING_RULES, build_pairs
+from fpa.samples.pairs import PAIRING_RULES, build_pairs
 
 # Groups: 7 -> 2 correct, 3 incorrect; 2 -> 3 correct, 1 incorrect; 5 -> all correct; 9 -> all incorrect.
 REWARD = torch.tensor([1, -1, 1, -1, -1, 1, 1, 1, -1, 1, 1, -1, -1], dtype=torch.float64)

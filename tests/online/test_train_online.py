@@ -11,11 +11,11 @@ import sys
 import pytest
 import torch
 
-from fpa.data.offline import grade_samples
 from fpa.grading import get_grader
 from fpa.io import read_json, read_jsonl, write_jsonl
-from fpa.training.online.reward import grader_reward
+from fpa.samples.offline import grade_samples
 from fpa.toy.task import make_problems
+from fpa.training.online.reward import grader_reward
 
 
 def test_the_reward_is_the_grader_that_labels_the_offline_data(tiny_dataset):

@@ -17,6 +17,8 @@ from fpa.errors import ConfigError
 from fpa.planning import judge
 from fpa.planning.counts import dry_run, experiment_configs
 
+from hostile_input.fuzz_config import workflow_lines
+
 ROOT = Path(__file__).resolve().parents[2]
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 TRAVERSAL = "../../../victim/test.jsonl"
@@ -106,7 +108,7 @@ def test_snakemake_dry_run_refuses_a_traversal_with_check_configs_line(tmp_path,
     planned = _snakemake_n(tmp_path / "work", config)
     assert checked.returncode == 2 and planned.returncode != 0
     line = checked.stderr.strip().removeprefix("fpa check-config: error: ")
-    assert "\n" not in line and planned.stderr.strip() == f"config error: {line}", planned.stderr[-2000:]
+    assert "\n" not in line and workflow_lines(planned.stderr) == [f"config error: {line}"], planned.stderr[-2000:]
     assert not (tmp_path / "work" / "results").exists() and not (tmp_path.parent / "victim").exists()
 
 

@@ -16,7 +16,7 @@ import yaml
 from fpa.cli import main
 from fpa.planning.judge import merge
 
-from hostile_input.fuzz_config import Verdict, check_config_verdict, planning_verdict
+from hostile_input.fuzz_config import Verdict, check_config_verdict, planning_verdict, workflow_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -85,6 +85,22 @@ CASES = {  # name: (edit merged into config/config.yaml, the line after "<file>:
                             "divisor of num_attention_heads (14; each key/value head serves a group of them), got 3"),
     "toy_chains_inverted": ({"dataset": {"min_operands": 12}},
                             "dataset.min_operands: expected 2 <= min_operands <= n_operands = 10, got 12"),
+    # issue 58: a run that reads its model's reference cache trains with the settings the cache is built with
+    "cache_max_length_of_a_method": (
+        {"methods": {"fpa": {"training": {"max_length": 200}}}},
+        "methods.fpa.training.max_length: 200 differs from training.max_length: 256, with which the reference cache "
+        "of model 'toy' is built (max_length 256; run 'fpa' reads it at 200); expected the top-level value, or "
+        "training.reference: online for this run"),
+    "cache_precision_of_a_model": (
+        {"models": {"toy": {"training": {"precision": "bf16"}}}},
+        "models.toy.training.precision: 'bf16' differs from training.precision: 'fp32', with which the reference "
+        "cache of model 'toy' is built (precision 'fp32'; run 'offrl' reads it at 'bf16'); expected the top-level "
+        "value, or training.reference: online for this run"),
+    "cache_head_precision_of_a_sweep": (
+        {"methods": {"fpa": {"sweep": {"head_precision": ["fp32", "bf16"]}}}},
+        "methods.fpa.sweep.head_precision: 'bf16' differs from training.head_precision: 'auto', with which the "
+        "reference cache of model 'toy' is built (dtype 'float32'; run 'fpa_head_precisionbf16' reads it at "
+        "'bfloat16'); expected the top-level value, or training.reference: online for this run"),
     "future_policy_between_snapshots": (
         {"future_policy": {"anchor_step": 30, "target_steps": [50]}, "figures": {"future_policy_validation": {}}},
         "future_policy.anchor_step: run 'offrl' of model 'toy' takes a snapshot every 25 steps "
@@ -101,6 +117,11 @@ def write_config(directory: Path, edit: dict) -> Path:
     return path
 
 
+def test_a_run_that_reads_no_cache_may_train_at_its_own_max_length(tmp_path):
+    path = write_config(tmp_path, {"methods": {"fpa": {"training": {"max_length": 200, "reference": "online"}}}})
+    assert check_config_verdict(path) == planning_verdict(path) == Verdict(True)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_check_config_and_planning_refuse_with_one_line(tmp_path, name):
     edit, expected = CASES[name]
@@ -112,7 +133,9 @@ def test_check_config_and_planning_refuse_with_one_line(tmp_path, name):
 
 def test_the_cases_edit_an_accepted_config(tmp_path):
     """The base of every case, and the cases' edits set right, are accepted: each case fails on its edit."""
-    fixed = [{"training": {"max_length": 26}}, {"methods": {"fpa": {"sweep": {"max_length": [256, 26]}}}},
+    # a run that trains at its own max_length runs its reference beside it (a cache is built at the top level's)
+    fixed = [{"training": {"max_length": 26}},
+             {"methods": {"fpa": {"sweep": {"max_length": [256, 26]}, "training": {"reference": "online"}}}},
              {"dataset": {"validation_fraction": 0.05}, "benchmarks": VALIDATION, "tables": {"val": ["val"]}},
              {"models": {"toy": {"toy": {"preset": "ci", "n_heads": 1, "d_model": 64}}}}, _hub(),
              {"future_policy": {"anchor_step": 25, "target_steps": [50]}, "figures": {"future_policy_validation": {}}}]
@@ -129,7 +152,7 @@ def test_snakemake_dry_run_refuses_a_zero_head_architecture_in_one_line(tmp_path
                              "--configfile", str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     # Snakemake prints an exception in the Snakefile to stdout: "ZeroDivisionError in file ...common.smk"
     assert result.returncode != 0 and "Error in file" not in result.stdout, result.stdout
-    assert result.stderr.strip().splitlines() == [f"config error: {path}: {CASES['hub_zero_heads'][1]}"]
+    assert workflow_lines(result.stderr) == [f"config error: {path}: {CASES['hub_zero_heads'][1]}"]
 
 
 @pytest.mark.parametrize("option, value, expected", [
@@ -162,9 +185,9 @@ def test_the_refused_max_length_is_where_the_reference_cache_fails(tmp_path):
     import json
     import re
 
-    from fpa.data.prompts import build_prompts
-    from fpa.data.tokenize import encode_sample
     from fpa.io import read_jsonl
+    from fpa.samples.prompts import build_prompts
+    from fpa.samples.tokenize import encode_sample
     from fpa.toy.tokenizer import build_tokenizer
 
     refusal = check_config_verdict(write_config(tmp_path, {"training": {"max_length": 8}})).line

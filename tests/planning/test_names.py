@@ -244,6 +244,54 @@ def test_a_column_headed_as_another_is_refused(tmp_path):
         "column (benchmarks.<b>.label, or column_labels)")
 
 
+@pytest.mark.parametrize("offrl, fpa, shown", [
+    ("FPA-\u00e9", "FPA-e\u0301", "'FPA-\\xe9' and 'FPA-e\\u0301'"),  # NFC and NFD
+    ("F\u200bPA", "FPA", "'F\\u200bPA' and 'FPA'"),  # a zero-width space
+    ("\uff26\uff30\uff21", "FPA", "'\\uff26\\uff30\\uff21' and 'FPA'"),  # full-width letters (NFKC)
+    ("Off-RL\n", "off-rl", "'Off-RL\\n' and 'off-rl'"),  # a line break, and case
+])
+def test_two_rows_a_reader_cannot_tell_apart_are_refused_naming_both(tmp_path, offrl, fpa, shown):
+    config = copy.deepcopy(BASE)
+    config["methods"]["offrl"]["label"], config["methods"]["fpa"]["label"] = offrl, fpa
+    assert _refusal(tmp_path, config) == (
+        f"config.yaml: tables.toy: rows 'offrl' and 'fpa' are labelled {shown}, which read alike (same text once "
+        "Unicode-normalised (NFKC), case-folded, invisible characters removed); expected a distinct label per row "
+        "of a block (methods.<m>.label, a label in rows, or group_by: sweep)")
+
+
+def test_two_columns_a_reader_cannot_tell_apart_are_refused(tmp_path):
+    config = copy.deepcopy(BASE)
+    config["tables"]["toy"] = {"columns": ["toy8", "toy9", "toy10"], "column_labels": {"toy8": "T\u00ad8",
+                                                                                        "toy9": "t8"}}
+    assert _refusal(tmp_path, config) == (
+        "config.yaml: tables.toy: columns 'toy8' and 'toy9' are headed 'T\\xad8' and 't8', which read alike (same "
+        "text once Unicode-normalised (NFKC), case-folded, invisible characters removed); expected a distinct header "
+        "per column (benchmarks.<b>.label, or column_labels)")
+
+
+def test_a_label_that_reads_as_another_rows_or_columns_key_is_refused(tmp_path):
+    config = copy.deepcopy(BASE)
+    config["methods"]["offrl"]["label"], config["methods"]["fpa"]["label"] = "fpa", "Ours"
+    assert _refusal(tmp_path, config) == (
+        "config.yaml: tables.toy: the row 'offrl' is labelled 'fpa', which reads as the row 'fpa'; expected a label "
+        "that names no other row (fpa explain takes either)")
+    config = copy.deepcopy(BASE)
+    config["tables"]["toy"] = {"columns": ["toy8", "toy9"], "column_labels": {"toy8": "Eight", "toy9": "TOY8"}}
+    assert _refusal(tmp_path, config) == (
+        "config.yaml: tables.toy: the column 'toy9' is headed 'TOY8', which reads as the column 'toy8'; expected a "
+        "label that names no other column (fpa explain takes either)")
+
+
+def test_an_unknown_column_labels_key_is_refused_as_an_unknown_highlight_is(tmp_path):
+    config = copy.deepcopy(BASE)
+    config["tables"]["toy"] = {"columns": ["toy8", "toy9", "toy10"], "column_labels": {"toy99": "X"}}
+    assert _refusal(tmp_path, config) == (
+        "config.yaml: tables.toy.column_labels: 'toy99' is not a column of the table; expected one of "
+        "['toy8', 'toy9', 'toy10']")
+    config["tables"]["toy"] = {"columns": ["toy8"], "highlight": ["fpx"]}
+    assert _refusal(tmp_path, config).startswith("config.yaml: tables.toy.highlight: 'fpx' is not a row of the table")
+
+
 # --- check-config and snakemake -n refuse alike ------------------------------------------------------
 CLASSES = {
     "one run name, two makers": lambda tmp_path: _swept("method"),
@@ -253,6 +301,10 @@ CLASSES = {
     "braces": lambda tmp_path: _catalog_config(tmp_path, "gsm8k/{split}.jsonl"),
     "one label": lambda tmp_path: {**BASE, "methods": {**BASE["methods"], "offrl": {"objective": "offrl",
                                                                                     "label": "FPA"}}},
+    "look-alike labels": lambda tmp_path: {**BASE, "methods": {**BASE["methods"], "offrl": {
+        "objective": "offrl", "label": "F\u200bPA"}}},
+    "a label as another row's key": lambda tmp_path: {**BASE, "methods": {
+        "offrl": {"objective": "offrl", "label": "fpa"}, "fpa": {"objective": "fpa", "label": "Ours"}}},
 }
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fpa.catalog import read_benchmarks_config
 from fpa.config.templates import check_prompt_template, check_url_template
-from fpa.data.download import read_benchmarks_config
-from fpa.data.prompts import PAPER_MATH_TEMPLATE, render_prompt
 from fpa.errors import ConfigError
 from fpa.planning import judge
+from fpa.samples.prompts import PAPER_MATH_TEMPLATE, render_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARDED = "https://host/train-{shard:05d}-of-00009.parquet"

@@ -4,6 +4,7 @@ column, or a file that is no table, is refused in one line that says what to nam
 
 from __future__ import annotations
 
+import os
 import shutil
 
 from fpa.cli import main
@@ -197,3 +198,88 @@ def test_a_file_that_is_no_table_says_what_it_is_and_a_tables_json_explains(tmp_
         assert (code, err) == (2, f"fpa explain: error: {path} {what}: {takes}\n")
     code, out, err = _explain(capsys, "results/tables/toy.json", "--row", "fpa", "--col", "toy9")
     assert code == 0 and "all 3 files verified" in out, out + err
+
+
+def test_rows_a_reader_cannot_tell_apart_or_a_label_read_as_a_key_are_ambiguous(tmp_path, monkeypatch, capsys):
+    """Tables written before the judge refused them (issue 58): a row labelled as another row's run, and two
+    labels alike but for an invisible character, are ambiguous rather than answered by one of them."""
+    table, _ = _workflow_tree(tmp_path, monkeypatch, rows=(("fpa", "FPA"), ("offrl", "fpa"), ("sft", "F\u200bPA v2"),
+                                                           ("kto", "FPA v2")))
+    code, _, err = _explain(capsys, table, "--row", "fpa", "--col", "toy9")
+    assert code == 2 and err == (f"fpa explain: error: {table}: row 'fpa' is ambiguous: the table prints it for the "
+                                 "runs ['fpa', 'offrl']; name one by its run: --row fpa or --row offrl\n")
+    code, _, err = _explain(capsys, table, "--row", "FPA v2", "--col", "toy9")
+    assert code == 2 and "the table prints it for the runs ['kto', 'sft']" in err
+    code, out, _ = _explain(capsys, table, "--row", "kto", "--col", "toy9")
+    assert code == 0 and "(run kto)" in out
+
+
+def _chain(workdir, runs=("fpa", "offrl")):
+    """A workflow's chain in ``workdir`` (the current directory): a user's benchmark file (outside the
+    workflow) validated, a base model, per run a checkpoint trained from it and evaluations of seeds 42 and
+    43 on the benchmark, and the table over them."""
+    write_text(workdir / "mine.jsonl", '{"problem": "1+1", "answer": "2"}\n')
+    benchmark, model = "results/benchmarks/file/mine.jsonl", "results/models/toy/base"
+    with Job("validate_benchmark", {"source": "file"}, {"file": str(workdir / "mine.jsonl")}).output(benchmark) as tmp:
+        write_text(tmp, "{}\n")
+    with Job("toy_base_model", {}, {}).output(model) as tmp:
+        write_text(tmp, "weights")
+    cells = {}
+    for run in runs:
+        checkpoint = f"results/train/toy/{run}/42/checkpoint"
+        with Job("train", {"run": run}, {"model": model}).output(checkpoint) as tmp:
+            write_text(tmp, f"{run} weights")
+        sources = []
+        for seed in (42, 43):
+            evaluation = f"results/eval/toy/{run}/{seed}/mine.json"
+            with Job("evaluate", {"seed": seed}, {"checkpoint": checkpoint, "benchmark": benchmark}).output(
+                    evaluation) as tmp:
+                write_text(tmp, f'{{"pass_at_1": 0.{seed}}}')
+            sources.append({"seed": seed, "value": seed / 100, "files": [evaluation],
+                            "sha256": {evaluation: sha256_path(evaluation)}})
+        cells[run] = {"mine": {"key": "mine", "header": "mine", "label": run, "scale": 100, "text": "42.50",
+                               "sources": sources}}
+    return _aggregate(cells)
+
+
+def test_an_outside_input_names_its_config_key_and_each_environment_is_printed_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    table, _ = _chain(tmp_path)
+    code, out, err = _explain(capsys, table, "--row", "fpa", "--col", "mine")
+    assert code == 0 and not err, out + err
+    assert f"{tmp_path}/mine.jsonl  [sha256 ok; outside input named by the config's benchmarks.mine.path]" in out
+    assert sum(line.strip().startswith("cpu") for line in out.splitlines()) == 1, out  # one environment
+
+
+def test_a_file_of_the_workflow_without_its_record_breaks_the_chain(tmp_path, monkeypatch, capsys):
+    """Seed 43's evaluation replaced by a copy of seed 42's file without its record, the table re-run; and a
+    finished evaluation's record deleted (issue 58): each is a broken chain, named in one line."""
+    monkeypatch.chdir(tmp_path)
+    table, cells = _chain(tmp_path)
+    copied = "results/eval/toy/fpa/43/mine.json"
+    shutil.copy("results/eval/toy/fpa/42/mine.json", copied)
+    os.remove(copied + ".prov.json")
+    cells["fpa"]["mine"]["sources"][1]["sha256"] = {copied: sha256_path(copied)}
+    _aggregate(cells)
+    code, out, err = _explain(capsys, table, "--row", "fpa", "--col", "mine")
+    assert code == 1 and err.splitlines()[1:] == [
+        "1 problem(s):", f"  {copied}: no provenance record ({copied}.prov.json): the chain behind it is broken "
+        "(only an input the config names may have none)"], err
+    assert f"{copied}  [BROKEN CHAIN: no provenance record]" in out
+    os.remove("results/models/toy/base.prov.json")
+    code, _, err = _explain(capsys, table, "--row", "offrl", "--col", "mine")
+    assert code == 1 and "results/models/toy/base: no provenance record" in err
+
+
+def test_another_rows_problem_is_a_note_not_this_cells(tmp_path, monkeypatch, capsys):
+    """FPA's checkpoint deleted while it re-trains and its evaluation not yet re-run: Off-RL's cell holds."""
+    monkeypatch.chdir(tmp_path)
+    table, _ = _chain(tmp_path)
+    os.remove("results/train/toy/fpa/42/checkpoint")
+    os.remove("results/eval/toy/fpa/43/mine.json")
+    code, out, err = _explain(capsys, table, "--row", "offrl", "--col", "mine")
+    assert code == 0 and not err, err
+    assert "note: 1 problem(s) of the table's other cells, not behind this one:\n  " \
+           "results/eval/toy/fpa/43/mine.json: missing" in out
+    code, _, err = _explain(capsys, table, "--row", "fpa", "--col", "mine")
+    assert code == 1 and "results/train/toy/fpa/42/checkpoint: missing" in err

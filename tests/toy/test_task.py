@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from fpa.data.prompts import render_prompt
 from fpa.grading.answers import grade_toy
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import (
     DEFAULT_PROMPT_TEMPLATE,
     SPLITS,

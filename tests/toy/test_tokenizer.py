@@ -2,7 +2,7 @@ import random
 
 from transformers import AutoTokenizer, Qwen2Config
 
-from fpa.data.prompts import render_prompt
+from fpa.samples.prompts import render_prompt
 from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, make_problems, render_trace
 from fpa.toy.tokenizer import EOS, PAD, build_tokenizer, save_tokenizer, token_count
 

@@ -5,7 +5,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from fpa.io import read_json
-from fpa.data.prompts import PAPER_MATH_TEMPLATE
+from fpa.samples.prompts import PAPER_MATH_TEMPLATE
 from fpa.toy.model import build_toy_model, get_batch, get_lr
 from fpa.toy.settings import TOY_PRESETS, ToyModelConfig, toy_model_config, with_overrides
 from fpa.toy.tokenizer import build_tokenizer

@@ -13,7 +13,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from fpa.training.head import token_statistics
-from fpa.training.precision import HEAD_PRECISIONS
+from fpa.precision import HEAD_PRODUCTS as HEAD_PRECISIONS
 
 N, D, V, CHUNK = 24, 16, 64, 8
 

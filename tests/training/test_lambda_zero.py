@@ -15,11 +15,11 @@ import pytest
 import torch
 from transformers import Qwen2ForCausalLM
 
-from fpa.planning import judge
-from fpa.data.prompts import render_prompt
 from fpa.objectives import get_objective
+from fpa.planning import judge
 from fpa.reference.cache import write_reference_cache
 from fpa.reference.inputs import make_reference
+from fpa.samples.prompts import render_prompt
 from fpa.toy.model import model_config
 from fpa.toy.settings import ToyModelConfig
 from fpa.toy.task import make_problems, render_trace
@@ -90,7 +90,7 @@ def measured(tmp_path_factory):
         write_reference_cache(model_dir, samples, tokenizer, work / dtype, max_length=training["max_length"],
                               dtype=dtype, precision=training["precision"], batch_size=8)
         fpa[dtype] = gradient(model_dir, samples, training, "fpa", {"lam": 0.0}, cache_dir=work / dtype)
-    return plan.reference.dtype(), fpa, off_rl, exact
+    return plan.reference.settings()["dtype"], fpa, off_rl, exact
 
 
 def relative(a: torch.Tensor, b: torch.Tensor, exact: torch.Tensor) -> float:

@@ -111,6 +111,35 @@ def test_states_are_sixteen_bytes_per_parameter_and_fsdp_shards_them():
     assert offload["weights"] == offload["optimizer"] == offload["gradients"] == 0
 
 
+@pytest.mark.parametrize("tie", [False, True], ids=["untied", "tied"])
+def test_fsdp_at_world_one_holds_one_gathered_layer_and_the_root_not_the_whole_model(tie):
+    """``parallel: fsdp`` in one process (FSDP2 over a world of 1, as users_step runs): the bytes of the
+    unsharded weights, summed at every decoder layer's forward and backward, peak at what the planner
+    counts (one bf16 layer in flight and the root), not at DDP's bf16 copy of every layer."""
+    from torch.distributed.tensor import DTensor
+
+    from fpa.training.parallel import FullyShardedDataParallel, Policy
+
+    shape = {**SHAPES["qwen3_tied"], "num_hidden_layers": 6, "tie_word_embeddings": tie}
+    arch = Architecture.from_hf(shape, "qwen3_six")
+    policy, _ = FullyShardedDataParallel(None, TrainConfig(precision="bf16", parallel="fsdp")).prepare(
+        Policy(_hf_model(shape), torch.bfloat16), lambda weights: None)
+    held = []
+
+    def unsharded_bytes(*_):
+        held.append(sum(p.numel() * p.element_size() for p in policy.parameters() if not isinstance(p, DTensor)))
+
+    for layer in policy.lm.get_decoder().layers:
+        layer.mlp.register_forward_hook(unsharded_bytes)
+        layer.mlp.down_proj.register_full_backward_pre_hook(unsharded_bytes)
+    ids = torch.randint(0, arch.vocab_size, (2, 16))
+    policy(ids, None, lambda hidden, weight: (hidden @ weight.float().T).logsumexp(-1).sum()).backward()
+    job = TrainingJob(sequences=2, max_length=16, parallel="fsdp", gathered_element=2)
+    assert len(held) == 2 * arch.num_hidden_layers
+    assert max(held) == training_memory(arch, job)["unsharded_weights"]
+    assert max(held) < training_memory(arch, TrainingJob(sequences=2, max_length=16))["unsharded_weights"]
+
+
 def test_head_chunk_is_the_largest_power_of_two_within_the_budget():
     assert head_chunk_rows(3 * 4 * 151_936 * 512, 151_936, 3) == 512
     assert head_chunk_rows(3 * 4 * 151_936 * 1023, 151_936, 3) == 512

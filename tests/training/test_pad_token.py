@@ -7,8 +7,8 @@ import shutil
 import pytest
 from transformers import AutoTokenizer
 
-from fpa.data.pad_token import pad_token_id
 from fpa.io import read_jsonl
+from fpa.samples.pad_token import pad_token_id
 from fpa.training.loop import train
 
 TRAINING = {"lr": 1e-3, "warmup_steps": 1, "epochs": 1, "batch_problems": 4, "micro_batch_problems": 2,

@@ -6,11 +6,11 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from fpa.data.tokenize import encode_sample
+from fpa.decoder.batch import collate
 from fpa.io import read_json
 from fpa.reference.cache import ReferenceCache, reference_cache_key, write_reference_cache
-from fpa.decoder.batch import collate
 from fpa.reference.model import online_reference_hidden, reference_head_weight
+from fpa.samples.tokenize import encode_sample
 from fpa.training.head import token_statistics
 
 MAX_LENGTH = 24

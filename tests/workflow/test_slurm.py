@@ -3,7 +3,8 @@
 Two nodes brought up by ``.ci/slurm/up.sh`` (munge, MariaDB, slurmdbd, slurmctld, a slurmd
 per node, both on this machine) run every job of the CI config cut to one run
 (``one_run_config``: the toy base model, sampling, the dataset, the reference cache, one
-training job, evaluation, the table); ``sacct`` shows each COMPLETED with the memory, time and
+training job, evaluation, the table; the light jobs run locally, the profile's localrules);
+``sacct`` shows each submitted job COMPLETED with the memory, time and
 CPUs the config's ``resources`` request; the table equals a local run's; a training job
 cancelled mid-run is retried (profile ``retries``) and resumes from its checkpoint; and a
 training job with ``nodes: 2`` runs one torchrun per node (srun) and writes the checkpoint of
@@ -46,7 +47,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("slurm_cluster")]  # one
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "sacct", "squeue", "scancel")
 # the test cluster's partition and the account root gets in it (.ci/slurm/up.sh)
-SITE = {"slurm_partition": "ci", "slurm_account": "root"}
+SITE = {"slurm_partition": "ci", "gpu_partition": "ci", "slurm_account": "root"}
 # the plugin's first status check after a submission (default 40 s): the CI jobs take seconds
 FAST_STATUS = ("--slurm-init-seconds-before-status-checks", "2")
 
@@ -80,7 +81,7 @@ def cluster(tmp_path_factory):
 
 def _site_profile(base: Path) -> Path:
     """The shipped SLURM profile with its site settings edited, as a user does."""
-    profile = yaml.safe_load((ROOT / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     assert set(profile["default-resources"]) == set(SITE)
     profile["default-resources"] = SITE
     directory = base / "profile"
@@ -170,13 +171,18 @@ def _minutes(timelimit: str) -> int:
 
 
 def test_every_job_is_a_completed_slurm_job_with_the_configs_request(runs, cluster):
-    jobs = _sacct(cluster, _output(runs.results["slurm"]))
-    planned = job_counts(_output(runs.results["slurm"]))
+    """Every job but the local ones (rule all and the groups light and fetch, which run where snakemake
+    runs: Snakemake says 'localrule') is a SLURM job."""
+    output = _output(runs.results["slurm"])
+    jobs = _sacct(cluster, output)
+    planned = job_counts(output)
     planned.pop("total")
-    planned.pop("all")  # no command: Snakemake finishes it itself
-    assert collections.Counter(map(_rule, jobs)) == planned
-    resources = judge([runs.config]).config["resources"]
     groups = rule_resource_groups(runs.project / "workflow" / "rules")
+    local = set(re.findall(r"^localrule (\w+):", output, flags=re.M))
+    assert local == {"all"} | {rule for rule in planned if groups.get(rule) in ("light", "fetch")}
+    submitted = {rule: count for rule, count in planned.items() if rule not in local}
+    assert collections.Counter(map(_rule, jobs)) == submitted
+    resources = judge([runs.config]).config["resources"]
     for job in jobs:
         wanted = resources[groups[_rule(job)]]
         assert job["State"] == "COMPLETED", job

@@ -5,6 +5,7 @@ tests compare."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -27,7 +28,7 @@ def copy_project(base: Path) -> Path:
     """A copy of what the workflow runs from (so that a test can edit its code)."""
     project = base / "project"
     project.mkdir()
-    for name in ("Snakefile", "workflow", "config", "envs", "src", ".test"):
+    for name in ("Snakefile", "profiles", "workflow", "config", "envs", "src", ".test"):
         source = ROOT / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, project / name)
     return project
@@ -91,6 +92,44 @@ def snakemake(project: Path, workdir: Path, config: Path, *args: str, check: boo
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
     return result
+
+
+def _directory_outputs(rules_dir: Path) -> re.Pattern:
+    """The outputs the rules declare ``directory(paths.<NAME>)``: their ``fpa.paths`` templates as one pattern."""
+    from fpa import paths
+
+    names = sorted({name for path in rules_dir.glob("*.smk")
+                    for name in re.findall(r"directory\(paths\.(\w+)\)", path.read_text())})
+    templates = (re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(getattr(paths, name))) for name in names)
+    return re.compile("|".join(templates))
+
+
+def complete_by_touch(project: Path, workdir: Path, config: Path) -> None:
+    """Every job that ``config`` plans recorded as run, as Snakemake records a run (its metadata: params,
+    code fingerprints, shell text): each planned output made empty (a directory where the rule
+    declares one), then ``--touch``. A later dry run plans only what a change re-runs."""
+    plan = snakemake(project, workdir, config, "-n", "--cores", "1")
+    is_directory = _directory_outputs(project / "workflow" / "rules")
+    for line in re.findall(r"^\s+(?:output|benchmark): (.+)$", plan.stdout + plan.stderr, flags=re.M):
+        for output in line.split(", "):
+            path = workdir / output
+            if is_directory.fullmatch(output):
+                path.mkdir(parents=True, exist_ok=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+    snakemake(project, workdir, config, "--touch", "--forceall", "--cores", "1")
+
+
+@contextlib.contextmanager
+def edited(source: Path):
+    """``source`` with a comment appended (a code edit that changes nothing it does), restored after."""
+    original = source.read_text()
+    source.write_text(original + "\n# an edit\n")
+    try:
+        yield
+    finally:
+        source.write_text(original)
 
 
 def as_from_the_root(workdir: Path) -> None:

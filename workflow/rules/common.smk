@@ -7,13 +7,14 @@ from pathlib import Path
 from fpa import paths
 from fpa.containment import RELATIVE_PATH
 from fpa.errors import ConfigError
-from fpa.memory.cost import disk_warning
+from fpa.memory.summary import cost_lines
 from fpa.memory.plan import memory_warnings
 from fpa.planning import NAME, judge
 from fpa.planning.priority import Priority
 from fpa.planning.shell import shell_prefix
 from fpa.planning.tables import COST_TABLE, REPRODUCTION_TABLE
 from fpa.provenance.fingerprint import code_fingerprint
+from fpa.resources import GPU_PARTITION, profile_setting
 
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(shell_prefix(workflow.basedir))
@@ -33,13 +34,16 @@ except ConfigError as error:
 workflow.configfiles[:] = CONFIG_FILES
 config.clear()
 config.update(PLAN.config)
-# before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb
+# the SLURM profile's partition of the jobs that ask for a GPU (the others take its slurm_partition)
+PLAN.gpu_partition = profile_setting(
+    workflow.resource_settings.default_resources, GPU_PARTITION
+)
+# before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb, and what the
+# plan costs (disk, GPU-hours, inputs not pinned), with a warning where its disk exceeds a bound
 if workflow.is_main_process:
-    for line in memory_warnings(config, PLAN.runs, Path.cwd()):
-        print(line, file=sys.stderr)
-    if (
-        line := disk_warning(config, PLAN.runs, Path.cwd(), curves=PLAN.curves())
-    ) is not None:
+    for line in memory_warnings(config, PLAN.runs, Path.cwd()) + cost_lines(
+        config, PLAN.runs, PLAN.catalog, Path.cwd(), curves=PLAN.curves()
+    ):
         print(line, file=sys.stderr)
 
 

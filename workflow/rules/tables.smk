@@ -18,6 +18,7 @@ rule aggregate:
         "logs/benchmarks/aggregate/{table}.tsv"
     wildcard_constraints:
         table=PLAN.tables.pattern(),
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -48,6 +49,7 @@ rule reproduction:
         "logs/reproduction.log",
     benchmark:
         "logs/benchmarks/reproduction/reproduction.tsv"
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -76,6 +78,7 @@ rule cost:
         "logs/cost.log",
     benchmark:
         "logs/benchmarks/cost/cost.tsv"
+    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:

@@ -30,6 +30,7 @@ if config["dataset"]["source"] == "toy":
         benchmark:
             "logs/benchmarks/toy_train_problems/train.tsv"
         priority: Priority.TRAINING_INPUTS
+        localrule: True
         conda:
             "../../envs/train.yaml"
         resources:
@@ -51,6 +52,7 @@ rule toy_benchmark:
     benchmark:
         "logs/benchmarks/toy_benchmark/{bench}.tsv"
     priority: Priority.AFTER_TRAINING
+    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:

@@ -20,6 +20,8 @@ from typing import Iterable
 
 import pandas as pd
 
+from fpa.aggregation.escape import markdown_text
+
 BENCHMARK_ROOT = Path("logs/benchmarks")
 SHARED = "(shared)"
 # rule -> stage; a rule not listed is reported under its own name
@@ -121,7 +123,8 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     lines = [f"**{title}** ({CAPTION.replace('benchmark:', '`benchmark:`')})", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 4 + ["---:"] * 4) + "|"]
     for row in table.itertuples(index=False):
-        lines.append("| " + " | ".join([row.model, row.method, str(row.seed), row.stage, str(row.jobs),
+        lines.append("| " + " | ".join([*map(markdown_text, (row.model, row.method)), str(row.seed),
+                                         markdown_text(row.stage), str(row.jobs),
                                          f"{row.wall_s:.1f}", f"{row.cpu_s:.1f}", f"{row.max_rss_mb:.0f}"]) + " |")
     return "\n".join(lines) + "\n"
 

@@ -202,7 +202,7 @@ def _models_by_run(name: str, spec: dict, config: Mapping, runs: Mapping, models
                  if c == BASE_METHOD or c in by_name else () for c in spec["columns"]]
         rows.append(Row(model, model, tuple(cells), model=model))
     by_name = {run_name: run for (m, run_name), run in runs.items() if m == models[0]}
-    headers = [spec["column_labels"].get(c) or _run_label(config, by_name.get(c)) for c in spec["columns"]]
+    headers = _headers(spec, [(c, _run_label(config, by_name.get(c))) for c in spec["columns"]], where)
     return Layout(name, spec.get("caption", name), "Model", tuple(headers), (Block(None, tuple(rows)),),
                   spec["mark_best"], column_keys=tuple(spec["columns"]))
 
@@ -226,8 +226,19 @@ def _overhead(name: str, spec: dict, config: Mapping, runs: Mapping, models: lis
         ratios = [Row(f"{row.key}:ratio", f"{row.label} / {rows[0].label}", row.cells, ratio_to=rows[0].key,
                       model=model) for row in rows[1:]]
         blocks.append(Block(model if prefix else None, tuple(rows + ratios)))
-    return Layout(name, spec.get("caption", name), "Method", tuple(OVERHEAD_COLUMNS.values()), tuple(blocks),
-                  False, "training", tuple(OVERHEAD_COLUMNS))
+    headers = _headers(spec, list(OVERHEAD_COLUMNS.items()), where)
+    return Layout(name, spec.get("caption", name), "Method", tuple(headers), tuple(blocks), False, "training",
+                  tuple(OVERHEAD_COLUMNS))
+
+
+def _headers(spec: dict, columns: list[tuple[str, str]], where: str) -> list[str]:
+    """Each column's header: its ``column_labels`` entry, else its own (``columns``: key, header); a
+    ``column_labels`` key that is no column of the table (a typo) is refused, as an unknown highlight is."""
+    keys = [key for key, _ in columns]
+    unknown = [key for key in spec["column_labels"] if key not in keys]
+    if unknown:
+        raise ConfigError(f"{where}.column_labels: {unknown[0]!r} is not a column of the table; expected one of {keys}")
+    return [spec["column_labels"].get(key) or header for key, header in columns]
 
 
 def build_layout(name: str, spec, config: Mapping, runs: Mapping, where: str = "config") -> Layout:
@@ -271,7 +282,7 @@ def _runs(name: str, spec: dict, config: Mapping, runs: Mapping, models: list[st
                               f"expected one of {sorted(names)}")
         prefix = f"{model}/" if len(models) > 1 else ""
         blocks += _model_blocks(spec, config, model, by_name, entries, prefix, dagger_rows, where)
-    headers = [spec["column_labels"].get(c.key) or c.header for c in spec["parsed_columns"]]
+    headers = _headers(spec, [(c.key, c.header) for c in spec["parsed_columns"]], where)
     average = [AVG] if spec["average"] else []
     return Layout(name, spec.get("caption", name), "Method", tuple(headers + average), tuple(blocks),
                   spec["mark_best"], column_keys=tuple([c.key for c in spec["parsed_columns"]]

@@ -10,6 +10,7 @@ import io
 from html import escape
 from typing import Mapping, Sequence
 
+from fpa.aggregation.escape import markdown_text
 from fpa.aggregation.paper import ROUNDING, SPREAD
 
 HEADERS = {"table": "Table", "paper_label": "Paper table", "compared": "Cells compared",
@@ -44,7 +45,7 @@ CAPTION = ("Reproduction: cells the paper prints, compared with this run (within
 def to_markdown(rows: Sequence[dict]) -> str:
     lines = [f"**{CAPTION}**", "", "| " + " | ".join(HEADERS.values()) + " |",
              "|" + "|".join(["---"] + [":---:"] * (len(HEADERS) - 1)) + "|"]
-    lines += ["| " + " | ".join(str(row[key]) for key in HEADERS) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_text(str(row[key])) for key in HEADERS) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from html import escape
 from typing import Mapping, Sequence
 
+from fpa.aggregation.escape import csv_text, latex_text, markdown_text
 from fpa.aggregation.grid import PASS_AT_1, Block, Layout, Row
 from fpa.aggregation.paper import compare
 from fpa.paths import TABLE
@@ -202,39 +203,31 @@ def to_csv(layout: Layout, filled) -> str:
     suffixes = ("", "_paper", "_delta") if layout.paper else ("",)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["block", "row", layout.corner, *(f"{c}{s}" for c in layout.columns for s in suffixes)])
+    writer.writerow(["block", "row", *map(csv_text, [layout.corner, *(f"{c}{s}" for c in layout.columns
+                                                                        for s in suffixes)])])
     for block, rows in filled:
-        writer.writerows([block.title or "", r.row.key, _label(r.row),
+        writer.writerows([csv_text(block.title or ""), r.row.key, csv_text(_label(r.row)),
                           *(v for c in r.cells for v in _csv_cells(c)[:len(suffixes)])] for r in rows)
     return out.getvalue()
 
 
 def to_markdown(layout: Layout, filled) -> str:
     def cell(c: Cell) -> str:
-        return {BEST: f"**{c.text}**", SECOND: f"<u>{c.text}</u>"}.get(c.mark, c.text) + _shown(c)[len(c.text):]
+        beside = _shown(c)[len(c.text):]
+        return {BEST: f"**{c.text}**", SECOND: f"<u>{c.text}</u>"}.get(c.mark, c.text) + \
+            (f" {markdown_text(beside)}" if beside else "")
 
-    lines = [f"**{layout.caption}** ({cell_unit(layout)})", "",
-             "| " + " | ".join([layout.corner, *layout.columns]) + " |",
+    lines = [f"**{markdown_text(layout.caption)}** ({cell_unit(layout)})", "",
+             "| " + " | ".join(map(markdown_text, [layout.corner, *layout.columns])) + " |",
              "|" + "|".join(["---"] + [":---:"] * len(layout.columns)) + "|"]
     for block, rows in filled:
         if block.title:
-            lines.append(f"| *{block.title}* |" + " |" * len(layout.columns))
+            lines.append(f"| *{markdown_text(block.title)}* |" + " |" * len(layout.columns))
         for r in rows:
-            label = ("&emsp;" if r.row.indent else "") + (f"**{_label(r.row)}**" if r.row.highlight else _label(r.row))
+            label = markdown_text(_label(r.row))
+            label = ("&emsp;" if r.row.indent else "") + (f"**{label}**" if r.row.highlight else label)
             lines.append("| " + " | ".join([label, *map(cell, r.cells)]) + " |")
     return "\n".join(lines) + "\n"
-
-
-def _latex_escape(text: str) -> str:
-    for char, replacement in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-                              ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}")):
-        text = text.replace(char, replacement)
-    for char, math_text in (("±", r"$\pm$"), ("†", r"$^{\dagger}$"), ("↑", r"$\uparrow$"), ("↓", r"$\downarrow$"),
-                            ("×", r"$\times$"), ("λ", r"$\lambda$"), ("β", r"$\beta$"),
-                            ("α", r"$\alpha$"), ("τ", r"$\tau$"), ("η", r"$\eta$"), ("—", "---"),
-                            ("Δ", r"$\Delta$"), ("−", "$-$")):
-        text = text.replace(char, math_text)
-    return text
 
 
 def to_latex(layout: Layout, filled) -> str:
@@ -242,23 +235,23 @@ def to_latex(layout: Layout, filled) -> str:
     n = len(layout.columns) + 1
 
     def cell(c: Cell) -> str:
-        text = _latex_escape(c.text)
+        text = latex_text(c.text)
         beside = _shown(c)[len(c.text):]
-        beside = rf" {{\footnotesize {_latex_escape(beside.strip())}}}" if beside else ""
+        beside = rf" {{\footnotesize {latex_text(beside.strip())}}}" if beside else ""
         return {BEST: rf"\textbf{{{text}}}", SECOND: rf"\underline{{{text}}}"}.get(c.mark, text) + beside
 
-    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(layout.caption)} "
-             rf"({_latex_escape(cell_unit(layout))})}}",
+    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_text(layout.caption)} "
+             rf"({latex_text(cell_unit(layout))})}}",
              rf"\begin{{tabular}}{{l{'c' * (n - 1)}}}", r"\toprule",
-             " & ".join(rf"\textbf{{{_latex_escape(c)}}}" for c in [layout.corner, *layout.columns]) + r" \\",
+             " & ".join(rf"\textbf{{{latex_text(c)}}}" for c in [layout.corner, *layout.columns]) + r" \\",
              r"\midrule"]
     for index, (block, rows) in enumerate(filled):
         if index:
             lines.append(r"\midrule")
         if block.title:
-            lines.append(rf"\multicolumn{{{n}}}{{@{{}}l}}{{\textit{{{_latex_escape(block.title)}}}}} \\")
+            lines.append(rf"\multicolumn{{{n}}}{{@{{}}l}}{{\textit{{{latex_text(block.title)}}}}} \\")
         for r in rows:
-            label = _latex_escape(_label(r.row))
+            label = latex_text(_label(r.row))
             label = (r"\hspace{0.5em}" if r.row.indent else "") + (rf"\textbf{{{label}}}" if r.row.highlight else label)
             lines.append((r"\rowcolor[gray]{0.92} " if r.row.highlight else "")
                          + " & ".join([label, *map(cell, r.cells)]) + r" \\")

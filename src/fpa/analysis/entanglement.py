@@ -19,10 +19,10 @@ import torch
 from torch import Tensor
 
 from fpa.analysis.hidden import completion_hidden
-from fpa.data.offline import group_by_problem
-from fpa.data.tokenize import encode_sample
 from fpa.grading.answers import last_boxed
 from fpa.reference.model import reference_head_weight
+from fpa.samples.offline import group_by_problem
+from fpa.samples.tokenize import encode_sample
 from fpa.training.head import token_statistics
 
 VARIANTS = ("full", "answer_only")

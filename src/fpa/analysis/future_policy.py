@@ -25,8 +25,8 @@ import torch
 from torch import Tensor
 
 from fpa.analysis.hidden import completion_hidden
-from fpa.data.tokenize import EncodedSample
 from fpa.reference.model import reference_head_weight
+from fpa.samples.tokenize import EncodedSample
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Sequence
 
 from torch import Tensor
 
-from fpa.data.tokenize import EncodedSample
 from fpa.decoder.batch import collate, completion_states
+from fpa.samples.tokenize import EncodedSample
 
 
 def completion_hidden(model, encoded: Sequence[EncodedSample]) -> tuple[Tensor, Tensor, Tensor]:

@@ -68,7 +68,7 @@ def read_pairs(loader: str, rows: Iterable[dict]) -> list[tuple[dict, dict]]:
 def pair_loaders(names: Iterable[str], catalog: dict) -> dict[str, str]:
     """name -> loader of each catalog entry in ``names`` (config ``entanglement.preference``),
     which must be a preference-pair file this module reads."""
-    from fpa.data.download import PREFERENCE_SECTION, find_entry
+    from fpa.catalog import PREFERENCE_SECTION, find_entry
 
     loaders = {}
     for name in names:

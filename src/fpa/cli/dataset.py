@@ -8,18 +8,18 @@ from __future__ import annotations
 import json
 
 from fpa.cli.common import add_common, add_work, setup
+from fpa.data.prompt_budget import check_prompt_budget, longest_prompt
+from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
+from fpa.data.step_dpo import validation_problems as step_dpo_validation_problems
 from fpa.evaluation.sampling import generation_key, make_prompts
 from fpa.generation.model_len import job_max_model_len
 from fpa.generation.parallel import make_backend
-from fpa.data.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
-from fpa.data.step_dpo import build_step_dpo_dataset, read_step_dpo
-from fpa.data.step_dpo import validation_problems as step_dpo_validation_problems
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.generation.stops import stop_words
 from fpa.grading import get_grader
-from fpa.data.prompt_budget import check_prompt_budget, longest_prompt
 from fpa.io import read_jsonl, write_json, write_jsonl
 from fpa.provenance.record import Job
+from fpa.samples.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
 
 
 def sample(args) -> None:
@@ -36,7 +36,7 @@ def sample(args) -> None:
         key_parts=generation_key(job), shard_rows=args.shard_rows,
         stop_words=stop_words(args.config_json["prompt_template"], generation["stop"]),
     )
-    # finish_reason "length": cut at max_new_tokens, so training appends no EOS (fpa.data.tokenize)
+    # finish_reason "length": cut at max_new_tokens, so training appends no EOS (fpa.samples.tokenize)
     records = [
         {"id": f"{problem['id']}/{index}", "problem_id": problem["id"], "sample_index": index,
          "prompt": prompt, "completion": completion.text, "finish_reason": completion.finish_reason,

@@ -16,6 +16,12 @@ import time
 from fpa.cli.commands import COMMANDS, SHARED_OPTION_HELP
 
 PROCESS_STARTED = time.perf_counter()  # `python -m fpa` imports this module first (through fpa.cli)
+#: Every job's environment (a user's own setting stands), set before torch loads its OpenMP runtime, which
+#: reads it then; its threads inherit it. PASSIVE: libgomp's threads sleep at once when they wait at the end
+#: of a parallel region instead of spinning first; on a host whose other jobs keep the cores busy the
+#: spinning thread took turns on a core with the one it waited for, and counted as CPU time
+#: (benchmarks/training/README.md). Where threads run, not what they compute: the results are the same bits.
+JOB_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 class PlainHelpFormatter(argparse.HelpFormatter):
@@ -64,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa: error: no command {argv[0]!r}" + (f" (did you mean {', '.join(close)}?)" if close else "")
               + "\n\n" + overview(), end="", file=sys.stderr)
         sys.exit(2)
+    for name, value in JOB_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
     if not sys.stderr.isatty():  # a job's log: the hub's and Transformers' own bars would leave carriage returns
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     args = build_parser(argv[0]).parse_args(argv)
@@ -76,8 +84,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa {args.command}: error: {error}", file=sys.stderr)
         sys.exit(2)
     finally:
-        # a job's log, not a user at a terminal (nor a user's pipe: interactive commands never run as jobs)
-        if not sys.stderr.isatty() and not getattr(args, "interactive", False):
+        # a job's log: every rule's command carries its code fingerprint (--code); a user's command,
+        # at a terminal or into a pipe, does not
+        if getattr(args, "code", None) is not None:
             report_usage()
 
 

@@ -7,6 +7,7 @@ The runs are named by ``--config-json``: ``{"model", "roles": {role: method}, "s
 
 from __future__ import annotations
 
+from fpa.aggregation.escape import markdown_text
 from fpa.cli.common import add_common, setup
 from fpa.figures import FIGURES
 from fpa.figures.inputs import figure_inputs, input_files
@@ -73,7 +74,7 @@ def to_markdown(table, title: str) -> str:
             if column in hours:
                 cells.append("" if value != value else f"{value * 60:.1f}" if in_minutes else f"{value:.2f}")
             else:
-                cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
+                cells.append(f"{value:.2f}" if isinstance(value, float) else markdown_text(str(value)))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

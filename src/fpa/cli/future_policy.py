@@ -33,7 +33,7 @@ def future_policy_rows(args) -> list[dict]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from fpa.analysis.future_policy import measure
-    from fpa.data.tokenize import encode_sample
+    from fpa.samples.tokenize import encode_sample
 
     settings = args.config_json["future_policy"]
     lams = [float(lam) for lam in settings["lams"]]
@@ -52,7 +52,7 @@ def future_policy_rows(args) -> list[dict]:
                                            "benchmark": [(*args.benchmark, None)],
                                            "work": str(Path(args.work) / snapshot_name(step))})
         sample = next(sample_benchmarks(per_target, "future_policy", engine))
-        # a completion cut at the generation limit has no EOS after it, as in training (fpa.data.tokenize)
+        # a completion cut at the generation limit has no EOS after it, as in training (fpa.samples.tokenize)
         encoded = [encode_sample(tokenizer, prompt, completion.text, settings["max_length"],
                                  ends_answer=completion.finish_reason != "length")
                    for prompt, completions in zip(sample.prompts, sample.completions) for completion in completions]

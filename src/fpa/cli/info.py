@@ -14,6 +14,9 @@ from fpa.provenance.explain import TABLE_FILES, explain_cell
 def explain(args) -> None:
     result = explain_cell(args.table, args.row, args.col, whole=args.whole)
     print("\n".join(result.lines))
+    if result.notes:
+        print(f"\nnote: {len(result.notes)} problem(s) of the table's other cells, not behind this one:",
+              *result.notes, sep="\n  ")
     if result.problems:
         print(f"\n{len(result.problems)} problem(s):", *result.problems, sep="\n  ", file=sys.stderr)
         sys.exit(1)
@@ -61,11 +64,11 @@ def register(commands) -> None:
     parser.add_argument("--col", required=True, help="the column as the table prints it (e.g. toy8, Avg.)")
     parser.add_argument("--whole", action="store_true", help="print every config and recorded value whole "
                                                              "(else cut at 160 characters)")
-    parser.set_defaults(handler=explain, interactive=True)
+    parser.set_defaults(handler=explain)
 
     parser = commands.add_parser("methods")
-    parser.set_defaults(handler=methods, interactive=True)
+    parser.set_defaults(handler=methods)
 
     parser = commands.add_parser("check-config")
     parser.add_argument("configs", nargs="+", metavar="config", help="config files (YAML), each checked on its own")
-    parser.set_defaults(handler=check_config, interactive=True)
+    parser.set_defaults(handler=check_config)

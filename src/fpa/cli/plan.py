@@ -39,4 +39,4 @@ def register(commands) -> None:
     parser = commands.add_parser("config-doc")
     parser.add_argument("--write", type=Path, default=None, metavar="FILE",
                         help="write it to this file, config/README.md (else print it)")
-    parser.set_defaults(handler=config_doc, interactive=True)
+    parser.set_defaults(handler=config_doc)

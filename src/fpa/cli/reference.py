@@ -6,6 +6,7 @@ from transformers import AutoTokenizer
 
 from fpa.cli.common import setup
 from fpa.io import read_jsonl
+from fpa.precision import BODY_FORMATS, CACHE_FORMATS, GATHER_FORMATS, torch_name
 from fpa.provenance.record import Job
 from fpa.reference.cache import write_reference_cache
 from fpa.training.body import ATTENTION, is_packed
@@ -45,12 +46,12 @@ def register(commands) -> None:
     parser.add_argument("--train", required=True)
     parser.add_argument("--val", required=True)
     parser.add_argument("--max-length", type=int, required=True, help="max prompt+completion tokens, as training truncates")
-    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"],
+    parser.add_argument("--dtype", default=torch_name("bf16"), choices=[torch_name(name) for name in CACHE_FORMATS],
                         help="dtype of the cached hidden states; rule cache_reference passes the input precision "
                              "of the training's head products (fpa.memory.training.reference_cache_dtype)")
-    parser.add_argument("--precision", default="fp32", choices=["bf16", "fp32"],
+    parser.add_argument("--precision", default="fp32", choices=BODY_FORMATS,
                         help="the forward's precision: the training's (training.precision), as the policy's")
-    parser.add_argument("--weights-dtype", default="float32", choices=["float32", "bfloat16"],
+    parser.add_argument("--weights-dtype", default=torch_name("fp32"), choices=[torch_name(name) for name in GATHER_FORMATS],
                         help="the dtype the training computes its weights in (FSDP's gathered dtype)")
     parser.add_argument("--attention", default="masked", choices=ATTENTION,
                         help="the training's layout (training.attention): packed runs each batch without padding")

@@ -28,7 +28,7 @@ def load_catalog(config: Mapping, where: str) -> dict:
 @functools.lru_cache(maxsize=None)
 def _read_catalog(path: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per process and file version (validation and common.smk both need it)."""
-    from fpa.data.download import ALL_SECTIONS, read_benchmarks_config
+    from fpa.catalog import ALL_SECTIONS, read_benchmarks_config
 
     try:
         catalog = read_benchmarks_config(path)

@@ -20,9 +20,9 @@ from typing import Mapping
 
 from fpa.config.runs import TIED, Run
 from fpa.config.templates import check_prompt_template
-from fpa.data.prompts import PLACEHOLDER, render_prompt
 from fpa.errors import ConfigError
 from fpa.memory.architecture import check_fields
+from fpa.samples.prompts import PLACEHOLDER, render_prompt
 from fpa.toy.settings import toy_model_config
 from fpa.toy.task import chain_lengths
 from fpa.toy.tokenizer import token_count
@@ -84,12 +84,14 @@ def _check_prompt_budget(config: Mapping, runs: Mapping[tuple[str, str], Run], w
 
 def max_length_settings(config: Mapping, runs: Mapping[tuple[str, str], Run], model: str) -> list[tuple[str, int]]:
     """``[(key path, max_length)]`` that ``model``'s training prompts must fit: its reference cache's (the
-    top-level setting, where a run reads the cache) and each of its offline runs'."""
+    top-level setting, where a run reads the cache) and each of its offline runs', each pair once, the
+    shortest first. (Once: the check job's params, so that a run added with a setting already checked
+    re-runs neither the check nor the sampling below it.)"""
     offline = [run for (owner, _), run in runs.items() if owner == model and not run.online]
-    settings = [(_training_key(config, model, run, "max_length"), run.training["max_length"]) for run in offline]
+    settings = {(_training_key(config, model, run, "max_length"), run.training["max_length"]) for run in offline}
     if any(run.reads_reference_cache() for run in offline):
-        settings.insert(0, ("training.max_length", config["training"]["max_length"]))
-    return settings
+        settings.add(("training.max_length", config["training"]["max_length"]))
+    return sorted(settings, key=lambda setting: (setting[1], setting[0]))
 
 
 def _training_key(config: Mapping, model: str, run: Run, key: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import math
 from pathlib import Path
 from typing import Mapping
@@ -18,14 +19,35 @@ from fpa.safe_load import CONFIG_LIMITS, LoadError, load_yaml
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
+#: The schema's key naming the owner of a string's choices, ``"<module>:<mapping>"`` (a registry):
+#: the choices are that mapping's keys, read when the schema is loaded, never written in the file.
+ENUM_FROM = "x-enum-from"
+
+
 def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
-    """The config schema; a fresh copy of the file parsed once per process (libyaml when available)."""
+    """The config schema, each ``x-enum-from`` given its ``enum``; a fresh copy of the file parsed
+    once per process (libyaml when available)."""
     return copy.deepcopy(_parse_schema(str(path)))
 
 
 @functools.lru_cache(maxsize=None)
 def _parse_schema(path: str) -> dict:
-    return load_yaml(path)
+    schema = load_yaml(path)
+    _derive_enums(schema)
+    return schema
+
+
+def _derive_enums(node: object) -> None:
+    """Set, in place, the ``enum`` of every subschema that names its owner with ``x-enum-from``."""
+    if isinstance(node, dict):
+        if ENUM_FROM in node:
+            module, name = node[ENUM_FROM].split(":")
+            node["enum"] = sorted(getattr(importlib.import_module(module), name))
+        children = node.values()
+    else:
+        children = node if isinstance(node, list) else ()
+    for child in children:
+        _derive_enums(child)
 
 
 # An integer is an int: JSON Schema also counts 44.0, which the `seed=\d+` wildcard and range() refuse.

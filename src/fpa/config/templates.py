@@ -2,7 +2,7 @@
 
 Two renderers, two rules:
 
-- a prompt template (``models.<m>.prompt_template``) is rendered by ``fpa.data.prompts.render_prompt``,
+- a prompt template (``models.<m>.prompt_template``) is rendered by ``fpa.samples.prompts.render_prompt``,
   which replaces ``{problem}`` literally: it must hold ``{problem}``, and every other character,
   braces included (the paper's ``\\boxed{X}``), is text the model reads;
 - a catalog ``url`` of a sharded file is rendered by ``str.format(shard=i)``
@@ -18,8 +18,8 @@ from __future__ import annotations
 import string
 from typing import Mapping
 
-from fpa.data.prompts import PLACEHOLDER
 from fpa.errors import ConfigError
+from fpa.samples.prompts import PLACEHOLDER
 
 #: the one field of a sharded file's url, and the shard number it is rendered with to check it
 SHARD_FIELD = "shard"

@@ -122,7 +122,7 @@ def _check_model_selection(config: dict, runs: Mapping, where: str) -> None:
 
 def _check_online(config: dict, runs: Mapping, where: str) -> None:
     """Online runs train on the dataset's sampled training problems, rewarded by its (non-code) grader."""
-    from fpa.data.offline import DATASET_GRADER
+    from fpa.samples.offline import DATASET_GRADER
 
     online = next((run.method for run in runs.values() if run.online), None)
     if online is None:

@@ -30,11 +30,11 @@ import re
 from typing import Callable
 
 from fpa.data import code
-from fpa.data.records import MathProblem
 from fpa.data.text import check_duplicates, check_text
 from fpa.data.validate import check_count, read_records, scan_records
 from fpa.grading.answers import last_boxed
 from fpa.io import ReadBounds
+from fpa.samples.records import MathProblem
 
 #: The JSON types of an id and of a numeric answer as upstream files hold them (read_records checks them).
 ID = (int, str)
@@ -171,7 +171,7 @@ def load_benchmark(loader: str, path: str | os.PathLike, source: str, expected: 
                    bounds: ReadBounds = ReadBounds(), duplicates: int = 0) -> list[MathProblem]:
     """Load ``path`` with the registered ``loader``; records carry ``source``.
 
-    The file is first read within ``bounds`` (the catalog's, ``fpa.data.download.read_bounds``),
+    The file is first read within ``bounds`` (the catalog's, ``fpa.catalog.read_bounds``),
     one record at a time, before the loader holds it whole. Every loader makes one problem of
     each record, so ``expected`` (the catalog's ``records``) is checked on the problems too, and
     each problem's text as the model reads it (``fpa.data.text``): no control character but

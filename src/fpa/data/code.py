@@ -31,8 +31,8 @@ import json
 import os
 import re
 
-from fpa.data.records import MathProblem
 from fpa.data.validate import read_records
+from fpa.samples.records import MathProblem
 
 #: LiveCodeBench's format messages (lcb_runner/prompts/code_generation.py), restated.
 WITH_STARTER_CODE = ("You will use the following starter code to write the solution to the problem and enclose "

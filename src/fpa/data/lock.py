@@ -20,9 +20,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from fpa.catalog import ALL_SECTIONS
 from fpa.data.dataset_files import DATASET_FILES
-from fpa.data.download import ALL_SECTIONS, fetch
-from fpa.data.models import COMMIT, check_model, is_pinned, model_pins
+from fpa.data.download import fetch
+from fpa.data.models import COMMIT, check_model, is_pinned, model_mirror, model_pins
 from fpa.data.yaml_edit import set_entry_keys
 from fpa.io import sha256_file, write_text
 from fpa.project import PROJECT_ROOT
@@ -45,6 +46,16 @@ def fetched_entries(config: dict, catalog: dict) -> Iterator[tuple[str, str, dic
             yield section, name, entry
 
 
+def unpinned_inputs(config: dict, catalog: dict) -> list[str]:
+    """The keys of the config's hub models and fetched catalog files that are not pinned (a model's
+    revision and files, a file's sha256): what ``fpa lock`` pins and ``fpa lock --check`` refuses."""
+    models = [f"models.{name}" for name, model in config["models"].items()
+              if model["source"] == "hub" and not is_pinned(model)]
+    files = [f"{section}.{name}" for section, name, entry in fetched_entries(config, catalog)
+             if entry["sha256"] is None]
+    return models + files
+
+
 def lock_models(config: dict, text: str, where: str, check: bool) -> tuple[str, list[str], list[str]]:
     """(config text with the models pinned, report lines, problems)."""
     lines, problems = [], []
@@ -57,7 +68,7 @@ def lock_models(config: dict, text: str, where: str, check: bool) -> tuple[str, 
                             f"{', no files' if not model.get('files') else ''}); run `fpa lock {where}`")
             continue
         try:
-            commit, files = model_pins(model, config["data"]["model_mirror"])
+            commit, files = model_pins(model, model_mirror(config, where))
             check_model(f"model {model['hub_id']}", model, commit, files)
         except ValueError as error:  # reported with every other input's problem
             problems.append(f"{where}: {key}: {error}")

@@ -17,8 +17,11 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Mapping
 
+from fpa.errors import ConfigError
 from fpa.io import sha256_file
+from fpa.paths import BUILT_MODEL_MIRROR
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 #: What huggingface_hub writes into a ``local_dir`` beside the files (download metadata).
@@ -85,6 +88,16 @@ def check_model(where: str, model: dict, commit: str, files: dict[str, str]) -> 
         raise ValueError(f"{where}: revision mismatch: expected {model['revision']}, got {commit}")
     if model.get("files"):
         check_files(where, commit, model["files"], files)
+
+
+def model_mirror(config: Mapping, where: str = "config") -> str | None:
+    """Where the config's hub models come from: the mirror rule build_models writes (``data.build_models``),
+    else ``data.model_mirror`` (None: the hub); ``ConfigError`` naming ``where`` where both are set."""
+    data = config["data"]
+    if data["build_models"] and data["model_mirror"] is not None:
+        raise ConfigError(f"{where}: data.model_mirror: the models are built into {BUILT_MODEL_MIRROR} "
+                          f"(data.build_models: true); expected no model_mirror, got {data['model_mirror']!r}")
+    return BUILT_MODEL_MIRROR if data["build_models"] else data["model_mirror"]
 
 
 def fetch_snapshot(model: dict, dest: Path, mirror: str | os.PathLike | None, where: str) -> dict:

@@ -1,7 +1,7 @@
 """Each training prompt leaves a completion token within every ``max_length`` that will encode it.
 
 A prompt as long as ``training.max_length`` fails in the reference cache and in training
-(``fpa.data.tokenize.encode_sample``), after hours of sampling. A toy model's prompts are counted by
+(``fpa.samples.tokenize.encode_sample``), after hours of sampling. A toy model's prompts are counted by
 the judge from the config alone (``fpa.config.feasible``); a hub model's need its tokenizer and the
 problems, so its ``check_prompt_budget`` job counts them before the model samples anything.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from fpa.data.tokenize import prompt_token_ids
 from fpa.errors import ConfigError
+from fpa.samples.tokenize import prompt_token_ids
 
 
 def longest_prompt(tokenizer, problem_ids: Sequence[str], prompts: Sequence[str]) -> tuple[str, int]:

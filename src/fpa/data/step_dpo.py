@@ -27,8 +27,8 @@ chat template's assistant header, which ends in a newline, nothing is added. Tra
 the branching step, i.e. outcome-level pairs sharing a prefix, and give up the step-level
 localisation the experiment is about.
 
-Samples use the offline dataset's record (``fpa.data.offline``): Off-RL and FPA read the two
-samples of a group with R = ±1, and DPO's pairing (``fpa.data.pairs``) finds exactly one
+Samples use the offline dataset's record (``fpa.samples.offline``): Off-RL and FPA read the two
+samples of a group with R = ±1, and DPO's pairing (``fpa.samples.pairs``) finds exactly one
 (chosen, rejected) pair in each group. ``correct`` is the dataset's label, not a grader's
 (``grade_rule`` says so). 5 % of the *problems* are held out, so a problem that appears in
 several pairs (different first wrong steps) is never on both sides of the split. The
@@ -36,7 +36,7 @@ held-out problems, with their final ``answer``, are the validation benchmark the
 selected on (``validation_problems``), graded like the math benchmarks (``ANSWER_GRADER``).
 
 Each sample has ``ends_answer: false``: its completion is one step, not the end of the
-answer, so ``fpa.data.tokenize.encode_record`` puts no EOS after it (the trainer and the
+answer, so ``fpa.samples.tokenize.encode_record`` puts no EOS after it (the trainer and the
 reference cache alike), as Step-DPO's ``stepdpo_trainer.py`` leaves EOS out of its step
 completions; with EOS, the chosen step would also be rewarded for ending the answer there.
 """
@@ -47,8 +47,8 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from fpa.data.offline import OfflineDataset, hold_out
 from fpa.data.validate import numbered_records
+from fpa.samples.offline import OfflineDataset, hold_out
 
 FIELDS = ("dataset", "prompt", "initial_reason_steps", "chosen", "rejected", "full_chosen", "full_rejected",
           "answer")

@@ -24,7 +24,7 @@ from typing import Callable, Mapping, Sequence, Union
 from fpa.data.text import check_duplicates, check_text
 from fpa.io import ReadBounds, iter_jsonl
 
-#: The fields of the records every sampling job reads (fpa.data.records.MathProblem).
+#: The fields of the records every sampling job reads (fpa.samples.records.MathProblem).
 RECORD_FIELDS = ("id", "problem", "answer")
 #: The longest record of a ``source: file`` benchmark: a problem and its answer (the longest
 #: math record in the mirror is 11 KB).

@@ -9,8 +9,8 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from fpa.data.tokenize import EncodedSample
 from fpa.decoder.packing import lay_out
+from fpa.samples.tokenize import EncodedSample
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The body's forward at ``training.precision``, one path for the policy, the online reference and the cache.
+"""The body's forward at ``training.precision`` (its autocast dtype: ``fpa.precision.autocast_dtype``), one
+path for the policy, the online reference and the cache.
 
 ``bf16`` runs the decoder under bf16 autocast over fp32 weights, ``fp32`` runs it in fp32. The
 reference's hidden states (cached by ``cache_reference`` or computed online) go through the very same
@@ -14,14 +15,6 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
-
-AUTOCAST = {"bf16": torch.bfloat16, "fp32": None}
-
-
-def autocast_dtype(precision: str) -> torch.dtype | None:
-    if precision not in AUTOCAST:
-        raise ValueError(f"training.precision: expected one of {sorted(AUTOCAST)}, got {precision!r}")
-    return AUTOCAST[precision]
 
 
 def decoder_hidden(lm, input_ids: Tensor, attention_mask: Tensor | None, autocast: torch.dtype | None,

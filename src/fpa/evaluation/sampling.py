@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, NamedTuple, Sequence
 
-from fpa.data.prompts import CHAT_DATE, build_prompts
 from fpa.generation.backend import BACKENDS, Engine
 from fpa.generation.model_len import job_max_model_len
 from fpa.generation.parallel import make_backend
@@ -15,6 +14,7 @@ from fpa.generation.stops import Completion, stop_words
 from fpa.io import read_jsonl
 from fpa.provenance.fingerprint import code_fingerprint
 from fpa.provenance.record import Job, describe_inputs
+from fpa.samples.prompts import CHAT_DATE, build_prompts
 
 
 class BenchmarkSample(NamedTuple):
@@ -77,7 +77,7 @@ def generation_key(job) -> dict:
     generation code (not the rest of the job's code: a grader edit keeps the finished shards)."""
     backend_module = BACKENDS[job.config["generation"]["backend"]].split(":")[0]
     return {"rule": job.rule, "config": job.config,
-            "code": code_fingerprint("fpa.generation.shards", "fpa.generation.stops", "fpa.data.prompts",
+            "code": code_fingerprint("fpa.generation.shards", "fpa.generation.stops", "fpa.samples.prompts",
                                      backend_module),
             "inputs": {name: entry["sha256"] for name, entry in job.inputs.items()}}
 

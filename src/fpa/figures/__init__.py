@@ -1,5 +1,5 @@
-"""The paper's figures: one module per figure, each declaring its ``FIGURES`` and named below
-(``fpa.registry``); adding a figure is adding its module and its name here.
+"""The paper's figures: one module per figure, each declaring its ``FIGURES``
+(``fpa.registry`` finds them); adding a figure is adding its module.
 
 A figure draws *roles* (e.g. ``offrl`` and ``fpa``), each filled by one method of the
 config: the method named in ``figures.<figure>.<role>``, else the method named like the
@@ -16,10 +16,8 @@ from __future__ import annotations
 from fpa.figures.figure import BASE_ROLE, Figure, FigureInputs
 from fpa.registry import Registry
 
-# in the order of their names: the fixed roles' styles (ROLE_STYLES) follow it
-FIGURES = Registry("figure", __name__, ("accuracy_curves", "future_policy_validation", "gradient_entanglement",
-                                        "lambda_sensitivity", "prolonged_training", "targeted_ablations",
-                                        "token_lengths", "training_dynamics", "wall_clock"), "FIGURES")
+# in the order of their modules' names: the fixed roles' styles (ROLE_STYLES) follow it
+FIGURES = Registry("figure", __name__, "FIGURES")
 
 # An objective that a figure draws in a fixed role (Off-RL, FPA, ...) has the same colour in every
 # figure: the fixed roles of the registered figures take the palette's first styles, in registry

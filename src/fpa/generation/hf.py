@@ -33,12 +33,13 @@ from typing import Mapping, Sequence
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from fpa.data.pad_token import pad_token_id
 from fpa.generation.backend import check_sampling_args
 from fpa.generation.decode import SlotDecoder
 from fpa.generation.samplers import check_noise
 from fpa.generation.stops import Completion, finish, stop_token_ids
 from fpa.generation.weights import load_checkpoint_weights
+from fpa.precision import torch_name
+from fpa.samples.pad_token import pad_token_id
 
 
 def row_seed(seed: int, prompt: str, occurrence: int, sample: int) -> int:
@@ -59,7 +60,7 @@ class HFBackend:
         batch_size: int = 64,
         threads: int | None = None,
         device: str = "auto",
-        dtype: str = "float32",
+        dtype: str = torch_name("fp32"),
         noise: str = "auto",
     ):
         if batch_size < 1:

@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 
 from fpa.generation.backend import check_sampling_args, get_backend
 from fpa.generation.stops import Completion
+from fpa.precision import torch_name
 
 
 def replica_devices(gpus: int, tensor_parallel_size: int, visible: str | None = None) -> list[str]:
@@ -134,7 +135,7 @@ def make_backend(generation: dict, model_dir: str, gpus: int = 1, max_model_len:
         import torch
 
         cuda = torch.cuda.is_available()
-        placement = dict(device="cuda" if cuda else "cpu", dtype="bfloat16" if cuda else "float32")
+        placement = dict(device="cuda" if cuda else "cpu", dtype=torch_name("bf16" if cuda else "fp32"))
         logging.getLogger(__name__).info("HF backend on %(device)s in %(dtype)s", placement)
         return get_backend(generation["backend"], model_dir, batch_size=generation["batch_size"], **placement)
     engine = dict(tensor_parallel_size=generation["tensor_parallel_size"], max_model_len=max_model_len)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-from fpa.data.prompts import PLACEHOLDER
+from fpa.samples.prompts import PLACEHOLDER
 
 STOP, LENGTH = "stop", "length"
 

@@ -11,7 +11,7 @@ benchmark family use the same grader.
 - ``code_tests``: the code training reward (TACO, APPS); the gold is the problem's JSON
   test spec, run with LCB's checker in the same sandbox (``fpa.grading.code.tests``).
 
-Each grader module declares its ``GRADERS`` and is named below (``fpa.registry``); the graders
+Each grader module declares its ``GRADERS``, found by ``fpa.registry``; the graders
 that run code (``code_graders``) also take ``workers=`` (threads, one sandboxed process each).
 
 Each grader record names, beside its grading function, the check of a gold answer it can read
@@ -28,8 +28,7 @@ from typing import Callable
 from fpa.grading.grader import Grader, Pairs, Verdicts
 from fpa.registry import Registry
 
-GRADERS = Registry("grader", __name__, ("answers", "math", "code.mbppplus", "code.bigcodebench",
-                                        "code.livecodebench", "code.tests"), "GRADERS")
+GRADERS = Registry("grader", __name__, "GRADERS")
 #: The module a grader lives in (for code fingerprints).
 grader_module = GRADERS.module_of
 

@@ -1,7 +1,7 @@
 """The cost of a config before it runs: the disk each job family writes and its GPU-hours.
 
 Disk, from the shapes and the config: a training run writes its snapshots and final checkpoint
-in HF format in the training's dtype (``fpa.training.checkpoints.SAVED_DTYPES``) and, while it
+in HF format in the training's dtype (``fpa.training.checkpoints.saved_dtype``) and, while it
 runs, one resumable checkpoint (fp32 weights and AdamW's two moments, 12 B a parameter, sharded
 or not); the reference cache z_ref in its storage dtype (``fpa.reference.cache``) plus fp32
 log-normalisers and int32 targets per token and the fp32 head; sampling its completions as text.
@@ -30,6 +30,7 @@ from fpa.memory.plan import model_architecture, sequences_per_problem
 from fpa.memory.training import reference_cache_dtype
 from fpa.memory.useful_share import FLOPS_RECORD, useful_share
 from fpa.paths import CURVE, parse
+from fpa.precision import element_bytes
 from fpa.resources import job_device
 
 GB = 1e9
@@ -37,8 +38,6 @@ GB = 1e9
 #: them: MATH train (7,500) + MATH test (5,000) − MATH500 (500); Math-Step-DPO-10K's 10,795 pairs
 DATASET_PROBLEMS = {"math12k": 12_000, "step_dpo": 10_795}
 TEXT_BYTES_PER_TOKEN = 4  # a token of English or LaTeX is ~4 characters of UTF-8 JSON
-SAVED_BYTES = {"bf16": 2, "fp32": 4}
-CACHE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
 
@@ -145,7 +144,7 @@ def training_cost(config: Mapping, model: str, runs: list, arch: Architecture, a
         t = run.training
         steps = t["epochs"] * math.ceil(problems / t["batch_problems"])
         snapshots = steps // t["snapshot_every"] if t["snapshot_every"] else 0
-        saved = SAVED_BYTES[t["precision"]] * arch.params
+        saved = element_bytes(t["precision"]) * arch.params
         tokens = steps * t["batch_problems"] * per_problem * t["max_length"] * assume.sequence_fill
         share, source = useful_share(t, flops)
         shares[source] = share
@@ -172,7 +171,7 @@ def sampling_and_cache_costs(config: Mapping, model: str, arch: Architecture, as
                         rated("completions as JSONL text", rate)))
     # the forward reads whole sequences; the cache keeps the rows that predict completion tokens
     tokens = sequences * config["training"]["max_length"] * assume.sequence_fill
-    per_token = arch.hidden_size * CACHE_BYTES[cache_dtype] + 4 + 4  # z_ref, ref_lse fp32, targets int32
+    per_token = arch.hidden_size * element_bytes(cache_dtype) + 4 + 4  # z_ref, ref_lse fp32, targets int32
     out.append(Cost("cache_reference", model, 1,
                     sequences * completion * per_token + 4 * arch.vocab_size * arch.hidden_size,
                     _gpu_hours(tokens, 2 * arch.params, assume.forward_mfu, assume),
@@ -288,16 +287,3 @@ def decode_rate(config: Mapping, architectures: Mapping[str, Architecture | None
         return None
     params = {model: arch.params for model, arch in architectures.items() if arch is not None}
     return hf_decode_rate(config["generation"]["batch_size"], params)
-
-
-def disk_warning(config: Mapping, runs: Mapping, root: Path, *, curves: Sequence[str]) -> str | None:
-    """One line when the config's jobs (``curves``: as ``plan_costs``) will write more than ``budget.disk_gb``,
-    else None."""
-    budget = (config.get("budget") or {}).get("disk_gb")
-    if budget is None or train_problems(config, Assumptions()) is None:
-        return None
-    disk = sum(cost.disk_bytes for cost in plan_costs(config, runs, root, curves=curves)) / GB
-    if disk <= budget:
-        return None
-    return (f"disk: the config's jobs write ~{disk:,.0f} GB > budget.disk_gb {budget:,.0f} "
-            f"(per job family: fpa plan-memory CONFIG)")

@@ -19,8 +19,9 @@ from typing import Mapping
 from fpa.memory.architecture import Architecture
 from fpa.memory.training import (FP32, TrainingJob, compute_weights_dtype, fsdp_param_dtype, objective_chunk_rows,
                                  objective_head_buffers, training_memory)
+from fpa.online.base import COLOCATED_VLLM_SHARE
 from fpa.paths import HUB_MODEL, TOY_MODEL
-from fpa.training.online.settings import COLOCATED_VLLM_SHARE
+from fpa.precision import element_bytes
 from fpa.resources import job_world
 
 GIB = 2**30
@@ -80,7 +81,7 @@ def training_job(config: Mapping, run, arch: Architecture, world: int, **overrid
         parallel=training.get("parallel", "ddp"),
         cpu_offload=training.get("fsdp_cpu_offload", False),
         reshard_after_forward=training.get("fsdp_reshard_after_forward", True),
-        gathered_element=2 if fsdp_param_dtype(training) == "bfloat16" else FP32,
+        gathered_element=element_bytes(fsdp_param_dtype(training)),
         reference_head=per_token and training["reference"] == "cached",
         head_buffers=objective_head_buffers(objective, training["reference"]),
     )
@@ -154,7 +155,7 @@ def _online_job(config: Mapping, model: str, name: str, run, arch: Architecture,
                       chunk_size=hyper.micro_batch * training["max_length"],  # TRL: the logits of a whole forward
                       world=job_world(train), parallel=training.get("parallel", "ddp"),
                       cpu_offload=training.get("fsdp_cpu_offload", False),
-                      gathered_element=2 if fsdp_param_dtype(training) == "bfloat16" else FP32,
+                      gathered_element=element_bytes(fsdp_param_dtype(training)),
                       reference_head=False, head_buffers=1)
     parts = _training_bytes(arch, job, online_reference=False)
     share = int(COLOCATED_VLLM_SHARE * gpu_bytes) if config["generation"]["backend"] == "vllm" else 0
@@ -169,7 +170,7 @@ def _inference_jobs(config: Mapping, model: str, arch: Architecture, gpu_bytes: 
     out = []
     cache = config["resources"]["cache_reference"]["gpu"]
     if cache:
-        element = 2 if compute_weights_dtype(config["training"]) == "bfloat16" else FP32
+        element = element_bytes(compute_weights_dtype(config["training"]))
         parts = {"weights": element * arch.params, "peak": element * arch.params + CUDA_OVERHEAD}
         out.append(Estimate("cache_reference", model, "", cache, "-", parts["peak"], parts["peak"] <= gpu_bytes,
                             parts, "" if parts["peak"] <= gpu_bytes else "a GPU with more memory"))

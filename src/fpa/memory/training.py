@@ -11,8 +11,8 @@ Per device (rank), in bytes, with P parameters over W ranks:
 - **forward-backward**: autograd's saved activations over the micro-batch's T = sequences x
   ``max_length`` tokens (``activation_bytes_per_token``; a checkpointed layer keeps only its input,
   ``checkpointed_layers``), the bf16 copies of the weights
-  that autocast keeps for backward (2 B per matmul weight; under FSDP the all-gathered
-  layers in flight instead), the head's buffers and its fp32 weight gradient.
+  that autocast keeps for backward (2 B per matmul weight; under FSDP, world 1 included, the
+  gathered layers in flight and the root instead), the head's buffers and its fp32 weight gradient.
 - **end of backward**: every gradient 4P (/ W under FSDP, none offloaded) and, with tied embeddings, the
   embedding's dense gradient before it is added to the head's.
 - **optimizer step**: the gradients and one fp32 temporary per parameter (foreach AdamW's
@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpa.memory.architecture import Architecture
+from fpa.precision import element_bytes, torch_name
 
 FP32 = 4
 
@@ -56,7 +57,7 @@ class TrainingJob:
 
     @property
     def element(self) -> int:
-        return 2 if self.precision == "bf16" else FP32
+        return element_bytes(self.precision)
 
 
 def fsdp_param_dtype(training: dict) -> str:
@@ -66,14 +67,14 @@ def fsdp_param_dtype(training: dict) -> str:
     chosen = training.get("fsdp_param_dtype", "auto")
     if chosen != "auto":
         return chosen
-    return "bfloat16" if training.get("precision") == "bf16" else "float32"
+    return torch_name(training.get("precision", "fp32"))
 
 
 def compute_weights_dtype(training: dict) -> str:
     """The dtype of the weights a training's forward computes with: FSDP's gathered dtype, else float32
     (DDP and one process keep fp32 weights; autocast casts per op). The reference cache loads its model
     in it, so that at step 0 the policy and the reference compute alike."""
-    return fsdp_param_dtype(training) if training.get("parallel") == "fsdp" else "float32"
+    return fsdp_param_dtype(training) if training.get("parallel") == "fsdp" else torch_name("fp32")
 
 
 def head_products(head_precision: str, device_type: str) -> str:
@@ -96,7 +97,7 @@ def reference_cache_dtype(training: dict, device_type: str) -> str:
     half the cache's bytes, no rounding added), and fp32 products (the CPU, the toy) and TF32 ones take
     fp32 states, each rounded by the tensor cores alike. So FPA at λ = 0 is Off-RL, and FPA − Off-RL
     carries λ alone (``tests/training/test_lambda_zero.py``)."""
-    return "bfloat16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "float32"
+    return torch_name("bf16" if head_products(training.get("head_precision", "auto"), device_type) == "bf16" else "fp32")
 
 
 def head_buffers(has_ref: bool, ref_logsumexp_given: bool, want_kl: bool) -> int:
@@ -206,13 +207,19 @@ def _working_weights(arch: Architecture, job: TrainingJob) -> int:
     """Weights held beyond the fp32 masters during forward and backward.
 
     DDP / one process under bf16 autocast: a bf16 copy of every matmul weight (cached for the
-    backward). FSDP: the all-gathered layers (in param dtype): two in flight when resharded after
-    forward (the current one and the prefetched), every one otherwise; the root's embedding
-    stays gathered; bf16 autocast adds its copy of the gathered layers' matmul weights.
+    backward). FSDP2 at any world, one included (``fpa.training.parallel`` shards each decoder layer,
+    then the root): the unsharded layers in the gathered dtype, when resharded after forward two in
+    flight over several ranks (the one computing and the one whose all-gather is prefetched), one at
+    world 1 (there FSDP2 gathers nothing: a layer's unshard casts its full shard into its unsharded
+    storage as the layer starts, so a prefetch holds no memory), and every one when not resharded; the
+    root's weights (embeddings, an untied head, the final norm) stay gathered from forward to backward.
+    bf16 autocast adds its copy of a matmul weight only where FSDP gathers it in fp32: a weight
+    already in bf16 it uses as it is.
     """
     layers = arch.num_hidden_layers
-    if job.parallel != "fsdp" or job.world == 1:
+    if job.parallel != "fsdp":
         return 2 * layers * arch.layer_linear_params if job.precision == "bf16" else 0
-    in_flight = 2 if job.reshard_after_forward else layers
-    casts = 2 * in_flight * arch.layer_linear_params if job.precision == "bf16" else 0
-    return job.gathered_element * (in_flight * arch.layer_params + arch.embedding_params) + casts
+    in_flight = (1 if job.world == 1 else 2) if job.reshard_after_forward else layers
+    root = arch.params - layers * arch.layer_params
+    casts = 2 * in_flight * arch.layer_linear_params if job.precision == "bf16" and job.gathered_element == FP32 else 0
+    return job.gathered_element * (in_flight * arch.layer_params + root) + casts

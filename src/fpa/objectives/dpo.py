@@ -2,7 +2,7 @@
 
 L_DPO = −E_(x,y_w,y_l)[log σ(β·(r_θ(y_w) − r_θ(y_l)))],  r_θ(y) = log π_θ(y|x) − log π_ref(y|x),
 with sequence log-probabilities summed over completion tokens and β = 0.1 (paper).
-The expectation is a mean over the P pairs built by ``fpa.data.pairs.build_pairs``
+The expectation is a mean over the P pairs built by ``fpa.samples.pairs.build_pairs``
 under the rule ``pairing`` (a sample may sit in several pairs). RPO and DPOP reuse
 ``log_ratio``, ``pair_indices``, ``preference_margin`` and ``pair_mean``.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fpa.data.pairs import PAIRING_RULES
 from fpa.objectives.base import Objective, SequenceStats, check_range
+from fpa.samples.pairs import PAIRING_RULES
 
 if TYPE_CHECKING:  # torch is imported where a loss runs: the registry loads without it
     from torch import Tensor

@@ -22,6 +22,10 @@ from fpa.objectives.base import check_range, parse_params
 
 LOSS_TYPES = ("grpo", "dapo")
 
+# the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
+# (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.training.online.run passes it; fpa.memory.plan plans it)
+COLOCATED_VLLM_SHARE = 0.3
+
 
 @dataclass(frozen=True)
 class OnlineParams:

@@ -6,10 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from fpa import paths
+from fpa.catalog import ALL_SECTIONS
 from fpa.data.dataset_files import MATH12K_FILES
-from fpa.data.download import ALL_SECTIONS
 from fpa.planning.shell import shell_words
 from fpa.planning.stage import Stage, as_json
+
+
+#: the keys of a model entry that rule build_models reads (``fpa.data.rehearsal_models.build_model``)
+BUILT_MODEL_KEYS = ("hub_id", "architecture", "prompt_template", "chat_template")
 
 
 class DataStage(Stage):
@@ -42,6 +46,20 @@ class DataStage(Stage):
     def sample_option(self) -> str:
         """``--sample`` when the catalog is the data mirror's sample (its files are cut short)."""
         return "--sample" if self.plan.catalog.get("sample") else ""
+
+    def model_mirror(self) -> str:
+        """Where fetch_model reads the hub models (``fpa.data.models.model_mirror``); empty: the hub."""
+        return self.plan.model_mirror or ""
+
+    def built_mirror(self, wildcards) -> list[str]:
+        """fetch_model's input: the mirror rule build_models writes, where the config builds its models."""
+        return [paths.BUILT_MODEL_MIRROR] if self.config["data"]["build_models"] else []
+
+    def built_models(self, wildcards) -> str:
+        """What rule build_models builds: each hub model of the config, by what its build reads (its name on
+        the hub, its shapes and the prompt its answerer follows; not its training settings)."""
+        return as_json({"models": {name: {key: model[key] for key in BUILT_MODEL_KEYS if key in model}
+                                   for name, model in self.config["models"].items() if model["source"] == "hub"}})
 
     def validate_code(self, wildcards) -> str:
         """``fpa validate-benchmark`` and the grader whose gold check it runs (``fpa.grading.get_gold_check``)."""

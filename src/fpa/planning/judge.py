@@ -27,6 +27,7 @@ from fpa.containment import ContainmentError
 from fpa.errors import ConfigError
 from fpa.planning.plan import Plan
 from fpa.project import PROJECT_ROOT
+from fpa.safe_load import scalar
 
 COMMAND_LINE = "--config"
 
@@ -40,11 +41,24 @@ def judge(paths: Sequence[str | Path], basedir: str | Path = PROJECT_ROOT,
     config: dict = {}
     for path in paths:
         merge(config, read_config_file(path))
+    where = ", ".join(map(str, paths))
     if overrides:
-        overrides = copy.deepcopy(dict(overrides))
+        overrides = typed_as_yaml(dict(overrides))
         check_plain_data(overrides, COMMAND_LINE)
         merge(config, overrides)
-    return judge_config(config, ", ".join(map(str, paths)), basedir)
+        where = f"{where} with {COMMAND_LINE}"  # a refusal may be of a value --config set
+    return judge_config(config, where, basedir)
+
+
+def typed_as_yaml(value: object) -> object:
+    """Snakemake's ``--config`` values typed as a config file's: Snakemake reads a nested value with
+    YAML's BaseLoader, every scalar a string (``methods={fpa: {params: {lam: 2.0}}}`` gives
+    ``lam: '2.0'``); each such string is typed as YAML types it in a file (``fpa.safe_load.scalar``)."""
+    if isinstance(value, Mapping):
+        return {key: typed_as_yaml(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [typed_as_yaml(item) for item in value]
+    return scalar(value) if isinstance(value, str) else copy.deepcopy(value)
 
 
 def judge_config(config: dict, where: str = "config", basedir: str | Path = PROJECT_ROOT) -> Plan:
@@ -70,4 +84,4 @@ def merge(config: dict, update: Mapping) -> dict:
     return config
 
 
-__all__ = ["judge", "judge_config", "merge"]
+__all__ = ["judge", "judge_config", "merge", "typed_as_yaml"]

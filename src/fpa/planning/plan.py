@@ -21,13 +21,14 @@ from typing import Mapping
 from fpa import paths
 from fpa.aggregation.grid import BASE_METHOD
 from fpa.aggregation.layout import table_benchmarks
+from fpa.catalog import find_entry
 from fpa.config import check_config
 from fpa.config.catalog import load_catalog
 from fpa.config.graders import reads_task_file
 from fpa.config.runs import Run, run_names
 from fpa.containment import WORK_AREAS, outside_work_areas
 from fpa.data.dataset_files import DATASET_FILES
-from fpa.data.download import find_entry
+from fpa.data.models import model_mirror
 from fpa.errors import ConfigError
 from fpa.grading import grader_module
 from fpa.numerics import portable_env_prefix
@@ -45,7 +46,7 @@ from fpa.planning.toy import ToyStage
 from fpa.planning.train import TrainStage
 from fpa.planning.validation import check_planning
 from fpa.provenance.fingerprint import code_fingerprint
-from fpa.resources import job_device, job_processes, job_request
+from fpa.resources import job_device, job_processes, job_request, with_partition
 
 
 class Plan:
@@ -58,12 +59,15 @@ class Plan:
         self.config = config
         self.basedir = Path(basedir)
         self.runs = runs
+        # the site's partition of GPU jobs, a setting of the SLURM profile (common.smk sets it)
+        self.gpu_partition: str | None = None
         self.models = list(config["models"])
         self.seeds = [str(seed) for seed in config["seeds"]]
         self.methods = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(self.runs)
         uses_catalog = config["dataset"]["source"] in DATASET_FILES or any(
             bench["source"] == "catalog" for bench in config["benchmarks"].values())
         self.catalog = load_catalog(config, "config") if uses_catalog else {}
+        self.model_mirror = model_mirror(config, where)  # where fetch_model reads the hub models
         self.layouts = check_planning(config, where, self.runs)
         # benchmarks of the tables: code ones whose grader reads their task file sampled, then
         # graded in the sandbox (code.smk), the others (a code dataset's validation problems too)
@@ -109,8 +113,9 @@ class Plan:
 
     def resources(self, group: str) -> dict:
         """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
-        defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``)."""
-        return job_request(self.config["resources"][group])
+        defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``), sent to
+        the site's GPU partition where it asks for a GPU (``fpa.resources.with_partition``)."""
+        return with_partition(job_request(self.config["resources"][group]), self.gpu_partition)
 
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from fpa import paths
-from fpa.data.offline import DATASET_GRADER
 from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.online import ONLINE_METHODS
@@ -14,6 +13,7 @@ from fpa.planning.shell import shell_words
 from fpa.planning.stage import NOTHING, Stage, as_json
 from fpa.planning.validation import NAME
 from fpa.provenance.fingerprint import code_fingerprint
+from fpa.samples.offline import DATASET_GRADER
 
 
 class TrainStage(Stage):

@@ -6,13 +6,18 @@ Instead a rule puts the fingerprint of the modules its job executes in
 ``params``: the sha256 of those modules' sources and, transitively, of every
 ``fpa`` module they import statically. Registry lookups (``fpa.objectives``
 imports its method modules by name, at run time) are not followed, so editing
-``objectives/dpo.py`` changes only the fingerprint of jobs that name ``dpo``.
+``objectives/dpo.py`` changes only the fingerprint of jobs that name ``dpo``, and adding a member
+module changes none (``fpa.registry`` finds its members; no listing is edited).
+
+A member from the user's own package (an entry point, ``fpa.registry``) is fingerprinted alike:
+its source and, transitively, the modules of its own top-level package and of ``fpa`` it imports.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,7 +39,20 @@ def _source_file(module: str) -> Path:
         for candidate in ([base.with_suffix(".py")] if rest else []) + [base / "__init__.py"]:
             if candidate.is_file():
                 return candidate
-    raise ValueError(f"code fingerprint: module {module!r} not found in {_PACKAGE_DIR}")
+        raise ValueError(f"code fingerprint: module {module!r} not found in {_PACKAGE_DIR}")
+    return _outside_source_file(module)
+
+
+def _outside_source_file(module: str) -> Path:
+    """The source file of a module of another package (a registry member from the user's package):
+    found by the import system, which imports its parent packages (the user's, not ``fpa``'s)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not (spec.origin or "").endswith(".py"):
+        raise ValueError(f"code fingerprint: module {module!r} has no Python source on the import path")
+    return Path(spec.origin)
 
 
 @lru_cache(maxsize=None)
@@ -59,7 +77,8 @@ def _import_statements(body: list[ast.stmt]):
 
 @lru_cache(maxsize=None)
 def _imports(module: str) -> frozenset[str]:
-    """The ``fpa`` modules ``module`` imports statically (anywhere in its source)."""
+    """The ``fpa`` modules, and those of its own top-level package, that ``module`` imports statically
+    (anywhere in its source)."""
     path = _source_file(module)
     tree = ast.parse(_source(module), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -75,7 +94,8 @@ def _imports(module: str) -> frozenset[str]:
             found.add(base)
             # ``from fpa.x import y`` may import the submodule fpa.x.y
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return frozenset(name for name in found if name == PACKAGE or name.startswith(PACKAGE + "."))
+    followed = {PACKAGE, module.split(".")[0]}
+    return frozenset(name for name in found if name.split(".")[0] in followed)
 
 
 def module_closure(*modules: str) -> list[str]:

@@ -35,22 +35,20 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
-from fpa.data.pad_token import pad_token_id
-from fpa.data.tokenize import encode_record
-from fpa.io import atomic_path, read_json, sha256_path, write_json
 from fpa.decoder.batch import collate
-from fpa.reference.model import online_reference_hidden, reference_head_weight
 from fpa.decoder.packing import use_packed_attention
-from fpa.decoder.forward import autocast_dtype
+from fpa.io import atomic_path, read_json, sha256_path, write_json
+from fpa.precision import CACHE_FORMATS, GATHER_FORMATS, autocast_dtype, torch_dtype, torch_name
+from fpa.reference.model import online_reference_hidden, reference_head_weight
+from fpa.samples.pad_token import pad_token_id
+from fpa.samples.tokenize import encode_record
 
 FORMAT_VERSION = 1
-STORAGE_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
 def _storage_dtype(name: str) -> torch.dtype:
-    if name not in STORAGE_DTYPES:
-        raise ValueError(f"dtype: expected one of {sorted(STORAGE_DTYPES)}, got {name!r}")
-    return STORAGE_DTYPES[name]
+    """The dtype z_ref is stored in (``fpa.precision.CACHE_FORMATS``)."""
+    return torch_dtype(name, CACHE_FORMATS, "dtype")
 
 
 def dataset_hash(samples: Sequence[dict]) -> str:
@@ -60,7 +58,8 @@ def dataset_hash(samples: Sequence[dict]) -> str:
 
 
 def reference_cache_key(model_dir: str | os.PathLike, samples: Sequence[dict], *, max_length: int,
-                        dtype: str = "bfloat16", precision: str = "fp32", weights_dtype: str = "float32") -> str:
+                        dtype: str = torch_name("bf16"), precision: str = "fp32",
+                        weights_dtype: str = torch_name("fp32")) -> str:
     """Content key: sha256 over (format, dataset hash, model files hash, max_length, dtype, and the
     forward's precision and weights dtype).
 
@@ -110,9 +109,9 @@ class _ShardWriter:
 
 
 def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict], tokenizer,
-                          out_dir: str | os.PathLike, *, max_length: int, dtype: str = "bfloat16",
+                          out_dir: str | os.PathLike, *, max_length: int, dtype: str = torch_name("bf16"),
                           shard_tokens: int = 1 << 18, batch_size: int = 8, device: str = "cpu",
-                          precision: str = "fp32", weights_dtype: str = "float32", packed: bool = False) -> dict:
+                          precision: str = "fp32", weights_dtype: str = torch_name("fp32"), packed: bool = False) -> dict:
     """Run the reference over every sample on ``device`` and write the cache; returns the manifest.
 
     The forward computes as the policy's does: its weights loaded in ``weights_dtype`` (float32, or
@@ -133,7 +132,7 @@ def write_reference_cache(model_dir: str | os.PathLike, samples: Sequence[dict],
     key = reference_cache_key(model_dir, samples, max_length=max_length, dtype=dtype, precision=precision,
                               weights_dtype=weights_dtype)
     encoded = [encode_record(tokenizer, s, max_length) for s in samples]
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_storage_dtype(weights_dtype)).to(device).eval()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch_dtype(weights_dtype, GATHER_FORMATS, "weights_dtype")).to(device).eval()
     if packed:
         use_packed_attention(model)
     head = reference_head_weight(model).detach().float()

@@ -25,10 +25,10 @@ from dataclasses import asdict
 import torch
 from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
-from fpa.data.prompts import render_prompt
-from fpa.data.tokenize import encode_sample
 from fpa.io import atomic_path, write_json
 from fpa.progress import progress
+from fpa.samples.prompts import render_prompt
+from fpa.samples.tokenize import encode_sample
 from fpa.toy.settings import ToyModelConfig
 from fpa.toy.task import chain_lengths, make_mixed_problems, render_trace
 from fpa.toy.tokenizer import build_tokenizer

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 SOURCE = "toy-arith"
-# Short on purpose: tokens are characters. Rendered by fpa.data.prompts.render_prompt.
+# Short on purpose: tokens are characters. Rendered by fpa.samples.prompts.render_prompt.
 DEFAULT_PROMPT_TEMPLATE = "Q: {problem}\nA:"
 # Buckets of sha256(problem) % 100. "sft" trains the toy base model; the offline
 # RL data, model selection and evaluation use "train", "validation" and "test".

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from fpa.data.offline import group_by_problem
-from fpa.data.tokenize import EncodedSample, encode_record
 from fpa.decoder.batch import Sequences, collate_sequences
+from fpa.samples.offline import group_by_problem
+from fpa.samples.tokenize import EncodedSample, encode_record
 
 
 @dataclass(frozen=True)

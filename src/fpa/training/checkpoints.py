@@ -19,16 +19,20 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from fpa.io import atomic_path, read_json, write_json
+from fpa.precision import BODY_FORMATS, torch_dtype
 from fpa.training.metrics import truncate_csv
 from fpa.training.parallel import first_names
 
 log = logging.getLogger("fpa.train")
 
 SNAPSHOT_DIR = "snapshots"
-#: the dtype of HF-format weights on disk (snapshots, the final checkpoint) by ``training.precision``:
-#: a bf16 run's weights in bf16, as HF's save_pretrained writes a bf16 model (TRL, verl's merged
-#: checkpoints), half of fp32's disk; the fp32 masters stay in the resumable checkpoint only
-SAVED_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+def saved_dtype(precision: str) -> torch.dtype:
+    """The dtype of HF-format weights on disk (snapshots, the final checkpoint): ``training.precision``'s
+    format (``fpa.precision``): a bf16 run's weights in bf16, as HF's save_pretrained writes a bf16 model
+    (TRL, verl's merged checkpoints), half of fp32's disk; the fp32 masters stay in the resumable checkpoint."""
+    return torch_dtype(precision, BODY_FORMATS, "training.precision")
 
 
 @dataclass
@@ -73,7 +77,7 @@ def save_policy(run, directory: Path, *, tokenizer: bool) -> None:
     weights = run.parallel.full_state_dict(run.body)
     if run.accelerator.is_main_process:
         save_pretrained(run.parallel.unwrap(run.body).lm, directory, tokenizer=run.tokenizer if tokenizer else None,
-                        weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
+                        weights=weights, dtype=saved_dtype(run.cfg.precision))
 
 
 def track_validation(state: State, val: float, cfg, run, work: Path) -> None:
@@ -159,7 +163,7 @@ def write_final_checkpoint(run, work: Path, model_dir: str, metrics_path: Path, 
     else:
         final = run.parallel.unwrap(run.body).lm
     with atomic_path(out_dir, directory=True) as tmp:
-        write_pretrained(final, tmp, weights=weights, dtype=SAVED_DTYPES[run.cfg.precision])
+        write_pretrained(final, tmp, weights=weights, dtype=saved_dtype(run.cfg.precision))
         run.tokenizer.save_pretrained(tmp)
         if Path(model_dir, "generation_config.json").exists():
             shutil.copy(Path(model_dir, "generation_config.json"), tmp)

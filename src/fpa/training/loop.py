@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from fpa.data.pad_token import pad_token_id
 from fpa.io import sha256_path
 from fpa.progress import progress
+from fpa.samples.pad_token import pad_token_id
 from fpa.training import batches as B
 from fpa.training.batch_statistic import batch_mean, with_batch_mean
 from fpa.training.body import attention_mask_for, is_packed

@@ -29,10 +29,10 @@ import torch
 from torch import Tensor
 
 from fpa.memory.training import fsdp_param_dtype
+from fpa.precision import GATHER_FORMATS, torch_dtype, torch_name
 from fpa.decoder.forward import decoder_hidden
 
 SHARDED_DIR = "sharded"
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 TIED_HEAD = "lm_head.weight"  # the output head, one tensor with the embeddings when they are tied
 
 
@@ -132,8 +132,8 @@ class FullyShardedDataParallel(DataParallel):
                                                  store=torch.distributed.HashStore(), rank=0, world_size=1)
         options = dict(
             reshard_after_forward=self.cfg.fsdp_reshard_after_forward,
-            mp_policy=MixedPrecisionPolicy(param_dtype=DTYPES[fsdp_param_dtype(dataclasses.asdict(self.cfg))],
-                                           reduce_dtype=DTYPES[self.cfg.fsdp_reduce_dtype]),
+            mp_policy=MixedPrecisionPolicy(param_dtype=torch_dtype(fsdp_param_dtype(dataclasses.asdict(self.cfg))),
+                                           reduce_dtype=torch_dtype(self.cfg.fsdp_reduce_dtype)),
             offload_policy=(CPUOffloadPolicy(pin_memory=torch.cuda.is_available()) if self.cfg.fsdp_cpu_offload
                             else OffloadPolicy()),
         )
@@ -203,7 +203,8 @@ def make_parallel(cfg, accelerator) -> DataParallel:
     """The strategy ``cfg.parallel`` names, its options checked before any model is loaded."""
     if cfg.parallel not in PARALLEL:
         raise ValueError(f"training.parallel: expected one of {sorted(PARALLEL)}, got {cfg.parallel!r}")
-    for key, allowed in (("fsdp_param_dtype", [*DTYPES, "auto"]), ("fsdp_reduce_dtype", list(DTYPES))):
+    gathered = [torch_name(name) for name in GATHER_FORMATS]  # the config spells them as torch does
+    for key, allowed in (("fsdp_param_dtype", [*gathered, "auto"]), ("fsdp_reduce_dtype", gathered)):
         if getattr(cfg, key) not in allowed:
             raise ValueError(f"training.{key}: expected one of {sorted(allowed)}, got {getattr(cfg, key)!r}")
     return PARALLEL[cfg.parallel](accelerator, cfg)

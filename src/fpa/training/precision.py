@@ -16,12 +16,12 @@ import contextlib
 import torch
 
 from fpa.memory.training import head_products
+from fpa.precision import HEAD_PRODUCTS
 
-#: fp32: exact products; tf32: fp32 products with TF32 tensor cores (10-bit mantissa inputs, fp32
-#: sums) on CUDA, exact elsewhere; bf16: bf16 products as autocast's lm_head (verl, OpenRLHF, TRL)
-HEAD_PRECISIONS = ("fp32", "tf32", "bf16")
-#: what ``training.head_precision`` accepts: a precision, or ``auto`` (``resolve_head_precision``)
-HEAD_PRECISION_CHOICES = ("auto", *HEAD_PRECISIONS)
+#: what ``training.head_precision`` accepts: a precision of the products (``fpa.precision.HEAD_PRODUCTS``:
+#: tf32 is fp32 products with TF32 tensor cores, 10-bit mantissa inputs and fp32 sums, on CUDA; bf16 as
+#: autocast's lm_head in verl, OpenRLHF, TRL), or ``auto`` (``resolve_head_precision``)
+HEAD_PRECISION_CHOICES = ("auto", *HEAD_PRODUCTS)
 
 
 def resolve_head_precision(head_precision: str, device: torch.device) -> str:
@@ -35,8 +35,8 @@ def resolve_head_precision(head_precision: str, device: torch.device) -> str:
 @contextlib.contextmanager
 def head_matmuls(head_precision: str):
     """TF32 on CUDA's fp32 matmuls inside the block for ``tf32``, off for the others; restored after."""
-    if head_precision not in HEAD_PRECISIONS:
-        raise ValueError(f"training.head_precision: expected one of {list(HEAD_PRECISIONS)}, got {head_precision!r}")
+    if head_precision not in HEAD_PRODUCTS:
+        raise ValueError(f"training.head_precision: expected one of {list(HEAD_PRODUCTS)}, got {head_precision!r}")
     matmul = torch.backends.cuda.matmul
     before = matmul.fp32_precision
     matmul.fp32_precision = "tf32" if head_precision == "tf32" else "ieee"

@@ -13,7 +13,7 @@ import torch
 from accelerate import Accelerator, DistributedDataParallelKwargs
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from fpa.decoder.forward import autocast_dtype
+from fpa.precision import autocast_dtype, torch_name
 from fpa.io import read_jsonl
 from fpa.memory.training import objective_chunk_rows
 from fpa.objectives import get_objective
@@ -63,7 +63,7 @@ class TrainConfig:
     fsdp_reshard_after_forward: bool = True
     fsdp_cpu_offload: bool = False
     fsdp_param_dtype: str = "auto"
-    fsdp_reduce_dtype: str = "float32"
+    fsdp_reduce_dtype: str = torch_name("fp32")
 
     @classmethod
     def from_dict(cls, raw: dict) -> "TrainConfig":

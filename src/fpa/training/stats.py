@@ -10,10 +10,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from fpa.data.pairs import build_pairs
 from fpa.decoder.batch import completion_states
 from fpa.objectives.base import Objective, SequenceStats
 from fpa.reference.inputs import ReferenceInputs
+from fpa.samples.pairs import build_pairs
 from fpa.training.batches import Batch
 from fpa.training.head import token_statistics
 

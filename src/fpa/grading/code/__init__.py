@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from fpa.grading.code.bench import (SANDBOX_ENV, CodeBench, code_bench, code_benches, default_mirror, grade_code_many,
                                     load_tasks, make_sandbox, mirror_task_file, sandbox_mode)
-from fpa.grading.code.extract import NOT_UTF8, extract_code, is_utf8
+from fpa.grading.code.extract import NOT_UTF8, extract_code, grader_error, is_utf8
 from fpa.grading.code.gold import KNOWN_EXCEPTIONS, gold_program, gold_selfcheck_code
 
 __all__ = ["KNOWN_EXCEPTIONS", "NOT_UTF8", "SANDBOX_ENV", "CodeBench", "code_bench", "code_benches", "default_mirror",
-           "extract_code", "gold_program", "gold_selfcheck_code", "grade_code_many", "is_utf8", "load_tasks",
+           "extract_code", "gold_program", "grader_error", "gold_selfcheck_code", "grade_code_many", "is_utf8", "load_tasks",
            "make_sandbox", "mirror_task_file", "sandbox_mode"]

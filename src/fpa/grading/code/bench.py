@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 
-from fpa.data.download import CATALOG, CODE_SECTION, read_benchmarks_config
+from fpa.catalog import CATALOG, CODE_SECTION, read_benchmarks_config
 from fpa.grading import GRADERS
-from fpa.grading.code.extract import NOT_UTF8, extract_code, is_utf8
+from fpa.grading.code.extract import NOT_UTF8, extract_code, grader_error, is_utf8
 from fpa.progress import map_in_pool
 from fpa.project import PROJECT_ROOT
 from fpa.sandbox import Limits, Sandbox
@@ -112,7 +112,8 @@ def grade_code_many(
 
     Tasks come from ``tasks``, else ``data_path``, else the mirror's task file of the benchmark.
     Completions go through ``extract_code``; a program that is not UTF-8 is ``NOT_UTF8`` without a
-    run. Pairs are grouped by task; ``workers`` threads grade the groups, and each run is its own
+    run; a task its grader cannot grade (its tests malformed) gives its pairs ``grader_error: ...``.
+    Pairs are grouped by task; ``workers`` threads grade the groups, and each run is its own
     sandboxed process.
     """
     bench = code_bench(name)
@@ -138,7 +139,10 @@ def grade_code_many(
         for index in codes.keys() - set(runnable):
             verdicts[index] = NOT_UTF8
         if runnable:
-            graded = bench.grade_task(tasks[task_id], [codes[index] for index in runnable], sandbox)
+            try:
+                graded = bench.grade_task(tasks[task_id], [codes[index] for index in runnable], sandbox)
+            except Exception as error:  # noqa: BLE001  a task the grader cannot grade costs that task only
+                graded = [grader_error(error)] * len(runnable)
             for index, verdict in zip(runnable, graded):
                 verdicts[index] = verdict
 

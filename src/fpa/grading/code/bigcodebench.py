@@ -7,7 +7,7 @@ running ``TestCases``; a sample passes when no test fails or errors), with BigCo
 per-task limit ``TIMEOUT_LIMIT`` (240 s) by default (``Limits.timeout_s`` - 5). Its rlimits are not set
 (``0``): the sandbox's ``Limits`` apply instead.
 
-"Calibrated" = the task's ``code_prompt`` prefixed to the completion.
+"Calibrated" = the task's ``code_prompt`` and ``pass`` prefixed to the completion, as ``bigcodebench.evaluate``.
 
 The program and the tests share one process (BigCodeBench compiles them into one module),
 so the verdict cannot be moved out of it as for the other benchmarks. What the harness
@@ -58,7 +58,9 @@ def run_tests(send):
     import builtins, types, unittest, unittest.case, unittest.loader, unittest.result, unittest.suite
     from bigcodebench.eval import _SUCCESS, _UNKNOWN, unsafe_execute
     dumps = _json.dumps
-    def report(kind, test, detail=""):
+    def report(kind, test, detail=""):  # each report first checks the test's class and the modules
+        for name in rebuilt(type(test)) + replaced_modules():
+            send(dumps(["tampered", test.id(), name]))
         send(dumps([kind, test.id(), str(detail)[-400:]]))
 
     class ReportingResult(unittest.TestResult):
@@ -100,6 +102,29 @@ def run_tests(send):
             return (changed(strict, watch(*strict_owners)) + changed(builtins_then, watch(builtins))
                     + changed(classes_then, watch(*suite_classes(test))) + sorted(shadows))
 
+    def rebuilt(cls):  # the test class as the test code alone builds it: a real TestCase, the same functions
+        if unittest.TestCase not in cls.__mro__ or cls.__mro__[0].__name__ != "TestCases":
+            return ["TestCases: not a unittest.TestCase"]
+        own = {name: value.__func__ if type(value) in (classmethod, staticmethod) else value
+               for name, value in vars(cls).items() if isinstance(value, (types.FunctionType, classmethod, staticmethod))}
+        own = {name: getattr(unwrapped(function), "__code__", None) for name, function in own.items()}
+        if any(name not in declared or code != declared[name] for name, code in own.items()) or not {
+                name for name in declared if name.startswith("test")} <= own.keys():
+            return ["TestCases: not the class the test code defines"]
+        return []
+    def unwrapped(function):  # under its decorators (mock.patch and functools.wraps keep __wrapped__)
+        while isinstance(function, types.FunctionType) and isinstance(vars(function).get("__wrapped__"), types.FunctionType):
+            function = vars(function)["__wrapped__"]
+        return function
+    def replaced_modules():
+        return [f"sys.modules[{name!r}]" for name, module in modules_then.items() if _sys.modules.get(name) is not module]
+    def declared_functions(full_code):  # {name: code} of class TestCases's functions, compiled here as unsafe_execute
+        try:                              # compiles them (the program's imports change the bytecode), before it runs
+            module = compile(full_code, "__test__.py", "exec")
+        except (SyntaxError, ValueError):
+            return {}
+        body = next((const for const in module.co_consts if isinstance(const, types.CodeType) and const.co_name == "TestCases"), None)
+        return {const.co_name: const for const in (body.co_consts if body else ()) if isinstance(const, types.CodeType)}
     def suite_classes(test):  # the test class and its own bases, not unittest's
         return [cls for cls in type(test).__mro__ if cls.__module__ == "__test__"]
     def watch(*owners):  # the identity of each owner's callables (and of a function's code)
@@ -119,9 +144,10 @@ def run_tests(send):
                      unittest.case._Outcome, unittest.result.TestResult, ReportingResult, unittest.suite.TestSuite,
                      unittest.suite.BaseTestSuite, unittest.loader.TestLoader]
     strict, baseline = watch(*strict_owners), watch(builtins)
+    declared, modules_then = declared_functions(job["code"] + "\n" + job["test"]), dict(_sys.modules)
     stat, details = types.SimpleNamespace(value=_UNKNOWN), {}
     unsafe_execute(job["entry_point"], job["code"], job["test"], job["timeout"], 0, 0, 0, stat, details)
-    tampered = changed(strict, watch(*strict_owners)) + changed(baseline, watch(builtins))
+    tampered = changed(strict, watch(*strict_owners)) + changed(baseline, watch(builtins)) + replaced_modules()
     first = str(details[sorted(details)[0]])[-400:] if details else ""
     send(dumps(["done", stat.value == _SUCCESS and not details, tampered, first]))
 
@@ -144,10 +170,9 @@ def load_tasks(path: str | os.PathLike) -> dict[str, dict]:
 
 
 def solution_program(task: dict, completion: str) -> str:
-    """Calibrated: ``code_prompt`` + completion, unless the completion already has the entry point."""
-    if f"def {task['entry_point']}" in completion:
-        return completion
-    return task["code_prompt"] + completion
+    """Calibrated, as ``bigcodebench.evaluate``: ``code_prompt + "\n    pass\n" + completion``, whether the
+    completion is a whole program (its own ``def`` of the entry point follows) or the function's body."""
+    return task["code_prompt"] + "\n    pass\n" + completion
 
 
 def gold_program(task: dict) -> str:

@@ -19,7 +19,10 @@ class Unserializable(Exception):
 
 _dumps = _json.dumps
 _VIEWS = {type({}.keys()): "dict_keys", type({}.values()): "dict_values"}
-_COLLECTIONS = ((tuple, "tuple"), (set, "set"), (frozenset, "frozenset"))
+_COLLECTIONS = {tuple: "tuple", set: "set", frozenset: "frozenset"}
+_BASES = (int, float, str, list, dict, tuple, set, frozenset)
+from collections import Counter as _Counter, OrderedDict as _OrderedDict
+_SPECIAL = {_OrderedDict: "ordered_dict", _Counter: "counter"}  # subclasses whose == is not their base's
 _SCALARS = frozenset({int, float, bool, type(None), str})
 _PLAIN = _SCALARS | {list}
 
@@ -84,24 +87,32 @@ def _tagged(value, depth):
         return value
     if numpy is not None and isinstance(value, (numpy.generic, numpy.ndarray)):
         return _numpy(numpy, value, depth)
-    if isinstance(value, int):
+    for base in _BASES:
+        if isinstance(value, base):
+            body = _base_value(base, value, depth)
+            if type(value) is base:
+                return body
+            if type(value) is _OrderedDict or type(value) is _Counter:
+                return {_SPECIAL[type(value)]: body["dict"]}
+            return {"sub": [base.__name__, body]}  # a subclass: its base's value, and that its type is another
+    return _other(value, depth)
+
+def _base_value(base, value, depth):
+    if base is int:
         number = int.__index__(value)
         return number if number.bit_length() < 10000 else {"int": hex(number)}
-    if isinstance(value, float):
+    if base is float:
         return float.__float__(value)
-    if isinstance(value, str):
+    if base is str:
         text = str.__str__(value)
         if len(text) <= _LONG_STR:
             return text
         return {"long_str": [_hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), len(text)]}
-    if isinstance(value, list):
+    if base is list:
         return [_tagged(item, depth + 1) for item in list.__iter__(value)]
-    if isinstance(value, dict):
+    if base is dict:
         return {"dict": [[_tagged(k, depth + 1), _tagged(v, depth + 1)] for k, v in dict.items(value)]}
-    for kind, tag in _COLLECTIONS:
-        if isinstance(value, kind):
-            return {tag: [_tagged(item, depth + 1) for item in kind.__iter__(value)]}
-    return _other(value, depth)
+    return {_COLLECTIONS[base]: [_tagged(item, depth + 1) for item in base.__iter__(value)]}
 
 def _other(value, depth):
     if isinstance(value, complex):

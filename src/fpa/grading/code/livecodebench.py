@@ -10,11 +10,13 @@ sent into the sandbox, where ``DECODER`` unpickles it with an ``Unpickler`` whos
 ``find_class`` refuses every global (so even there a hostile pickle can build only
 plain values), checks the result is a ``str`` and prints it; the host only ``json.loads``.
 
-Checks follow LCB's ``testing_util.run_test``: functional inputs are one JSON value per
-line, the result (tuples as lists) must equal ``json.loads(output)``; stdin programs
-must print the expected lines as ``stdout_match`` compares them (exact stripped lines, else
-``Decimal`` per token). Each test runs with ``timeout_s`` (LCB: 6 s); the first failing
-test decides the verdict.
+Checks follow LCB's ``testing_util.run_test`` (``fpa.grading.code.lcb_run`` runs the program as it
+does: its import header and recursion limit, ``reliability_guard``, stdin programs wrapped in a
+function with ``SystemExit`` caught, ``class Solution`` by LCB's own text test, a time limit per
+step, a returned tuple as a list at the top level only). Functional inputs are one JSON value per
+line, the result must equal ``json.loads(output)`` (its ints of any length); stdin programs must
+print the expected lines as ``stdout_match`` compares them (exact stripped lines, else ``Decimal``
+per token). Each test has ``timeout_s`` of its own (LCB: 6 s); the first failing test decides.
 
 No verdict comes out of the sandbox. A stdin program's output is compared here. A
 functional program gets only the inputs (on stdin; the expected outputs never enter the
@@ -26,22 +28,21 @@ A value that cannot cross as data (an object of the program's own class, whateve
 
 from __future__ import annotations
 
+import decimal
 import json
 import os
 
+from fpa.grading.code import lcb_run
 from fpa.grading.code.bench import CodeBench
-from fpa.grading.code.encoder import ENCODER
+from fpa.grading.code.extract import imports_outside_stdlib
 from fpa.grading.code.stdout_match import stdout_matches
 from fpa.grading.code.values import Opaque, loads
 from fpa.sandbox import InputTooLarge, Limits, RunResult, Sandbox
 
-# LCB's testing_util prepends an import header to every program; this is its core.
-# LCB's evaluation process also raises Python's int-string limit to 50,000 digits (a program printing a
-# 6,021-digit integer passes there), which a program's own process must then set itself.
-HEADER = ("from typing import *\nfrom collections import *\nfrom itertools import *\nfrom functools import *\n"
-          "from heapq import *\nfrom bisect import *\nimport math, string, re, sys, random, collections, heapq\n"
-          "sys.set_int_max_str_digits(50000)\n")
-LIMITS = Limits(timeout_s=6.0, cpu_s=10, memory_bytes=4 << 30, output_bytes=256 << 20)
+# LCB's ``timeout`` (6 s) is ``timeout_s``: each step of a program (compiling it, each test) has its own. The
+# CPU limit is a backstop only: a run of many functional tests may use a few seconds on each.
+LIMITS = Limits(timeout_s=6.0, cpu_s=600, memory_bytes=4 << 30, output_bytes=256 << 20)
+START_S = 5.0  # the interpreter and the runner before the program's first step
 
 DECODER = r"""
 import base64, io, pickle, sys, zlib
@@ -53,35 +54,6 @@ value = NoGlobals(io.BytesIO(raw)).load()
 if not isinstance(value, str):
     raise SystemExit(f"private_test_cases: expected a pickled JSON string, got {type(value).__name__}")
 sys.stdout.write(value)
-"""
-
-# One record per input, in order: ["value", <tagged JSON>] or ["opaque", <type name>]. The
-# program's own prints go to stderr; it can write records itself, but only of values.
-FUNCTIONAL = ENCODER + r"""
-import json, os, sys
-func_name, style = sys.argv[1], sys.argv[2]
-job = json.loads(sys.stdin.read())
-channel = os.dup(1)
-os.dup2(2, 1)
-write = os.write
-def report(record):
-    data = memoryview((record + "\n").encode())
-    while data:
-        data = data[write(channel, data):]
-namespace = {"__name__": "__solution__"}
-exec(compile(job["code"], "solution.py", "exec"), namespace)
-if style == "apps" and "Solution" not in namespace:  # APPS/TACO call-based: a top-level function
-    method = namespace[func_name]
-else:
-    method = getattr(namespace["Solution"](), func_name)
-def plain(value):
-    return [plain(v) for v in value] if isinstance(value, (list, tuple)) else value
-for line in job["inputs"]:
-    value = plain(method(*([json.loads(arg) for arg in line.split("\n")] if line else [])))
-    try:
-        report('["value", ' + encode(value) + "]")
-    except Unserializable as error:
-        report(_dumps(["opaque", str(error)]))
 """
 
 
@@ -111,7 +83,7 @@ def all_tests(problem: dict, sandbox: Sandbox) -> list[dict]:
 def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | None = None,
               style: str = "lcb") -> tuple[bool, str]:
     """LCB's check of ``code`` on the problem's tests. ``style="apps"`` (the TACO/APPS reward,
-    ``fpa.grading.code.tests``) also accepts a top-level function and a 1-list-wrapped output.
+    ``fpa.grading.code.tests``) also accepts an output equal to the expected one unwrapped from a 1-list.
     A program too large for the sandbox's files is this record's verdict, ``lcb_too_large``."""
     try:
         return _grade_one(problem, code, sandbox, tests, style)
@@ -121,53 +93,73 @@ def grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | No
 
 def _grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | None, style: str) -> tuple[bool, str]:
     tests = all_tests(problem, sandbox) if tests is None else tests
-    code = HEADER + code
     if not tests:
         raise ValueError(f"{problem['question_id']}: no test cases")
     if tests[0]["testtype"] == "functional":
         return _grade_functional(problem, code, sandbox, tests, style)
-    for test in tests:
-        result = sandbox.run_python(code, stdin=test["input"])
-        if result.timed_out:
-            return False, "lcb_timeout"
-        if result.memory_exceeded:  # the run's processes together went over Limits.total_memory_bytes
-            return False, "lcb_memory_exceeded"
-        if result.returncode != 0:
-            return False, "lcb_runtime_error"
-        if not stdout_matches(result.stdout, test["output"]):
-            return False, "lcb_wrong_answer"
-    return True, "lcb_pass"
+    return _grade_records(lcb_run.STDIN, code, sandbox, tests, lambda output, test: stdout_matches(output, test["output"]))
 
 
-def _grade_functional(problem: dict, code: str, sandbox: Sandbox, tests: list[dict], style: str) -> tuple[bool, str]:
-    """The program's value for each input, from the sandbox; compared here, test by test."""
-    func_name = json.loads(problem["metadata"])["func_name"]
-    job = json.dumps({"code": code, "inputs": [test["input"] for test in tests]})
-    timeout = sandbox.limits.timeout_s * len(tests)
-    result = sandbox.run_python(FUNCTIONAL, args=[func_name, style], stdin=job, timeout_s=timeout)
+def _grade_records(runner: str, code: str, sandbox: Sandbox, tests: list[dict], matches, args=()) -> tuple[bool, str]:
+    """One run of ``runner`` over every test (LCB's ``run_test`` loop, in one process), each test's record
+    compared here in order: the first that is not a match decides. The run's bound is ``check_correctness``'s,
+    ``(timeout + 1) * tests + 5``, and the compile step's."""
+    limit = sandbox.limits.timeout_s
+    job = json.dumps({"inputs": [test["input"] for test in tests], "preload": _preload(code)})
+    files = {"program.py": code}
+    result = sandbox.run_python(runner, args=[str(limit), *args], stdin=job, files=files,
+                                timeout_s=START_S + limit + (limit + 1) * len(tests) + 5)  # fmt: skip
     records = result.stdout.split("\n")[:-1]  # complete lines only
     for index, test in enumerate(tests):
-        if index >= len(records):  # the run ended (or was stopped) before returning this one
+        if index >= len(records):  # the run ended (or was stopped) before this one
             return False, _run_failure(result)
         try:
-            if not _functional_matches(_returned(records[index]), json.loads(test["output"]), style):
+            kind, got = _returned(records[index])
+            if kind != "value":
+                return False, "lcb_timeout" if kind == "timeout" else "lcb_runtime_error"
+            if not matches(got, test):
                 return False, "lcb_wrong_answer"
         except Exception:  # not a record, or a comparison that raises (as it would in LCB's process)
             return False, "lcb_runtime_error"
     return (True, "lcb_pass") if result.ok else (False, _run_failure(result))
 
 
-def _returned(line: str):
-    """The value of one record: decoded, or ``Opaque`` for one that could not cross."""
+def _grade_functional(problem: dict, code: str, sandbox: Sandbox, tests: list[dict], style: str) -> tuple[bool, str]:
+    """The program's value for each input, from the sandbox; compared here, test by test."""
+    func_name = json.loads(problem["metadata"])["func_name"]
+    return _grade_records(lcb_run.FUNCTIONAL, code, sandbox, tests,
+                          lambda got, test: _functional_matches(got, expected_value(test["output"]), style), [func_name])
+
+
+def _preload(code: str) -> tuple[str, ...]:
+    return lcb_run.PROCESS_MODULES if imports_outside_stdlib(code) else ()
+
+
+def expected_value(output: str):
+    """``json.loads`` of an expected output, its ints of any length (LCB's process allows 50,000
+    digits; past that it fails every program, a defect not kept here)."""
+    return json.loads(output, parse_int=_int_of_any_length)
+
+
+def _int_of_any_length(text: str) -> int:
+    return int(text) if len(text) <= 4000 else int(decimal.Decimal(text))
+
+
+def _returned(line: str) -> tuple[str, object]:
+    """``(kind, value)`` of one record: ``value`` decoded (a stdin test's output text), or ``Opaque`` for one
+    that could not cross;
+    ``timeout`` or ``raised`` (value None) for a call that did not return."""
     record = loads(line)
-    if isinstance(record, list) and len(record) == 2 and record[0] in ("value", "opaque"):
-        return record[1] if record[0] == "value" else Opaque(str(record[1]))
+    if isinstance(record, list) and len(record) == 2 and record[0] in ("value", "opaque", "output"):
+        return "value", Opaque(str(record[1])) if record[0] == "opaque" else record[1]
+    if isinstance(record, list) and record and record[0] in ("timeout", "raised"):
+        return record[0], None
     raise ValueError(f"not a result record: {line[:80]!r}")
 
 
 def _functional_matches(got, want, style: str) -> bool:
-    """LCB: the result (tuples as lists) equals the expected value; APPS also accepts the
-    expected value unwrapped from a one-element list."""
+    """LCB: the result (a tuple made a list, in the sandbox) equals the expected value; APPS also
+    accepts the expected value unwrapped from a one-element list."""
     return bool(got == want) or (style == "apps" and isinstance(want, list) and len(want) > 0 and bool(got == want[0]))
 
 

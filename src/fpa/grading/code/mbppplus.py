@@ -42,6 +42,7 @@ from pathlib import Path
 from fpa.grading.code.bench import CodeBench
 from fpa.grading.code.monitor import MONITOR, RecordStream, job_input, stop_command
 from fpa.grading.code.encoder import ENCODER
+from fpa.grading.code.extract import defines_function, imports_outside_stdlib
 from fpa.grading.code.values import loads
 from fpa.sandbox import Limits, RunResult, Sandbox
 
@@ -50,6 +51,11 @@ SPLITS = ("base", "plus")
 # timeout_s bounds computing the expected outputs; the candidates' run has its own budget.
 LIMITS = Limits(timeout_s=240.0, cpu_s=240, memory_bytes=4 << 30, output_bytes=256 << 20)
 START_S = 10.0  # the candidates' run: the interpreter and the harness before the first candidate
+# What EvalPlus's evaluating process has imported when it forks a candidate (evalplus.eval: numpy;
+# evalplus.data: datasets, so pandas), which the candidate's own import then finds done: under
+# reliability_guard (os.putenv is None) pandas cannot be imported any more. The candidates' run
+# imports them before the guard when a candidate imports anything outside the standard library.
+PROCESS_MODULES = ("numpy", "pandas")
 
 _EVALPLUS_MODULES = r"""
 import importlib.util, sys
@@ -81,14 +87,18 @@ CANDIDATES = ENCODER + MONITOR + _EVALPLUS_MODULES + r"""
 import json, os, pickle, shutil
 job = pickle.loads(read_job())
 isolate_monitor()
+RUN_DIR = sys.path[0]  # the run's work dir, where main.py is: every candidate can write there
 # loaded once here rather than in each child: what reliability_guard and most solutions import
 import bisect, collections, copy, datetime, functools, heapq, itertools, math, operator, platform, random, re, resource
 import string, subprocess, typing
 platform.uname()
+for name in job["preload"]:  # what EvalPlus's own process has imported before the guard (PROCESS_MODULES)
+    __import__(name)
 
 def execute(code, inputs, limits):
     def target(send):  # evalplus.eval.unsafe_execute, each output sent back instead of compared
-        with utils.create_tempdir():
+        with utils.create_tempdir() as own_dir:  # a fresh directory, in place of the run's on its import path:
+            sys.path[:] = [own_dir if path == RUN_DIR else path for path in sys.path]  # what it writes is its own
             rmtree, rmdir, chdir = shutil.rmtree, os.rmdir, os.chdir  # needed when cleaning up the tempdir
             utils.reliability_guard(maximum_memory_bytes=job["max_memory_bytes"])
             try:
@@ -145,9 +155,10 @@ def _load_tasks(bench: str, path: str) -> tuple:
 
 
 def solution_program(bench: str, task: dict, completion: str) -> str:
-    """The program EvalPlus executes: MBPP+ completions are whole programs, HumanEval+
-    completions continue the prompt unless they already define the entry point."""
-    if bench == "humanevalplus" and f"def {task['entry_point']}" not in completion:
+    """The program EvalPlus executes: MBPP+ completions are whole programs (its ``solution``); a
+    HumanEval+ completion is whole when it defines the entry point at its top level (read by
+    parsing it), else it continues the prompt (EvalPlus's ``prompt + completion``)."""
+    if bench == "humanevalplus" and not defines_function(completion, task["entry_point"]):
         return task["prompt"] + completion
     return completion
 
@@ -218,6 +229,7 @@ def candidate_records(bench: str, task: dict, programs: list[str], expected: dic
     memory = min(sandbox.limits.memory_bytes, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
            "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap",
+           "preload": PROCESS_MODULES if any(map(imports_outside_stdlib, programs)) else (),
            "opaque_fails": _evalplus().opaque_fails(DATASETS[bench], task["entry_point"])}  # fmt: skip
     checks = {}
 

@@ -12,7 +12,8 @@ a call-based problem may define a top-level function instead of ``class Solution
 an output equal to the expected value unwrapped from a one-element list also passes, as
 in APPS's ``testing_util``. Stdout is compared as LiveCodeBench compares it (``stdout_match``:
 exact stripped lines, else ``Decimal`` per token). Correct = every kept test passes (reward +1,
-else -1); a program that is not UTF-8 is ``NOT_UTF8`` without a run.
+else -1); a program that is not UTF-8 is ``NOT_UTF8`` without a run; a record whose spec is malformed is
+``grader_error: ...`` (``fpa validate-benchmark`` refuses such a file before any sampling).
 """
 
 from __future__ import annotations
@@ -22,24 +23,49 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from fpa.grading.code import NOT_UTF8, extract_code, is_utf8, livecodebench, make_sandbox
+from fpa.grading.code import NOT_UTF8, extract_code, grader_error, is_utf8, livecodebench, make_sandbox
 from fpa.grading.grader import Grader
 from fpa.progress import map_in_pool
 from fpa.sandbox import Sandbox
 
 
 def parse_spec(gold: str) -> dict:
+    """The test spec of one record, every test checked against the family's schema; a ``ValueError``
+    naming the field (``tests[3].output``) and what was expected."""
     try:
         spec = json.loads(gold)
     except json.JSONDecodeError as error:
         raise ValueError(f"code_tests: gold is not a JSON test spec ({error.msg}): {gold[:80]!r}") from None
-    if not isinstance(spec, dict) or spec.get("testtype") not in ("stdin", "functional") or not spec.get("tests"):
+    if not isinstance(spec, dict) or spec.get("testtype") not in ("stdin", "functional"):
         raise ValueError(f"code_tests: expected {{testtype: stdin|functional, func_name, tests: [...]}}, "
                          f"got {gold[:80]!r}")
+    if spec["testtype"] == "functional" and not (isinstance(spec.get("func_name"), str) and spec["func_name"]):
+        raise ValueError(f"code_tests: func_name: expected a function name for a functional spec, got "
+                         f"{spec.get('func_name')!r}")
+    tests = spec.get("tests")
+    if not isinstance(tests, list) or not tests:
+        raise ValueError(f"code_tests: tests: expected a non-empty list, got {type(tests).__name__} {str(tests)[:60]}")
+    for index, test in enumerate(tests):
+        if not isinstance(test, dict):
+            raise ValueError(f"code_tests: tests[{index}]: expected an object with input and output, got "
+                             f"{type(test).__name__}")
+        for field in ("input", "output"):
+            if not isinstance(test.get(field), str):
+                raise ValueError(f"code_tests: tests[{index}].{field}: expected a string, got "
+                                 f"{'nothing' if field not in test else type(test[field]).__name__}")
     return spec
 
 
 def grade_tests_one(completion: str, gold: str, sandbox: Sandbox) -> tuple[bool, str]:
+    """One record's verdict; a record the grader cannot grade (a malformed spec) is ``grader_error``, so
+    that it costs that record only."""
+    try:
+        return _grade_tests_one(completion, gold, sandbox)
+    except Exception as error:  # noqa: BLE001  the record's verdict, not its job's end
+        return grader_error(error)
+
+
+def _grade_tests_one(completion: str, gold: str, sandbox: Sandbox) -> tuple[bool, str]:
     spec = parse_spec(gold)
     tests = [{**test, "testtype": spec["testtype"]} for test in spec["tests"]]
     problem = {"question_id": "code_tests", "metadata": json.dumps({"func_name": spec.get("func_name")})}
@@ -54,8 +80,6 @@ def grade_tests_many(pairs: Sequence[tuple[str, str]], *, workers: int | None = 
     """``[(correct, rule)]`` in input order; ``workers`` threads (default: the CPUs this process
     may use, i.e. the job's allocation on a cluster), one sandboxed process per test."""
     workers = workers or len(os.sched_getaffinity(0))
-    for _, gold in pairs:  # fail on a malformed spec before any program runs
-        parse_spec(gold)
     sandbox = sandbox or make_sandbox("livecodebench")
     with ThreadPoolExecutor(max(1, workers)) as pool:
         return map_in_pool(pool, lambda pair: grade_tests_one(pair[0], pair[1], sandbox), list(pairs),

@@ -27,9 +27,15 @@ plain JSON            None, bool, int, float (NaN and infinities as JSON's
                       numeric, bool and str dtypes; the dtype's own scalar type
 ====================  ===========================================================
 
-Subclasses of the builtins cross as their base type (a ``namedtuple`` as a tuple, a
-``Counter`` as a dict, an ``IntEnum`` as an int), read through the base type's own
-methods. A list or tuple of exact ints, floats, bools, Nones, short strs and such lists, and
+``{"sub": [base, body]}``  a value of a subclass of ``int``, ``float``, ``str``, ``list``,
+                      ``dict``, ``tuple``, ``set`` or ``frozenset``, as ``Subclass``
+``{"ordered_dict": [[k, v], ...]}``, ``{"counter": ...}``  an ``OrderedDict``, a ``Counter``
+
+A subclass of a builtin (a ``namedtuple``, an ``IntEnum``, a ``float`` subclass) is read through
+its base type's own methods and crosses as a value of a host-made subclass of that base
+(``SUBCLASSES``): it compares as its base does, and its type is not the base's, so that
+EvalPlus's ``type(out) != type(exp)`` fails it as in-process. ``OrderedDict`` and ``Counter``,
+whose ``==`` is their own (order; missing counts as zero), cross as themselves. A list or tuple of exact ints, floats, bools, Nones, short strs and such lists, and
 a list of tuples of those scalars, is written by ``json`` at C speed (HumanEval/130's
 outputs are 124 MB of numbers); the rest is walked in Python. ``Opaque`` stands on the host for a value that could not cross: it is
 not None, not a bool, and equal only to itself. ``LongStr`` and ``Digest`` stand for a
@@ -43,6 +49,7 @@ the expected one only as ``1 == 1.0`` or within a float tolerance is not equal t
 from __future__ import annotations
 
 import base64
+import collections
 import decimal
 import fractions
 import hashlib
@@ -220,6 +227,23 @@ def _ndarray(body):
     return numpy.array(values, dtype=dtype).reshape(shape)
 
 
+class Subclass:
+    """Marks a value that crossed as an instance of a subclass of its base type (which one is not kept)."""
+
+    __slots__ = ()
+
+
+SUBCLASSES = {base.__name__: type(f"subclass_of_{base.__name__}", (Subclass, base), {"__slots__": ()} if base in
+              (int, str, tuple) else {}) for base in (int, float, str, list, dict, tuple, set, frozenset)}
+
+
+def _subclass(body):
+    base, value = _items(body)
+    if base not in SUBCLASSES or type(value) is not SUBCLASSES[base].__mro__[2]:
+        raise ValueError(f"expected [base, a value of that base], got {base!r}")
+    return SUBCLASSES[base](value)
+
+
 _TAGS = {
     "tuple": lambda body: tuple(_items(body)),
     "set": lambda body: set(_items(body)),
@@ -239,4 +263,7 @@ _TAGS = {
     "range": lambda body: range(*_numbers(body, 3)),
     "numpy": _numpy_scalar,
     "ndarray": _ndarray,
+    "sub": _subclass,
+    "ordered_dict": lambda body: collections.OrderedDict(_pairs(body)),
+    "counter": lambda body: collections.Counter(dict(_pairs(body))),
 }

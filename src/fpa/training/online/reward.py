@@ -1,12 +1,12 @@
 """The online methods' reward: the project's grader, exactly as it labels the offline data
-(``fpa.data.offline.grade_samples``: +1 correct, −1 incorrect), as a TRL reward function."""
+(``fpa.samples.offline.grade_samples``: +1 correct, −1 incorrect), as a TRL reward function."""
 
 from __future__ import annotations
 
 from typing import Callable
 
-from fpa.data.offline import grade_samples
 from fpa.grading import get_grader
+from fpa.samples.offline import grade_samples
 
 
 def grader_reward(grader_name: str) -> Callable[..., list[float]]:

@@ -32,12 +32,13 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
 from fpa.io import atomic_path, read_json, write_json
 from fpa.online import get_online_method
+from fpa.online.base import COLOCATED_VLLM_SHARE
 from fpa.training.checkpoints import save_pretrained, snapshot_path
-from fpa.training.session import TrainConfig
 from fpa.training.metrics import append_csv, elapsed_by_step, truncate_csv
 from fpa.training.online.reward import grader_reward
-from fpa.training.online.settings import COLOCATED_VLLM_SHARE, trl_settings
+from fpa.training.online.settings import trl_settings
 from fpa.training.parallel import first_names, make_parallel
+from fpa.training.session import TrainConfig
 
 log = logging.getLogger("fpa.train_online")
 

@@ -1,16 +1,11 @@
 """TRL's ``GRPOConfig`` settings of an online run: its method's ``OnlineParams`` and the run's
-shared ``training`` settings, and the GPU memory share of the vLLM engine TRL colocates with it."""
+shared ``training`` settings."""
 
 from __future__ import annotations
 
 from typing import Mapping
 
 from fpa.online.base import OnlineParams
-
-# the GPU memory share of the vLLM engine that TRL colocates with an online run's policy on each GPU
-# (GRPOConfig.vllm_gpu_memory_utilization, TRL's default; fpa.training.online.run passes it; fpa.memory.plan plans it)
-COLOCATED_VLLM_SHARE = 0.3
-
 
 def _training_device() -> str:
     """Where TRL's trainer puts the policy: the GPU where there is one."""

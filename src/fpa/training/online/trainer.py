@@ -1,5 +1,5 @@
 """TRL's ``GRPOTrainer`` as the project runs it: prompts tokenised as everywhere else in the
-project (no special tokens added: ``fpa.data.tokenize``), and DAPO's dynamic sampling, which
+project (no special tokens added: ``fpa.samples.tokenize``), and DAPO's dynamic sampling, which
 TRL 1.16 lacks, as the one method it overrides to generate.
 
 Dynamic sampling: after each generation round the groups whose G completions all got the same

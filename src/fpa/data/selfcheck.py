@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from fpa.catalog import CATALOG, declared_duplicates, read_benchmarks_config
 from fpa.data.benchmarks import load_benchmark
-from fpa.data.download import CATALOG, declared_duplicates, read_benchmarks_config
 from fpa.grading.math import grade_many
 
 COMPLETION = "The final answer is \\boxed{{{gold}}}"

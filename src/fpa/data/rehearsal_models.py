@@ -1,5 +1,6 @@
-"""The rehearsal's three models (config/paper-rehearsal.yaml): the paper's families, built here
-without the hub, in a Hugging Face hub cache that ``fetch_model`` reads as its model mirror.
+"""The rehearsal's three models (config/paper-rehearsal.yaml): the paper's families, built without
+the hub by rule ``build_models`` (``data.build_models``), in a Hugging Face hub cache that
+``fetch_model`` reads as its model mirror.
 
 Each model is randomly initialised at its family's real vocabulary size and special-token ids,
 with the shrunk shapes of the config's ``architecture``. Its tokenizer is the family's real BPE:
@@ -17,6 +18,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -29,7 +31,8 @@ TOKENIZER_WHEELS = {
     "qwen": {"package": "dashscope==2.0.2", "ranks": "dashscope/resources/qwen.tiktoken",
              "source": "dashscope/tokenizers/qwen_tokenizer.py", "pattern": "PAT_STR"},
 }
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rehearsal"
+#: Llama 3.2 Instruct's chat template (its hub repository's tokenizer_config.json), which the family's tokenizer carries
+CHAT_TEMPLATES = Path(__file__).resolve().parent / "chat_templates"
 # Qwen2's added tokens after the 151,643 merges (its tokenizer.json), in id order from 151643;
 # the tool-call and fill-in-the-middle markers are added but not special. Qwen3 adds four more.
 QWEN2_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
@@ -133,7 +136,7 @@ def build_tokenizer(family: str, wheels: dict[str, dict]):
         backend.post_processor = processors.TemplateProcessing(
             single=f"{facts['bos']}:0 $A:0", pair=f"{facts['bos']}:0 $A:0 {facts['bos']}:1 $B:1",
             special_tokens=[(facts["bos"], bos_id)])
-    template = (FIXTURES / facts["chat_template"]).read_text() if facts["chat_template"] else None
+    template = (CHAT_TEMPLATES / facts["chat_template"]).read_text() if facts["chat_template"] else None
     return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=facts["bos"], eos_token=facts["eos"],
                                    pad_token=facts["pad"], chat_template=template, model_max_length=131072)
 
@@ -209,7 +212,7 @@ def plant_answerer(model, tokenizer, prompt_end: int) -> None:
 
 def prompt_end_token(tokenizer, model: dict) -> int:
     """The last token of a rendered prompt of ``model`` (its chat template's, where it has one)."""
-    from fpa.data.prompts import build_prompts
+    from fpa.samples.prompts import build_prompts
 
     prompt = build_prompts(model["prompt_template"], ["1 + 1"],
                            chat_tokenizer=tokenizer if model.get("chat_template") else None)[0]
@@ -270,4 +273,5 @@ def build_mirror(config: dict, cache: Path, wheel_cache: Path) -> dict[str, str]
         staging = cache / ".staging" / str(index)
         build_model(staging, model, wheels, seed=index)
         commits[model["hub_id"]] = hub_cache_entry(cache, model["hub_id"], staging)
+    shutil.rmtree(cache / ".staging")
     return commits

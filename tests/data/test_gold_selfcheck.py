@@ -2,7 +2,7 @@
 
 import pytest
 
-from fpa.grading.selfcheck import KNOWN_EXCEPTIONS, gold_selfcheck
+from fpa.data.selfcheck import KNOWN_EXCEPTIONS, gold_selfcheck
 
 
 def test_gold_selfcheck_on_tiny(tiny):
