@@ -96,8 +96,17 @@ def test_a_varied_trace_keeps_the_arithmetic_and_draws_each_form_by_its_weight()
     assert all(abs(leads[text] / 2400 - weight) < 0.03 for text, weight in style.lead), leads
 
 
-def test_the_plain_style_is_todays_trace_and_an_unknown_style_is_refused():
-    assert render_trace("3+4-2", random.Random(5), 0.3, style="plain") == render_trace("3+4-2", random.Random(5), 0.3)
+# traces written by render_trace before the trace_style knob (commit 7ba9ff5), seeds fixed
+TRACES_BEFORE_STYLES = [
+    ("3+4-2", 5, 0.3, "3+4=7. 7-2=5. The final answer is \\boxed{5}"),
+    ("9-8+7-1+2", 11, 0.5, "9-8=3. 3+7=12. 12-1=13. 13+2=15. The final answer is \\boxed{15}"),
+    ("1+2+3", 0, 0.0, "1+2=3. 3+3=6. The final answer is \\boxed{6}"),
+]
+
+
+def test_the_plain_style_is_the_trace_before_styles_and_an_unknown_style_is_refused():
+    for problem, seed, slip_rate, before in TRACES_BEFORE_STYLES:
+        assert render_trace(problem, random.Random(seed), slip_rate, style="plain") == before
     expected = "trace_style: expected one of \\['coda', 'peaked', 'plain', 'varied'\\], got 'fancy'"
     with pytest.raises(ValueError, match=expected):
         render_trace("3+4-2", random.Random(0), style="fancy")
