@@ -11,7 +11,7 @@ import typing
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Mapping
 
-from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, TRACE_STYLES, chain_lengths
+from fpa.toy.task import DEFAULT_PROMPT_TEMPLATE, chain_lengths, check_trace_style
 
 #: the largest integer setting: a C int, as the config schema bounds its own
 INT_MAX = 2**31 - 1
@@ -57,8 +57,7 @@ class ToyModelConfig:
             raise ValueError(f"d_model: expected 64 * n_heads = {64 * self.n_heads} (head_dim 64), got {self.d_model}")
         if not 0.0 <= self.slip_rate < 1.0:
             raise ValueError(f"slip_rate: expected a probability in [0, 1), got {self.slip_rate}")
-        if self.trace_style not in TRACE_STYLES:
-            raise ValueError(f"trace_style: expected one of {sorted(TRACE_STYLES)}, got {self.trace_style!r}")
+        check_trace_style(self.trace_style)
         chain_lengths(self.n_operands, self.min_operands)
         for name in ("lr", "grad_clip"):
             if getattr(self, name) <= 0:

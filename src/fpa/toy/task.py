@@ -149,6 +149,12 @@ def make_mixed_problems(n: int, seed: int, *, split: str, lengths: range) -> lis
             for record in make_problems(per_length, seed, split=split, n_operands=n_operands)]
 
 
+def check_trace_style(style: str) -> None:
+    """Refuse a ``trace_style`` that is not a key of ``TRACE_STYLES``."""
+    if style not in TRACE_STYLES:
+        raise ValueError(f"trace_style: expected one of {sorted(TRACE_STYLES)}, got {style!r}")
+
+
 def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0, style: str = "plain") -> str:
     """The step-by-step solution of ``problem``; each step slips with probability ``slip_rate``.
 
@@ -159,8 +165,7 @@ def render_trace(problem: str, rng: random.Random, slip_rate: float = 0.0, style
     """
     if not 0.0 <= slip_rate <= 1.0:
         raise ValueError(f"slip_rate: expected a probability in [0, 1], got {slip_rate}")
-    if style not in TRACE_STYLES:
-        raise ValueError(f"trace_style: expected one of {sorted(TRACE_STYLES)}, got {style!r}")
+    check_trace_style(style)
     forms = TRACE_STYLES[style]
     operands = parse_problem(problem)
     total, error, steps = operands[0], 0, []
