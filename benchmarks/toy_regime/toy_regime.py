@@ -20,7 +20,6 @@ today's world and for a world whose base model is entangled.
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import json
 import shutil
@@ -40,6 +39,7 @@ from shared.checkouts import USER_ENVIRONMENT, commit_of, machine  # noqa: E402
 
 from fpa.aggregation.cost import BENCHMARK_ROOT, STAGES, read_job_cost  # noqa: E402
 from fpa.grading.answers import grade_toy  # noqa: E402
+from fpa.planning.judge import merge  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "toy_regime.json"
 WORK = Path("/tmp/toy_regime")  # one Snakemake directory per world
@@ -83,22 +83,15 @@ SAME_BASE_MODEL = {"varied_t05": "varied", "coda_t05": "coda", "today_t05": "tod
 MODEL_DIR = "results/models"
 
 
-def merged(base: dict, overrides: dict) -> dict:
-    """``base`` with ``overrides`` merged in, mapping by mapping."""
-    out = copy.deepcopy(base)
-    for key, value in overrides.items():
-        out[key] = merged(out.get(key, {}), value) if isinstance(value, dict) else value
-    return out
-
-
 def stage_config(world: str, stage: str) -> dict:
-    """The world's config for ``stage``: today's default, the world's overrides, and the analyses asked for."""
-    config = merged(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), WORLDS[world][1])
-    config = merged(config, {"resources": RESOURCES})
+    """The world's config for ``stage``: today's default, the world's overrides, and the analyses asked for,
+    merged as Snakemake merges config files."""
+    config = merge(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), WORLDS[world][1])
+    config = merge(config, {"resources": RESOURCES})
     if stage == "offrl":
         targets_of_world = FUTURE_POLICY_TARGETS.get(world, FUTURE_POLICY["target_steps"])
         future_policy = {**FUTURE_POLICY, "target_steps": targets_of_world}
-        config = merged(config, {"figures": {"future_policy_validation": {}}, "future_policy": future_policy})
+        config = merge(config, {"figures": {"future_policy_validation": {}}, "future_policy": future_policy})
         config["methods"] = {"offrl": config["methods"]["offrl"]}
     return config
 
@@ -113,7 +106,7 @@ def targets(stage: str) -> list[str]:
 
 
 def run_stage(world: str, stage: str) -> dict:
-    """Snakemake for the stage's outputs in the world's directory; its wall and CPU seconds."""
+    """Snakemake for the stage's outputs in the world's directory; exits naming the log if snakemake fails."""
     directory = WORK / world
     directory.mkdir(parents=True, exist_ok=True)
     if world in SAME_BASE_MODEL and not (directory / MODEL_DIR).exists():
@@ -277,7 +270,7 @@ def entanglement_row(name: str, world: dict) -> str:
             f"{statistics.fmean(s['median_tokens'] for s in full):.0f} | "
             f"{statistics.fmean(s['mean_cosine'] for s in full):+.2f} ({_seeds(s['mean_cosine'] for s in full)}) | "
             f"{positive:.0%} of {pairs} | {statistics.fmean(s['mean_cosine'] for s in answer):+.2f} | "
-            f"{_verdict(world['holds']['entangled'])} | {', '.join(f'`{c}`' for c in ent['commits'])} |")
+            f"{_verdict(holds(world)['entangled'])} | {', '.join(f'`{c}`' for c in ent['commits'])} |")
 
 
 def _kl_cell(kl_per_token: dict) -> str:
@@ -329,7 +322,7 @@ def markdown(record: dict) -> str:
                   "anchor, every seed | 3 on the seeds' mean KL (as the figure marks it) | KL of the seeds' mean, "
                   "anchor / best λ > 0 |", "|---|---|---|---|---|---|"]
         for name, world in reached.items():
-            lines.append(f"| `{name}` | " + " | ".join(_verdict(v) for v in world["holds"].values())
+            lines.append(f"| `{name}` | " + " | ".join(_verdict(v) for v in holds(world).values())
                          + f" | {_kl_cell(mean_kl(world['offrl']))} |")
     for name, world in worlds.items():
         if "table" in world:
@@ -347,9 +340,9 @@ def markdown(record: dict) -> str:
 
 def markdown_headline(record: dict) -> str:
     worlds = record["worlds"]
-    met = [name for name, world in worlds.items() if all(value for key, value in world["holds"].items()
+    met = [name for name, world in worlds.items() if all(value for key, value in holds(world).items()
                                                            if key != "extrapolates_on_mean")]
-    entangled = [name for name, world in worlds.items() if world["holds"]["entangled"]]
+    entangled = [name for name, world in worlds.items() if holds(world)["entangled"]]
     measured = [name for name, world in worlds.items() if "entanglement" in world]
     return (f"{len(measured)} worlds measured; entangled at the base model: {', '.join(entangled) or 'none'}; "
             f"all three preconditions: {', '.join(met) or 'none'}\n")
@@ -374,10 +367,9 @@ def main(argv=None) -> None:
         world_record.get("stopped", {}).pop(args.stage, None)  # measured after all
         if not world_record.get("stopped", True):
             del world_record["stopped"]
-    world_record["holds"] = holds(world_record)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps(world_record["holds"]))
+    print(json.dumps(holds(world_record)))
 
 
 if __name__ == "__main__":
