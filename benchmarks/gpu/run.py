@@ -106,7 +106,7 @@ def measurements(tiny: bool, device, gpu_bytes: int) -> list[Measurement]:
                     unfit=training.unfit_reason(main, training.overhead_training(main), gpu_bytes)),
         # the H100's call 5 (gpu_calls/call-5.log): 134.5 s for the model, the MATH-length data and its cache, then
         # configured and causal (a warm-up and 3 paired rounds each) and tuned's out-of-memory; tuned, which the
-        # planner puts at 138.5 GiB, is now skipped before it starts on either kind
+        # planner puts over the card's memory, is now skipped before it starts on either kind
         Measurement("users_step", f"what users run: {main.name}, paper.yaml's training (FSDP2 world 1), MATH's "
                     "length mix padded; tokens/s, MFU, peak, FPA / Off-RL; causal and tuned body beside", 135, 60,
                     scratch("users", lambda path, rounds: throughput.users_step(

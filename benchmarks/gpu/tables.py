@@ -4,7 +4,6 @@ ratios with their spread over rounds, the other measurements, the GPU named; not
 from __future__ import annotations
 
 from gpu.models import PAPER_GPUS, paper_overhead
-from gpu.throughput import METHODS
 from shared.rounds import rotated, spread_text
 
 LABELS = {"offrl": "Off-RL", "fpa": "Off-RL w/ FPA"}
@@ -190,9 +189,10 @@ def _throughput(key: str, result: dict) -> list[str]:
             lines.append(f"| {name} | {method} | {f['tokens_per_s']['median']:,.0f} | {f['examples_per_s']['median']:.2f} "
                          f"| {100 * f['mfu']['median']:.1f} % | {peak} | {spread_text(ratio)} "
                          f"| {100 * variant['padding_share']:.0f} % |")
-    lines += ["", f"Step seconds per round, * where the side ran first in its round ({METHODS[0]} in rounds 1, 3, "
-              f"..., {METHODS[1]} in rounds 2, 4, ...): " + "; ".join(
-                  f"{name}: " + ", ".join(f"{method} " + " ".join(_first_marked(variant, method)) for method in METHODS)
+    lines += ["", "Step seconds per round, * where the side ran first in its round (each variant's first side "
+              "in rounds 1, 3, ..., its second in rounds 2, 4, ...): " + "; ".join(
+                  f"{name}: " + ", ".join(f"{method} " + " ".join(_first_marked(variant, method))
+                                          for method in variant["methods"])
                   for name, variant in result["variants"].items() if "methods" in variant) + "."]
     for method, p in result.get("paper", {}).items():
         lines.append(f"\nThe paper, {method}: {p['paper_examples_per_s_per_gpu']:.2f} examples/s per GPU (of its "
@@ -203,6 +203,7 @@ def _throughput(key: str, result: dict) -> list[str]:
 
 
 def _first_marked(variant: dict, method: str) -> list[str]:
-    """``method``'s step seconds per round, each marked * where ``method`` ran first in that round."""
-    return [f"{s:.2f}{'*' if rotated(list(METHODS), r)[0] == method else ''}"
+    """``method``'s step seconds per round, each marked * where ``method`` ran first in that round: the record
+    keeps a variant's sides in paired_rounds' order, whose first side starts round 1 (shared.rounds.rotated)."""
+    return [f"{s:.2f}{'*' if rotated(list(variant['methods']), r)[0] == method else ''}"
             for r, s in enumerate(variant["methods"][method]["step_s"])]

@@ -143,7 +143,7 @@ def test_what_the_planner_rules_out_is_skipped_before_it_runs(tmp_path):
     from gpu.budget import plan_lines
     from gpu.run import H200_BYTES, measurements
 
-    h100 = 85017493504  # torch's total_memory of the H100 80GB in gpu_calls/call-5.json
+    h100 = 85017493504  # torch's total_memory of the H100 80GB in results/gpu_h100.json
     planned = {m.key: m.unfit for m in measurements(False, torch.device("cpu"), h100)}
     assert "77.4 GiB + 2.2 GiB margin > 79.2 GiB" in planned["overhead"] and planned["overhead_large"]
     assert planned["head"] is None
