@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from shared.checkouts import USER_ENVIRONMENT, commit_of, cores_text, export, machine  # noqa: E402
 from shared.rounds import rotated, spread, spread_text  # noqa: E402
+
+from fpa.io import write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "results" / "code_rounds.json"
@@ -137,7 +138,7 @@ def corpus(block: dict[str, dict]) -> tuple[list, list[str]]:
     return pairs, kinds
 
 
-def lcb_tasks(directory: Path, count: int) -> tuple[Path, dict[str, list[tuple[str, str]]]]:  # noqa: C901
+def lcb_tasks(directory: Path, count: int) -> tuple[Path, dict[str, list[tuple[str, str]]]]:
     """The first ``count`` MBPP+ tasks that the differential corpus turns into LCB problems, each as a stdin and
     a functional problem of an LCB task file written in ``directory``, and the samples of each problem."""
     from grading import corpus
@@ -169,20 +170,20 @@ def grade(src: Path, data: Path, pairs_file: Path, workers: int, bench: str = "m
 
 
 def run(args) -> dict:
-    from fpa.grading.code import load_tasks, mirror_task_file
+    from fpa.grading.code import load_tasks, mirror_task_file, sandbox_mode
 
-    workdir = tempfile.mkdtemp(prefix="code-rounds-")
-    if args.bench == "mbppplus":
-        data = mirror_task_file("mbppplus")
-        kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
-        tasks, samples_of = dict(kept[: args.tasks]), corpus
-    else:
-        data, tasks = lcb_tasks(Path(workdir), args.tasks or 16)
-        samples_of = lcb_samples
-    sides = {"commit": (commit_of(ROOT), ROOT / "src")}
-    record = {"benchmark": "code_rounds", "bench": args.bench, "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
-              "sandbox_mode": os.environ.get("FPA_SANDBOX", "bwrap"), "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
-    try:
+    mode = sandbox_mode()  # before any work: an FPA_SANDBOX the package refuses is refused here
+    with tempfile.TemporaryDirectory(prefix="code-rounds-") as workdir:
+        if args.bench == "mbppplus":
+            data = mirror_task_file("mbppplus")
+            kept = [(task_id, task) for task_id, task in load_tasks("mbppplus", data).items() if task_id not in args.exclude]
+            tasks, samples_of = dict(kept[: args.tasks]), corpus
+        else:
+            data, tasks = lcb_tasks(Path(workdir), args.tasks or 16)
+            samples_of = lcb_samples
+        sides = {"commit": (commit_of(ROOT), ROOT / "src")}
+        record = {"benchmark": "code_rounds", "bench": args.bench, "tasks": len(tasks), "excluded": args.exclude, "workers": args.workers,
+                  "sandbox_mode": mode, "cpu": machine(), "load_average": [round(os.getloadavg()[0], 2)], "rounds": []}
         export(ROOT, args.against, Path(workdir))
         sides["against"] = (commit_of(ROOT, args.against), Path(workdir) / "src")
         record.update({side: commit for side, (commit, _) in sides.items()})
@@ -202,8 +203,6 @@ def run(args) -> dict:
             ratio = done["commit"]["wall_s"] / done["against"]["wall_s"]
             print(f"round {index + 1}: {len(block)} tasks, wall commit {done['commit']['wall_s']:.1f} s, against "
                   f"{done['against']['wall_s']:.1f} s, ratio {ratio:.3f}; verdicts differing {len(differ)}", flush=True)
-    finally:
-        shutil.rmtree(workdir)
     return record
 
 
@@ -250,7 +249,5 @@ def markdown(record: dict) -> str:
 if __name__ == "__main__":
     arguments = parse_args()
     result = run(arguments)
-    from fpa.io import write_json
-
     write_json(arguments.out, result)
     print(markdown(result))

@@ -30,6 +30,9 @@ import grading.corpus as corpus  # noqa: E402
 import grading.official as official  # noqa: E402
 from shared.checkouts import USER_ENVIRONMENT, commit_of, cores_text, export, machine  # noqa: E402
 
+from fpa.grading.code import sandbox_mode  # noqa: E402
+from fpa.io import write_json  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "results" / "differential.json"
 BCB_SKIP = ("BigCodeBench/0", "BigCodeBench/9", "BigCodeBench/17")  # minutes on 2 cores; seaborn; 18 s
@@ -75,7 +78,7 @@ def parse_args(argv=None):
     add("--against", required=True, help="the earlier commit (ours before)")
     add("--problems", type=int, default=16, help="problems per family (default 16)")
     add("--bigcodebench", type=int, default=3, help="BigCodeBench tasks from the tiny file (default 3)")
-    add("--mode", default=os.environ.get("FPA_SANDBOX", "bwrap"), help="sandbox mode of our graders")
+    add("--mode", default=sandbox_mode(), help="sandbox mode of our graders")
     add("--families", nargs="*", choices=corpus.FAMILIES, help="only these families (default: all)")
     add("--combine", nargs="*", type=Path, help="write the record of these partial records (--families runs) and exit")
     add("--out", type=Path, default=OUT)
@@ -155,8 +158,6 @@ def run(args) -> dict:
             print(f"{family}: {len(cases)} programs, ours ≠ official: {sum(mismatched.values())} "
                   f"(before: {sum(bool(b[0]) != v for b, v in zip(before, theirs))}) {dict(mismatched)}", flush=True)
             record["load_average"].append(round(os.getloadavg()[0], 2))
-            from fpa.io import write_json
-
             write_json(args.out, record)  # as it goes: a family's verdicts are kept if a later one fails
     return record
 
@@ -216,9 +217,8 @@ def combine(paths: list[Path]) -> dict:
 if __name__ == "__main__":
     arguments = parse_args()
     if arguments.combine:
-        from fpa.io import write_json
-
-        write_json(arguments.out, combine(arguments.combine))
-        print(markdown(combine(arguments.combine)))
+        combined = combine(arguments.combine)
+        write_json(arguments.out, combined)
+        print(markdown(combined))
     else:
         print(markdown(run(arguments)))

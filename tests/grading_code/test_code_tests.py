@@ -32,9 +32,9 @@ WRONG = {
     "apps_train/1": "while True:\n    pass\n",
 }
 
-# Wrong for each problem here. It defines ``add`` (taco_train/1's func_name) as a wrong function: without it,
-# LCB's import header would supply one (test_a_function_the_import_header_binds_needs_no_definition).
-NO_ANSWER = "def add(a, b):\n    return 'no'\n\nprint('no')\n"
+# Wrong for each problem here (for taco_train/1 it defines no ``add``:
+# test_a_function_the_program_does_not_define_fails).
+NO_ANSWER = "print('no')\n"
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +63,20 @@ def test_right_programs_pass_wrong_fail(problems, sandbox):
                                                   "lcb_runtime_error", "lcb_timeout"]
 
 
-def test_a_function_the_import_header_binds_needs_no_definition(problems, sandbox):
-    """``func_name`` is looked up in the program's module (LCB's ``compile_code`` and ``get_function``), which
-    LCB's import header has filled: ``from operator import *`` binds ``add``. So a program that defines no
-    ``add`` returns operator.add's 3 and 7, and APPS's one-element-list rule accepts them for [3] and [7]
-    (LCB's own ``run_test`` passes it where the expected outputs are 3 and 7, fails it on [3] and [7])."""
-    verdicts = grade_tests_many([("print('no')\n", problems["taco_train/1"].answer)], workers=1, sandbox=sandbox)
-    assert verdicts == [(True, "lcb_pass")]
+def test_a_function_the_program_does_not_define_fails(problems, sandbox):
+    """LCB looks ``func_name`` up in the program's module, which its import header has filled:
+    ``from operator import *`` binds ``add``, so there a program that defines nothing returns operator.add's
+    3 and 7, which APPS's one-element-list rule accepts for [3] and [7]: a +1 reward for ``print('no')``.
+    ``code_tests`` requires the program to define ``func_name`` (a top-level def or a method of
+    ``class Solution``): a kept difference (docs/code_eval.md)."""
+    undefined = ["print('no')\n", "from operator import add\n",
+                 "class Solution:\n    pass\n\ndef helper(a, b):\n    return a + b\n"]
+    verdicts = grade_tests_many([(code, problems["taco_train/1"].answer) for code in undefined], workers=1,
+                                sandbox=sandbox)
+    assert verdicts == [(False, "code_tests_undefined_function: add")] * 3, verdicts
+    method = "class Solution:\n    def add(self, a, b):\n        return a + b\n"
+    assert grade_tests_many([(method, problems["taco_train/1"].answer)], workers=1, sandbox=sandbox) == [
+        (True, "lcb_pass")]
 
 
 def test_a_malformed_spec_costs_its_record_only(sandbox):

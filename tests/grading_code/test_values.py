@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from fpa.grading.code.encoder import DIGEST_OVER, ENCODER, LONG_STR
-from fpa.grading.code.values import SUBCLASSES, Digest, LongStr, Opaque, loads
+from fpa.grading.code.values import SUBCLASSES, Digest, LongStr, Opaque, Subclass, loads
 from fpa.sandbox import Sandbox
 
 
@@ -94,10 +94,24 @@ def test_long_str_equals_only_the_same_text():
     assert long == text and text == long and long != text[:-1] + "z" and long != 5
 
 
+class Name(str):
+    pass
+
+
+def test_a_long_str_subclass_crosses_as_a_subclass(encoder):
+    """A str subclass over LONG_STR characters crosses as ``{"sub": ["str", {"long_str": ...}]}``
+    (before, decoding it raised "expected [base, a value of that base], got 'str'")."""
+    text = "z" * (LONG_STR + 1)
+    back = crossed(encoder, Name(text))
+    assert isinstance(back, Subclass) and back == text and back != text[:-1] + "y"
+    assert type(back) is not type(crossed(encoder, text))  # EvalPlus's type(out) != type(exp) fails it
+
+
 @pytest.mark.parametrize("data", [
     {"object": []}, {"tuple": [1], "set": [2]}, {"dict": [[[1], 2]]}, {"int": "12"}, {"complex": [1, "a"]},
     {"bytes": 5}, {"fraction": [1, 0]}, {"numpy": ["O", 1]}, {"ndarray": ["<f8", [-1], [1.0]]}, {},
     {"long_str": ["ab", 70000]}, {"range": [1.5, 2, 1]}, {"sub": ["object", 1]}, {"sub": ["float", "1.5"]},
+    {"sub": ["int", {"long_str": ["a" * 64, 70000]}]}, {"sub": ["list", {"digest": ["a" * 64, 1]}]},
 ], ids=repr)  # fmt: skip
 def test_data_a_program_forged_is_refused(data):
     with pytest.raises(ValueError):

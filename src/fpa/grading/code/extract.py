@@ -32,13 +32,16 @@ def extract_code(text: str) -> str:
     return blocks[-1] if blocks else text
 
 
-def defines_function(code: str, name: str) -> bool:
-    """Whether ``code`` parses and defines ``name`` as a function at its top level."""
+def defines_function(code: str, name: str, *, in_class: str | None = None) -> bool:
+    """Whether ``code`` parses and defines ``name`` as a function at its top level, or with ``in_class``
+    also as a method of the top-level class of that name."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in tree.body)
+    classes = [node.body for node in tree.body if isinstance(node, ast.ClassDef) and node.name == in_class]
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+               for body in [tree.body, *classes] for node in body)
 
 
 def imports_outside_stdlib(code: str) -> bool:

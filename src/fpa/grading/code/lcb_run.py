@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from fpa.grading.code.encoder import ENCODER
 
-# testing_util.import_string of nvidia-livecodebench 26.3, verbatim (tests/grading/test_lcb_differential.py
-# compares it with the package's).
+# testing_util.import_string of nvidia-livecodebench 26.3, verbatim
+# (tests/grading/test_differential_sample.py::test_the_import_header_is_livecodebenchs compares it with the package's).
 IMPORT_STRING = (
     "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\nfrom heapq import *\n"
     "from bisect import *\nfrom copy import *\nfrom math import *\nfrom random import *\nfrom statistics import *\n"

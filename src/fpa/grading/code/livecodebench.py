@@ -102,8 +102,8 @@ def _grade_one(problem: dict, code: str, sandbox: Sandbox, tests: list[dict] | N
 
 def _grade_records(runner: str, code: str, sandbox: Sandbox, tests: list[dict], matches, args=()) -> tuple[bool, str]:
     """One run of ``runner`` over every test (LCB's ``run_test`` loop, in one process), each test's record
-    compared here in order: the first that is not a match decides. The run's bound is ``check_correctness``'s,
-    ``(timeout + 1) * tests + 5``, and the compile step's."""
+    compared here in order: the first that is not a match decides. The run's bound is ``START_S``, the compile
+    step's ``timeout``, and ``check_correctness``'s ``(timeout + 1) * tests + 5``."""
     limit = sandbox.limits.timeout_s
     job = json.dumps({"inputs": [test["input"] for test in tests], "preload": _preload(code)})
     files = {"program.py": code}

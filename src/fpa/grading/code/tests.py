@@ -10,7 +10,11 @@ It reuses LiveCodeBench's checker in the same sandbox (``livecodebench.grade_one
 its limits: 6 s per test, the import header, first failure stops) in ``style="apps"``:
 a call-based problem may define a top-level function instead of ``class Solution``, and
 an output equal to the expected value unwrapped from a one-element list also passes, as
-in APPS's ``testing_util``. Stdout is compared as LiveCodeBench compares it (``stdout_match``:
+in APPS's ``testing_util``. Unlike LiveCodeBench, ``func_name`` must be defined by the program
+itself (a top-level def, or a method of ``class Solution``), else the verdict is
+``code_tests_undefined_function: <name>`` without a run: otherwise a program that defines nothing is
+graded with whatever the import header binds under that name (``operator.add``, ``math.gcd``, ``max``),
+which with the one-element-list rule can earn +1. Stdout is compared as LiveCodeBench compares it (``stdout_match``:
 exact stripped lines, else ``Decimal`` per token). Correct = every kept test passes (reward +1,
 else -1); a program that is not UTF-8 is ``NOT_UTF8`` without a run; a record whose spec is malformed is
 ``grader_error: ...`` (``fpa validate-benchmark`` refuses such a file before any sampling).
@@ -24,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from fpa.grading.code import NOT_UTF8, extract_code, grader_error, is_utf8, livecodebench, make_sandbox
+from fpa.grading.code.extract import defines_function
 from fpa.grading.grader import Grader
 from fpa.progress import map_in_pool
 from fpa.sandbox import Sandbox
@@ -72,6 +77,9 @@ def _grade_tests_one(completion: str, gold: str, sandbox: Sandbox) -> tuple[bool
     code = extract_code(completion)
     if not is_utf8(code):
         return NOT_UTF8
+    func_name = spec.get("func_name")
+    if spec["testtype"] == "functional" and not defines_function(code, func_name, in_class="Solution"):
+        return False, f"code_tests_undefined_function: {func_name}"  # not a name LCB's import header binds
     return livecodebench.grade_one(problem, code, sandbox, tests=tests, style="apps")
 
 

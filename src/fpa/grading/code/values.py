@@ -28,7 +28,8 @@ plain JSON            None, bool, int, float (NaN and infinities as JSON's
 ====================  ===========================================================
 
 ``{"sub": [base, body]}``  a value of a subclass of ``int``, ``float``, ``str``, ``list``,
-                      ``dict``, ``tuple``, ``set`` or ``frozenset``, as ``Subclass``
+                      ``dict``, ``tuple``, ``set`` or ``frozenset``, as ``Subclass`` (a long
+                      str's body is its ``long_str``, as ``LONG_SUBCLASS_OF_STR``)
 ``{"ordered_dict": [[k, v], ...]}``, ``{"counter": ...}``  an ``OrderedDict``, a ``Counter``
 
 A subclass of a builtin (a ``namedtuple``, an ``IntEnum``, a ``float`` subclass) is read through
@@ -233,13 +234,17 @@ class Subclass:
     __slots__ = ()
 
 
-SUBCLASSES = {base.__name__: type(f"subclass_of_{base.__name__}", (Subclass, base), {"__slots__": ()} if base in
-              (int, str, tuple) else {}) for base in (int, float, str, list, dict, tuple, set, frozenset)}
+_BASES = {base.__name__: base for base in (int, float, str, list, dict, tuple, set, frozenset)}
+SUBCLASSES = {name: type(f"subclass_of_{name}", (Subclass, base),
+                         {"__slots__": ()} if base in (int, str, tuple) else {}) for name, base in _BASES.items()}
+LONG_SUBCLASS_OF_STR = type("long_subclass_of_str", (Subclass, LongStr), {"__slots__": ()})
 
 
 def _subclass(body):
     base, value = _items(body)
-    if base not in SUBCLASSES or type(value) is not SUBCLASSES[base].__mro__[2]:
+    if base == "str" and type(value) is LongStr:  # the encoder sends a long str subclass's text as its digest
+        return LONG_SUBCLASS_OF_STR(value.digest, value.length)
+    if base not in _BASES or type(value) is not _BASES[base]:
         raise ValueError(f"expected [base, a value of that base], got {base!r}")
     return SUBCLASSES[base](value)
 
