@@ -10,11 +10,12 @@ import shutil
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from fpa.containment import WORK_AREAS
 from fpa.data.lock import unpinned_inputs
 from fpa.memory.cost import GB, Assumptions, plan_costs, train_problems
 
 #: the directory whose file system the jobs' outputs fill
-RESULTS = "results"
+RESULTS = WORK_AREAS[0]
 
 
 def cost_lines(config: Mapping, runs: Mapping, catalog: Mapping, root: Path, *, curves: Sequence[str]) -> list[str]:
