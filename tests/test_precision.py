@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from fpa.memory.training import compute_weights_dtype, fsdp_param_dtype, reference_cache_dtype
 from fpa.precision import (BODY_FORMATS, CACHE_FORMATS, FORMATS, GATHER_FORMATS, autocast_dtype, element_bytes,
@@ -31,7 +32,13 @@ def test_each_use_takes_its_format():
     assert fsdp_param_dtype({"precision": "bf16"}) == "bfloat16" and fsdp_param_dtype({"precision": "fp32"}) == "float32"
     assert compute_weights_dtype({"precision": "bf16", "parallel": "ddp"}) == "float32"
     assert reference_cache_dtype({}, "cuda") == "bfloat16" and reference_cache_dtype({}, "cpu") == "float32"
-    assert set(BODY_FORMATS) <= set(CACHE_FORMATS) and set(GATHER_FORMATS) <= set(FORMATS)
+    assert set(BODY_FORMATS) <= set(CACHE_FORMATS)
+
+
+def test_the_gather_formats_are_the_ones_the_schema_lets_fsdp_param_dtype_name():
+    schema = yaml.safe_load((SRC.parents[1] / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    allowed = schema["$defs"]["training"]["properties"]["fsdp_param_dtype"]["enum"]
+    assert sorted(FORMATS[f].torch_name for f in GATHER_FORMATS) == sorted(set(allowed) - {"auto"})
 
 
 def test_a_format_a_use_does_not_take_is_refused_naming_its_key():

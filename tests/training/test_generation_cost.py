@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def paper():
     plan = judge([ROOT / "config" / "paper.yaml"])
-    return plan.config, plan.runs
+    return plan.config, plan.runs, plan.catalog
 
 
 def by_family(costs, model: str) -> dict:
@@ -28,12 +28,12 @@ def by_family(costs, model: str) -> dict:
 
 
 def test_vllm_generation_counts_its_tokens_and_one_engine_start_per_job(paper):
-    config, runs = paper
+    config, runs, catalog = paper
     model = "qwen3-4b-base"
     params = model_architecture(model, config["models"][model], ROOT).params
     curves = planned_curves(config, runs)
-    costs = by_family(plan_costs(config, runs, ROOT, curves=curves), model)
-    cold = by_family(plan_costs(config, runs, ROOT, Assumptions(engine_start_s=0.0), curves=curves), model)
+    costs = by_family(plan_costs(config, runs, ROOT, catalog=catalog, curves=curves), model)
+    cold = by_family(plan_costs(config, runs, ROOT, Assumptions(engine_start_s=0.0), catalog=catalog, curves=curves), model)
     for family in ("sample_offline", "evaluate", "curve"):  # one vLLM engine per job (1 GPU each)
         assert costs[family].gpu_hours - cold[family].gpu_hours == pytest.approx(
             costs[family].jobs * 60.0 / 3600, rel=1e-9), family
@@ -43,9 +43,9 @@ def test_vllm_generation_counts_its_tokens_and_one_engine_start_per_job(paper):
 
 
 def test_each_planned_curve_samples_every_snapshot_of_its_run(paper):
-    config, runs = paper
+    config, runs, catalog = paper
     model = "qwen3-4b-base"
-    curve = by_family(plan_costs(config, runs, ROOT, curves=planned_curves(config, runs)), model)["curve"]
+    curve = by_family(plan_costs(config, runs, ROOT, catalog=catalog, curves=planned_curves(config, runs)), model)["curve"]
     methods = [path.split("/")[3] for path in planned_curves(config, runs) if path.split("/")[2] == model]
     points = sum(1 if m == "base" else run_snapshots(config, runs[(model, m)], Assumptions()) for m in methods)
     train = 12_000 * (1 - config["dataset"]["validation_fraction"])
@@ -59,11 +59,11 @@ def test_each_planned_curve_samples_every_snapshot_of_its_run(paper):
 
 
 def test_hf_generation_is_priced_at_the_decoders_measured_rate(paper):
-    config, runs = paper
+    config, runs, catalog = paper
     record = json.loads((ROOT / "benchmarks" / "gpu" / "results" / "gpu.json").read_text())
     measured = record["measurements"]["generation"]["result"]
     hf = {**config, "generation": {**config["generation"], "backend": "hf", "batch_size": 200}}
-    costs = plan_costs(hf, runs, ROOT, curves=planned_curves(hf, runs))
+    costs = plan_costs(hf, runs, ROOT, catalog=catalog, curves=planned_curves(hf, runs))
     recorded = model_architecture("qwen3-4b-base", config["models"]["qwen3-4b-base"], ROOT).params
     rate = measured["batch_sizes"]["256"]["tokens_per_s"]  # 200 rows: the nearest recorded count
     for model in ("qwen3-4b-base", "qwen2.5-math-7b"):

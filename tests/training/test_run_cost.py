@@ -73,7 +73,7 @@ def test_a_bf16_run_writes_its_snapshots_in_half_the_disk_of_an_fp32_run():
 def test_paper_plan_has_every_job_family_and_states_its_cost_at_planning(tmp_path):
     plan = judge([ROOT / "config" / "paper.yaml"])
     config, runs, curves = plan.config, plan.runs, plan.curves()
-    costs = plan_costs(config, runs, ROOT, curves=curves)
+    costs = plan_costs(config, runs, ROOT, catalog=plan.catalog, curves=curves)
     assert {c.family for c in costs} == {"sample_offline", "cache_reference", "train", "evaluate", "curve"}
     assert all(c.disk_bytes > 0 and c.gpu_hours > 0 for c in costs)
     total, hours = sum(c.disk_bytes for c in costs) / GB, sum(c.gpu_hours for c in costs)

@@ -16,7 +16,7 @@ from fpa.objectives import module_of
 from fpa.planning import judge
 from fpa.provenance.fingerprint import module_closure
 
-pytestmark = pytest.mark.slow  # the paper's 291 jobs touched (~50 s), then four dry runs
+pytestmark = pytest.mark.slow  # every job of the paper (the count docs/paper.md checks) touched, then four dry runs
 
 NEW_OBJECTIVE = "mine"
 # a copy of SFT under another name: what a user's new module holds is beside the point

@@ -32,7 +32,7 @@ def plan_memory_command(args) -> None:
         print(f"Disk and GPU-hours: the problem count of dataset.source {config['dataset']['source']!r} is not "
               f"known here; pass --train-problems N")
         return
-    costs = plan_costs(config, runs, Path(args.root), assume, curves=plan.curves())
+    costs = plan_costs(config, runs, Path(args.root), assume, catalog=plan.catalog, curves=plan.curves())
     print(format_costs(costs, assume, config["budget"]["disk_gb"]))
 
 

@@ -88,13 +88,13 @@ def max_length_settings(config: Mapping, runs: Mapping[tuple[str, str], Run], mo
     shortest first. (Once: the check job's params, so that a run added with a setting already checked
     re-runs neither the check nor the sampling below it.)"""
     offline = [run for (owner, _), run in runs.items() if owner == model and not run.online]
-    settings = {(_training_key(config, model, run, "max_length"), run.training["max_length"]) for run in offline}
+    settings = {(training_key(config, model, run, "max_length"), run.training["max_length"]) for run in offline}
     if any(run.reads_reference_cache() for run in offline):
         settings.add(("training.max_length", config["training"]["max_length"]))
     return sorted(settings, key=lambda setting: (setting[1], setting[0]))
 
 
-def _training_key(config: Mapping, model: str, run: Run, key: str) -> str:
+def training_key(config: Mapping, model: str, run: Run, key: str) -> str:
     """The key path that sets ``run``'s training ``key``: its sweep, its method's, its model's or the
     top-level training settings, whichever comes first (``fpa.config.runs.expand_runs``)."""
     swept = next((point for point in run.point if key in point.split(TIED)), None)

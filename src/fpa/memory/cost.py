@@ -248,18 +248,11 @@ def format_costs(costs: list[Cost], assume: Assumptions, budget_gb: float | None
 
 
 def plan_costs(config: Mapping, runs: Mapping, root: Path, assume: Assumptions = Assumptions(), *,
-               curves: Sequence[str]) -> list[Cost]:
+               catalog: Mapping, curves: Sequence[str]) -> list[Cost]:
     """Every offline job family of every model with a known architecture (online runs: not estimated);
-    ``curves``: the planned curve CSVs (``fpa.planning.figures.planned_curves``, a layer above)."""
-    import yaml
-
-    from fpa.data.lock import catalog_path
-
-    if train_problems(config, assume) is None:
-        raise ValueError(f"dataset.source {config['dataset']['source']!r}: its problem count is not known here; "
-                         f"pass --train-problems")
-    path = catalog_path(config)
-    catalog = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    ``catalog``: the parsed data catalog (``fpa.config.catalog.load_catalog``); ``curves``: the planned curve
+    CSVs (``fpa.planning.figures.planned_curves``, a layer above). For a config whose problem count is
+    known (``train_problems``): both callers check it first."""
     architectures = {model: model_architecture(model, entry, root) for model, entry in config["models"].items()}
     rate = decode_rate(config, architectures)
     cache_dtype = reference_cache_dtype(config["training"], job_device(config, "train"))

@@ -10,11 +10,12 @@ import shutil
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from fpa.containment import WORK_AREAS
 from fpa.data.lock import unpinned_inputs
 from fpa.memory.cost import GB, Assumptions, plan_costs, train_problems
 
 #: the directory whose file system the jobs' outputs fill
-RESULTS = "results"
+RESULTS = WORK_AREAS[0]
 
 
 def cost_lines(config: Mapping, runs: Mapping, catalog: Mapping, root: Path, *, curves: Sequence[str]) -> list[str]:
@@ -22,7 +23,8 @@ def cost_lines(config: Mapping, runs: Mapping, catalog: Mapping, root: Path, *, 
     GPU job (the toy) and pins every input. ``curves``: as ``plan_costs``; ``root``: the working directory."""
     lines = []
     try:
-        costs = plan_costs(config, runs, root, curves=curves) if train_problems(config, Assumptions()) else []
+        known = train_problems(config, Assumptions())
+        costs = plan_costs(config, runs, root, catalog=catalog, curves=curves) if known else []
     except (OSError, ValueError) as error:  # a record the estimates rest on is missing or unreadable: say so, plan on
         costs = []
         lines.append(f"plan: disk and GPU-hours not estimated: {error}")

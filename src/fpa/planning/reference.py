@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fpa.config.runs import TIED, Run
+from fpa.config.feasible import training_key
+from fpa.config.runs import Run
 from fpa.errors import ConfigError
 from fpa.memory.training import compute_weights_dtype, reference_cache_dtype
 from fpa.planning.stage import Stage
@@ -49,20 +50,9 @@ def check_reference_cache(config: Mapping, runs: Mapping[tuple[str, str], Run], 
         if setting is None:
             continue
         key = next(key for key in CACHE_SETTINGS[setting] if run.training.get(key) != config["training"].get(key))
-        raise ConfigError(f"{where}: {_set_at(config, model, run, key)}: {run.training.get(key)!r} differs from "
+        raise ConfigError(f"{where}: {training_key(config, model, run, key)}: {run.training.get(key)!r} differs from "
                           f"training.{key}: {config['training'].get(key)!r}, with which the reference cache of model "
                           f"{model!r} is built ({setting} {built[setting]!r}; run {name!r} reads it at "
                           f"{wanted[setting]!r}); "
                           f"expected the top-level value, or training.reference: online for this run")
 
-
-def _set_at(config: Mapping, model: str, run: Run, key: str) -> str:
-    """The config key that gives ``run`` (of ``model``) its training ``key``: a sweep, the method's or the
-    model's training (``fpa.config.runs.expand_runs``'s precedence, highest first)."""
-    if any(key in swept.split(TIED) for swept in run.point):
-        swept_at = f"models.{model}.sweep.{run.method}" if run.method in config["models"][model].get("sweep", {}) \
-            else f"methods.{run.method}.sweep"
-        return f"{swept_at}.{key}"
-    if key in config["methods"][run.method].get("training", {}):
-        return f"methods.{run.method}.training.{key}"
-    return f"models.{model}.training.{key}"

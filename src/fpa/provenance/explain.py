@@ -188,8 +188,6 @@ def _pick(wanted: str, names: dict[str, str], table: str | Path, what: str, key:
     ``wanted``; two that do (a label that reads as another row's key, in a table written before the judge
     refused it) are ambiguous."""
     matches = [k for k, name in names.items() if _printed(wanted) in (_printed(k), _printed(name))]
-    if wanted in names and matches == [wanted]:
-        return wanted
     if len(matches) == 1:
         return matches[0]
     if matches:
