@@ -4,6 +4,8 @@
     python benchmarks/default_run/default_run.py --rounds 3 --keep /tmp/runs
     python benchmarks/default_run/default_run.py --record /tmp/run1 /tmp/run2   # runs made by --keep, read again
     python benchmarks/default_run/default_run.py --rounds 1 --config mkl_cbwr=COMPATIBLE --out /tmp/compatible.json
+    python benchmarks/default_run/default_run.py --rounds 1 --commit bfd9fe1 --beside 2 --out /tmp/loaded.json
+        # an earlier commit, beside two busy CPU jobs on the same cores (issue 58: a loaded host)
 
 Each round clones the committed HEAD of this checkout into an empty directory and runs the
 README's command there, timed by ``/usr/bin/time`` (wall, user + sys CPU of Snakemake and
@@ -41,18 +43,31 @@ LOG = "default_run.log"
 BASE_MODEL_STAGE = "base model"  # the cost table's stage of the toy base model's SFT
 
 
-def run_round(directory: Path, config: list[str]) -> None:
-    """Clone HEAD into ``directory`` and run the default workflow there (Snakemake's ``--config``
-    ``config``, if any), its output in ``LOG``."""
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(directory)], check=True)
-    load = os.getloadavg()[0]
-    with open(directory / LOG, "w") as log:
-        log.write(f"load before: {load:.2f}\n")
-        log.flush()
-        command = [sys.executable, "-m", "snakemake", "--cores", "all", *(["--config", *config] if config else [])]
-        code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, *command], cwd=directory, stdout=log,
-                              stderr=subprocess.STDOUT, env=USER_ENVIRONMENT).returncode
-        log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
+# One busy CPU job of a loaded host: a pure-Python loop, single-threaded, no memory traffic.
+BUSY_JOB = [sys.executable, "-c", "while True: pass"]
+
+
+def run_round(directory: Path, config: list[str], commit: str, beside: int) -> None:
+    """Clone ``commit`` into ``directory`` and run the default workflow there (Snakemake's ``--config``
+    ``config``, if any) beside ``beside`` busy CPU jobs, its output in ``LOG``."""
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(ROOT), str(directory)], check=True)
+    subprocess.run(["git", "-C", str(directory), "checkout", "-q", commit], check=True)
+    # the clone's jobs run the clone's package, as after a user's `pip install -e .` there
+    environment = {**USER_ENVIRONMENT, "PYTHONPATH": str(directory / "src")}
+    busy = [subprocess.Popen(BUSY_JOB) for _ in range(beside)]
+    try:
+        load = os.getloadavg()[0]
+        with open(directory / LOG, "w") as log:
+            log.write(f"load before: {load:.2f}\n")
+            log.flush()
+            command = [sys.executable, "-m", "snakemake", "--cores", "all",
+                       *(["--config", *config] if config else [])]
+            code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, *command], cwd=directory, stdout=log,
+                                  stderr=subprocess.STDOUT, env=environment).returncode
+            log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
+    finally:
+        for job in busy:
+            job.kill()
     if code:
         raise SystemExit(f"{directory / LOG}: snakemake exited {code}")
 
@@ -96,7 +111,7 @@ def largest_stderr(evaluations: Path) -> dict[str, float]:
     return dict(sorted(largest.items()))
 
 
-def record(rounds: list[dict], config: list[str]) -> dict:
+def record(rounds: list[dict], config: list[str], beside: int) -> dict:
     commits = {r["commit"] for r in rounds}
     if len(commits) != 1:
         raise SystemExit(f"expected rounds of one commit, got {sorted(commits)}")
@@ -104,7 +119,7 @@ def record(rounds: list[dict], config: list[str]) -> dict:
 
     facts = cpu_facts()
     return {"benchmark": "default_run", "commit": commits.pop(), "cpu": facts["model"], "cpus": os.cpu_count(),
-            "cpu_facts": facts, "snakemake_config": config, "target_s": TARGET_S, "rounds": rounds,
+            "cpu_facts": facts, "snakemake_config": config, "busy_jobs_beside": beside, "target_s": TARGET_S, "rounds": rounds,
             "identical_tables": len({r["table"] for r in rounds}) == 1}
 
 
@@ -191,6 +206,9 @@ def main(argv=None) -> int:
     parser.add_argument("--record", type=Path, nargs="+", help="read these finished round directories instead")
     parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
                         help="Snakemake --config overrides of every round, e.g. mkl_cbwr=COMPATIBLE")
+    parser.add_argument("--commit", default="HEAD", help="the commit of this checkout to clone (default HEAD)")
+    parser.add_argument("--beside", type=int, default=0, metavar="N",
+                        help="run every round beside N busy single-threaded CPU jobs (a loaded host)")
     parser.add_argument("--out", type=Path, help="default: benchmarks/default_run/results/default_run_<vendor>.json, a record per CPU vendor (each vendor's toy world is its own, docs/toy.md)")
     args = parser.parse_args(argv)
     if args.record:
@@ -199,8 +217,8 @@ def main(argv=None) -> int:
         parent = args.keep or Path(tempfile.mkdtemp(prefix="default-run."))
         directories = [parent / f"round-{index}" for index in range(1, args.rounds + 1)]
         for directory in directories:
-            run_round(directory, args.config)
-    result = record([read_round(directory) for directory in directories], args.config)
+            run_round(directory, args.config, args.commit, args.beside)
+    result = record([read_round(directory) for directory in directories], args.config, args.beside)
     write_json(args.out or RESULTS / f"default_run_{vendor_name(result['cpu_facts']['vendor'])}.json", result)
     print(markdown(result))
     return 0 if result["identical_tables"] and all(r["wall_s"] <= TARGET_S for r in result["rounds"]) else 1
