@@ -7,15 +7,14 @@ import os
 import random
 from pathlib import Path
 
-from fpa.cli.entry import JOB_ENVIRONMENT  # imports no torch
+from fpa.cli.entry import set_job_environment  # imports no torch
 
 # Before torch loads its OpenMP runtime, and inherited by every job a test starts: the environment every
-# fpa job sets itself (OMP_WAIT_POLICY=PASSIVE), for the tests that run torch in their own process: the two
+# fpa job sets itself (its OpenMP wait policy), for the tests that run torch in their own process: the two
 # xdist workers each run 2-thread jobs on 2 cores, and under OpenMP's default policy a waiting thread
 # spins on a core the other worker needs; a passive one sleeps (docs/testing.md; measured:
 # docs/archive/benchmarks.md). Results do not depend on it.
-for _name, _value in JOB_ENVIRONMENT.items():
-    os.environ.setdefault(_name, _value)
+set_job_environment()
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

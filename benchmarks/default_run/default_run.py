@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
 from shared.checkouts import USER_ENVIRONMENT, commit_of  # noqa: E402
 
+from fpa.cli.entry import JOB_ENVIRONMENT
 from fpa.io import read_json, write_json
 from fpa.provenance.cpu import cpu_facts, vendor_name
 
@@ -41,6 +42,15 @@ TIME_FORMAT = "WALL %e CPU %U+%S MAXRSS %M KB"
 TIMES = re.compile(r"^WALL (?P<wall>[\d.]+) CPU (?P<user>[\d.]+)\+(?P<sys>[\d.]+) MAXRSS (?P<rss>\d+) KB$", re.M)
 LOG = "default_run.log"
 BASE_MODEL_STAGE = "base model"  # the cost table's stage of the toy base model's SFT
+
+
+def own_job_environment() -> None:
+    """Refuse this shell's own setting of the environment every fpa job sets (``JOB_ENVIRONMENT``): it would
+    stand in the jobs of every commit compared, whatever each commit's code sets."""
+    mine = [name for name in JOB_ENVIRONMENT if name in os.environ]
+    if mine:
+        raise SystemExit(f"{', '.join(mine)} set in this shell: expected unset, so that each commit's jobs run "
+                         "their own OpenMP wait policy")
 
 
 # One busy CPU job of a loaded host: a pure-Python loop, single-threaded, no memory traffic.
@@ -123,13 +133,23 @@ def record(rounds: list[dict], config: list[str], beside: int) -> dict:
             "identical_tables": len({r["table"] for r in rounds}) == 1}
 
 
-def stage_cpu_s(cost_by_stage: str, stage: str) -> float:
-    """The CPU seconds of ``stage`` in a ``cost_by_stage.md`` table (its one row of that stage)."""
+def stage_totals(cost_by_stage: str) -> dict[str, dict[str, float]]:
+    """Per stage of a ``cost_by_stage.md`` table, its jobs' wall and CPU seconds summed over its rows
+    (every model, method and seed), in the table's order."""
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in cost_by_stage.splitlines()
             if line.startswith("|") and not line.startswith("|---")]
     header, *body = rows
-    [row] = [row for row in body if row[header.index("stage")] == stage]
-    return float(row[header.index("cpu_s")])
+    totals: dict[str, dict[str, float]] = {}
+    for row in body:
+        stage = totals.setdefault(row[header.index("stage")], {"wall_s": 0.0, "cpu_s": 0.0})
+        for key in stage:
+            stage[key] = round(stage[key] + float(row[header.index(key)]), 1)
+    return totals
+
+
+def stage_cpu_s(cost_by_stage: str, stage: str) -> float:
+    """The CPU seconds of ``stage`` in a ``cost_by_stage.md`` table."""
+    return stage_totals(cost_by_stage)[stage]["cpu_s"]
 
 
 def _training_line(round_: dict) -> list[str]:

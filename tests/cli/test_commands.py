@@ -65,19 +65,22 @@ def test_unknown_command_lists_every_command(capsys):
     assert "no command 'explian' (did you mean explain?)" in err and "check-config" in err
 
 
-@pytest.mark.parametrize("set_by_user", [None, "ACTIVE"])
-def test_every_job_waits_passively_unless_its_user_says_otherwise(monkeypatch, capsys, set_by_user):
-    """A command's process, and the threads and ranks it starts, has libgomp's passive wait policy, set before
-    torch loads (issue 58); a user's own setting stands."""
+@pytest.mark.parametrize("set_by_user", [{}, {"OMP_WAIT_POLICY": "ACTIVE"}, {"GOMP_SPINCOUNT": "5"}])
+def test_every_job_has_the_wait_policy_unless_its_user_set_one(monkeypatch, capsys, set_by_user):
+    """A command's process, and the threads and ranks it starts, has the project's OpenMP wait policy, set
+    before torch loads (issue 58); a user who set any part of it keeps their own, none of ours mixed in."""
     from fpa.cli import main
+    from fpa.cli.entry import JOB_ENVIRONMENT
 
-    monkeypatch.setenv("OMP_WAIT_POLICY", "restored after the test")
-    monkeypatch.delenv("OMP_WAIT_POLICY")
-    if set_by_user:
-        monkeypatch.setenv("OMP_WAIT_POLICY", set_by_user)
+    for name in JOB_ENVIRONMENT:
+        monkeypatch.setenv(name, "restored after the test")
+        monkeypatch.delenv(name)
+    for name, value in set_by_user.items():
+        monkeypatch.setenv(name, value)
     main(["methods"])
     assert "offrl" in capsys.readouterr().out
-    assert os.environ["OMP_WAIT_POLICY"] == (set_by_user or "PASSIVE")
+    assert {name: os.environ.get(name) for name in JOB_ENVIRONMENT} == {
+        name: set_by_user.get(name) if set_by_user else value for name, value in JOB_ENVIRONMENT.items()}
 
 
 @pytest.mark.parametrize("code", [None, "a1b2"])

@@ -16,12 +16,21 @@ import time
 from fpa.cli.commands import COMMANDS, SHARED_OPTION_HELP
 
 PROCESS_STARTED = time.perf_counter()  # `python -m fpa` imports this module first (through fpa.cli)
-#: Every job's environment (a user's own setting stands), set before torch loads its OpenMP runtime, which
-#: reads it then; its threads inherit it. PASSIVE: libgomp's threads sleep at once when they wait at the end
-#: of a parallel region instead of spinning first; on a host whose other jobs keep the cores busy the
-#: spinning thread took turns on a core with the one it waited for, and counted as CPU time
-#: (benchmarks/training/README.md). Where threads run, not what they compute: the results are the same bits.
-JOB_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
+#: Every job's OpenMP wait policy, set before torch loads its OpenMP runtime, which reads it then; its threads
+#: inherit it. A thread that waits at the end of a parallel region spins GOMP_SPINCOUNT times (libgomp, torch's
+#: runtime on Linux; about 0.1 ms), then sleeps; PASSIVE makes the runtimes that do not read GOMP_SPINCOUNT
+#: sleep at once. libgomp's default spins about 300,000 times (a few ms): on a host whose other jobs keep the
+#: cores busy the spinning thread took turns on a core with the one it waited for, and counted as CPU time; a
+#: thread that sleeps at once took longer to wake for the next op on a quiet host. Both measured in
+#: benchmarks/default_run/README.md (wait_policy_sft.py). Where threads run, not what they compute: the
+#: results are the same bits. A user who sets any of these keeps their own policy, none of ours.
+JOB_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "10000"}
+
+
+def set_job_environment() -> None:
+    """``JOB_ENVIRONMENT`` in this process's environment, unless its user set any of it."""
+    if not any(name in os.environ for name in JOB_ENVIRONMENT):
+        os.environ.update(JOB_ENVIRONMENT)
 
 
 class PlainHelpFormatter(argparse.HelpFormatter):
@@ -70,8 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fpa: error: no command {argv[0]!r}" + (f" (did you mean {', '.join(close)}?)" if close else "")
               + "\n\n" + overview(), end="", file=sys.stderr)
         sys.exit(2)
-    for name, value in JOB_ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
+    set_job_environment()
     if not sys.stderr.isatty():  # a job's log: the hub's and Transformers' own bars would leave carriage returns
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     args = build_parser(argv[0]).parse_args(argv)
