@@ -8,8 +8,8 @@ fpa command, ``fpa.cli.entry.JOB_ENVIRONMENT``).
 
 Each round is one round of ``default_run.py`` (a fresh clone of the commit, ``snakemake --cores all``, its
 jobs running the clone's package), quiet or beside ``BUSY_JOBS`` single-threaded busy loops on the same
-cores, kept in ``DIR/<condition>-<commit>``; with ``--keep`` a round already finished there is read, not
-run again. The record keeps every round (times, loads, tables, cost by stage) and whether their tables
+cores, kept in ``DIR/<busy jobs>busy-<commit>``; with ``--keep`` a round already finished there is read, not
+run again, and ``--record`` reads the rounds that finished (the record names those that did not). The record keeps every round (times, loads, tables, cost by stage) and whether their tables
 are the same to the last digit. A stage's CPU seconds are those its fpa commands reported
 (``cost_by_stage.md``), summed over the stage's jobs.
 """
@@ -29,46 +29,59 @@ from shared.checkouts import commit_of, machine  # noqa: E402
 from fpa.io import write_json
 
 BUSY_JOBS = 2  # issue 58's loaded host: the default run beside two other CPU jobs on 2 cores
-CONDITIONS = {"quiet": 0, "loaded": BUSY_JOBS}
+CONDITIONS = {"no busy jobs added": 0, f"beside {BUSY_JOBS} busy jobs": BUSY_JOBS}
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def directory_of(parent: Path, condition: str, commit: str) -> Path:
-    return parent / f"{condition}-{commit[:7]}"
+    return parent / f"{CONDITIONS[condition]}busy-{commit[:7]}"
+
+
+def finished(directory: Path) -> bool:
+    return (directory / LOG).is_file() and "exit: 0" in (directory / LOG).read_text()
 
 
 def record(parent: Path, commits: list[str]) -> dict:
-    rounds = [{"condition": condition, **read_round(directory_of(parent, condition, commit))}
-              for condition in CONDITIONS for commit in commits]
-    for round_, commit in zip(rounds, commits * len(CONDITIONS)):
-        if round_["commit"] != commit:
-            raise SystemExit(f"{parent}: expected a round of {commit}, found {round_['commit']}")
+    """The rounds under ``parent`` that finished; each one that did not is named in ``not_run``."""
+    rounds, not_run = [], []
+    for condition in CONDITIONS:
+        for commit in commits:
+            directory = directory_of(parent, condition, commit)
+            if not finished(directory):
+                not_run.append(f"{condition}, {commit[:7]}")
+                continue
+            rounds.append({"condition": condition, **read_round(directory)})
+            if rounds[-1]["commit"] != commit:
+                raise SystemExit(f"{directory}: expected a round of {commit}, found {rounds[-1]['commit']}")
     return {"benchmark": "wait_policy", "cpu": machine(), "busy_jobs": BUSY_JOBS, "commits": commits,
-            "rounds": rounds, "identical_tables": len({r["table"] for r in rounds}) == 1}
+            "rounds": rounds, "not_run": not_run, "identical_tables": len({r["table"] for r in rounds}) == 1}
 
 
 def markdown(record: dict) -> str:
     rounds, (first, *_, last) = record["rounds"], record["commits"]
     names = [f"{r['condition']}, `{r['commit'][:7]}`" for r in rounds]
     totals = [stage_totals(r["cost_by_stage"]) for r in rounds]
-    ends = {condition: [i for i, r in enumerate(rounds) if r["condition"] == condition] for condition in CONDITIONS}
-    ratio_names = [f"{condition}: `{last[:7]}` / `{first[:7]}`" for condition in CONDITIONS]
+    at = {(r["condition"], r["commit"]): index for index, r in enumerate(rounds)}
+    pairs = [(condition, at[condition, first], at[condition, last]) for condition in CONDITIONS
+             if (condition, first) in at and (condition, last) in at]
 
-    def ratios(values: list[float]) -> str:
-        return " | ".join(f"{values[at[-1]] / values[at[0]]:.2f}" for at in ends.values())
-
-    lines = [f"The default run, one fresh clone per condition and commit, on {record['cpu']['cores']} cores of an "
-             f"{record['cpu']['model']}, quiet and beside {record['busy_jobs']} busy single-threaded CPU jobs "
-             f"(`python benchmarks/default_run/wait_policy.py`); CPU seconds per stage:", "",
-             "| stage | " + " | ".join(names + ratio_names) + " |", "|---|" + "---:|" * (len(names) + len(ends))]
+    lines = [f"The default run, a fresh clone per round, on {record['cpu']['cores']} cores of an "
+             f"{record['cpu']['model']} (`python benchmarks/default_run/wait_policy.py`); CPU seconds per stage:",
+             "", "| stage | " + " | ".join(names + [f"{condition}: `{last[:7]}` / `{first[:7]}`"
+                                                  for condition, *_ in pairs]) + " |",
+             "|---|" + "---:|" * (len(names) + len(pairs))]
     for stage in totals[0]:
         cpu = [total[stage]["cpu_s"] for total in totals]
-        lines.append(f"| {stage} | " + " | ".join(f"{value:.0f}" for value in cpu) + f" | {ratios(cpu)} |")
-    cpu, wall = [r["cpu_s"] for r in rounds], [r["wall_s"] for r in rounds]
-    lines += ["| **all, Snakemake and every job** | " + " | ".join(f"{value:.0f}" for value in cpu) + f" | {ratios(cpu)} |",
-              "| wall | " + " | ".join(minutes(value) for value in wall) + f" | {ratios(wall)} |",
-              "| 1-min load before → after | " + " | ".join(
-                  f"{r['load_before']:.2f} → {r['load_after']:.2f}" for r in rounds) + " |" * (len(ends) + 1), ""]
+        lines.append(f"| {stage} | " + " | ".join(f"{value:.0f}" for value in cpu)
+                     + "".join(f" | {cpu[after] / cpu[before]:.2f}" for _, before, after in pairs) + " |")
+    for label, key in (("**all, Snakemake and every job**", "cpu_s"), ("wall, s", "wall_s")):
+        values = [r[key] for r in rounds]
+        lines.append(f"| {label} | " + " | ".join(f"{value:.0f}" for value in values)
+                     + "".join(f" | {values[after] / values[before]:.2f}" for _, before, after in pairs) + " |")
+    lines += ["| 1-min load before → after | " + " | ".join(
+        f"{r['load_before']:.2f} → {r['load_after']:.2f}" for r in rounds) + " |" * (len(pairs) + 1), ""]
+    if record["not_run"]:
+        lines += [f"Not run: {'; '.join(record['not_run'])}.", ""]
     same = (f"The {len(rounds)} rounds gave the same `results/tables/toy.md` to the last digit."
             if record["identical_tables"] else "**The rounds' tables differ.**")
     return "\n".join([*lines, same]) + "\n"
@@ -88,7 +101,7 @@ def main(argv=None) -> int:
         own_job_environment()
         for condition, busy in CONDITIONS.items():
             for commit in commits:
-                if not (directory_of(parent, condition, commit) / LOG).is_file():
+                if not finished(directory_of(parent, condition, commit)):
                     run_round(directory_of(parent, condition, commit), [], commit, busy)
     result = record(parent, commits)
     write_json(args.out, result)
