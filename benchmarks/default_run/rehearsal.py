@@ -73,13 +73,15 @@ def markdown_summary(record: dict) -> str:
 
 def markdown_headline(record: dict) -> str:
     """The index's line."""
+    r = record["round"]
+    shared = " on a shared machine" if record["shared_machine"] else ""
     return (f"rehearsal (`{CONFIG_FILE}`), {record['cpu']}, commit `{record['commit'][:7]}`: "
-            f"{minutes(record['round']['wall_s'])}")
+            f"{minutes(r['wall_s'])}, {r['cpu_s']:.0f} CPU s{shared}")
 
 
 def markdown(record: dict) -> str:
     r = record["round"]
-    jobs = "\n".join(f"| {rule} | {count} |" for rule, count in r["jobs"].items())
+    jobs = "\n".join(f"| {rule} | {r['jobs'][rule]} |" for rule in [*sorted(set(r["jobs"]) - {"total"}), "total"])
     tables = "\n\n".join(f"`{TABLE['md'].format(table=name)}`:\n\n{text.strip()}" for name, text in r["tables"].items())
     return (f"{markdown_summary(record)}\n| rule | jobs |\n|---|---:|\n{jobs}\n\n"
             f"Max RSS of the largest process: {r['max_rss_mb']} MB. Random models: the tables check the path, "
