@@ -27,6 +27,7 @@ from default_run.default_run import LOG, RESULTS, minutes, round_times, run_roun
 from fpa.io import write_json
 from fpa.paths import BENCHMARK, TABLE, TRAIN_PROBLEMS
 from fpa.planning.counts import job_stats
+from fpa.planning.tables import OWN_TABLES
 from fpa.provenance.cpu import cpu_facts
 from fpa.safe_load import load_yaml
 
@@ -49,7 +50,7 @@ def read_round(directory: Path) -> dict:
         "benchmark_problems": {path.stem: _lines(path) for path in
                                sorted((directory / BENCHMARK["catalog"]).parent.glob("*.jsonl"))},
         "tables": {name: (directory / TABLE["md"].format(table=name)).read_text()
-                   for name in [*tables, "cost_by_stage"]},
+                   for name in [*tables, *OWN_TABLES]},
     }
 
 
