@@ -16,6 +16,7 @@ gc.freeze()
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from fpa.provenance.record import remove_leftovers
+from fpa.resources import local_rules
 
 
 report: "workflow/report/workflow.rst"
@@ -38,11 +39,12 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/figures.smk"
 
 
-# The light jobs run where snakemake runs, never in a cluster's queue (localrule): this one, the
-# downloads (resource group fetch: a compute node may have no network) and the jobs of group light
-# (checks, tables, figures); tests/workflow/test_profiles.py checks each rule's against its group.
+# Run where snakemake runs, never queued: this rule and the groups of fpa.resources.LOCAL_GROUPS.
 rule all:
     default_target: True
     input:
         PLAN.final_output(),
     localrule: True
+
+
+workflow.localrules(*local_rules(workflow.rules))

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -57,9 +58,11 @@ def own_job_environment() -> None:
 BUSY_JOB = [sys.executable, "-c", "while True: pass"]
 
 
-def run_round(directory: Path, config: list[str], commit: str, beside: int) -> None:
-    """Clone ``commit`` into ``directory`` and run the default workflow there (Snakemake's ``--config``
-    ``config``, if any) beside ``beside`` busy CPU jobs, its output in ``LOG``."""
+def run_round(directory: Path, config: list[str], commit: str, beside: int,
+              configfiles: tuple[str, ...] = ()) -> None:
+    """Clone ``commit`` into ``directory`` and run the workflow there (the default one, else Snakemake's
+    ``--configfile`` ``configfiles``; its ``--config`` ``config``, if any) beside ``beside`` busy CPU
+    jobs, its output in ``LOG``."""
     subprocess.run(["git", "clone", "-q", "--no-checkout", str(ROOT), str(directory)], check=True)
     subprocess.run(["git", "-C", str(directory), "checkout", "-q", commit], check=True)
     # the clone's jobs run the clone's package, as after a user's `pip install -e .` there
@@ -68,10 +71,11 @@ def run_round(directory: Path, config: list[str], commit: str, beside: int) -> N
     try:
         load = os.getloadavg()[0]
         with open(directory / LOG, "w") as log:
-            log.write(f"load before: {load:.2f}\n")
-            log.flush()
             command = [sys.executable, "-m", "snakemake", "--cores", "all",
+                       *(["--configfile", *configfiles] if configfiles else []),
                        *(["--config", *config] if config else [])]
+            log.write(f"load before: {load:.2f}\ncommand: {shlex.join(['snakemake', *command[3:]])}\n")
+            log.flush()
             code = subprocess.run(["/usr/bin/time", "-f", TIME_FORMAT, *command], cwd=directory, stdout=log,
                                   stderr=subprocess.STDOUT, env=environment).returncode
             log.write(f"load after: {os.getloadavg()[0]:.2f}\nexit: {code}\n")
@@ -82,13 +86,12 @@ def run_round(directory: Path, config: list[str], commit: str, beside: int) -> N
         raise SystemExit(f"{directory / LOG}: snakemake exited {code}")
 
 
-def read_round(directory: Path) -> dict:
-    """The record of one finished round in ``directory``."""
+def round_times(directory: Path) -> dict:
+    """The commit, times and loads of one finished round in ``directory`` (``run_round``'s)."""
     log = (directory / LOG).read_text()
     times = TIMES.search(log)
     if times is None or "exit: 0" not in log:
         raise SystemExit(f"{directory / LOG}: expected a finished round (its time line and 'exit: 0'), got none")
-    tables = directory / "results" / "tables"
     return {
         "commit": commit_of(directory),
         "wall_s": float(times["wall"]),
@@ -96,6 +99,14 @@ def read_round(directory: Path) -> dict:
         "max_rss_mb": round(int(times["rss"]) / 1024),
         "load_before": float(re.search(r"load before: ([\d.]+)", log)[1]),
         "load_after": float(re.search(r"load after: ([\d.]+)", log)[1]),
+    }
+
+
+def read_round(directory: Path) -> dict:
+    """The record of one finished round of the default run in ``directory``."""
+    tables = directory / "results" / "tables"
+    return {
+        **round_times(directory),
         "max_stderr_points": largest_stderr(directory / "results" / "eval"),
         "training": training_budget(directory / "results" / "train"),
         "table": (tables / "toy.md").read_text(),

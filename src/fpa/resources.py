@@ -63,21 +63,43 @@ def job_request(job: Mapping) -> dict:
 GPU_PARTITION = "gpu_partition"
 
 
-def with_partition(request: Mapping, gpu_partition: str | None) -> dict:
-    """``request`` (``job_request``'s) sent to ``gpu_partition`` when it asks for a GPU and names no
-    partition of its own (a config's ``resources.<group>.slurm_partition``); else unchanged."""
-    asks_gpu = request.get("gpu", 0) or "gres" in request
-    if gpu_partition and asks_gpu and "slurm_partition" not in request:
+def with_partition(request: Mapping, device: str, gpu_partition: str | None) -> dict:
+    """``request`` (``job_request``'s) of a job computing on ``device`` (``job_device``'s), sent to
+    ``gpu_partition`` when that is ``cuda`` and the request names no partition of its own (a config's
+    ``resources.<group>.slurm_partition``); else unchanged."""
+    if gpu_partition and device == "cuda" and "slurm_partition" not in request:
         return {**request, "slurm_partition": gpu_partition}
     return dict(request)
 
 
-def profile_setting(default_resources, name: str) -> str | None:
-    """The text of default resource ``name`` of the profile (Snakemake's ``Resources``, the workflow's
-    ``resource_settings.default_resources``), or None where none is set."""
-    resource = default_resources.get(name) if default_resources is not None else None
+#: The resource groups whose jobs run where snakemake runs, never in a cluster's queue (Snakemake's
+#: local rules): the downloads (a compute node may have no network) and the light jobs (checks,
+#: tables, figures). Their requests carry ``RUNS_ON``, by which the Snakefile makes their rules local
+#: (``local_rules``): a rule says only its group.
+LOCAL_GROUPS = ("fetch", "light")
+RUNS_ON = ("runs_on", "head_node")
+
+
+def group_request(job: Mapping, group: str, device: str, gpu_partition: str | None) -> dict:
+    """What a job of resource group ``group`` (config ``resources.<group>``: ``job``) computing on
+    ``device`` asks for: ``job_request``'s, sent to its partition (``with_partition``), marked
+    ``RUNS_ON`` where its group runs where snakemake runs."""
+    request = with_partition(job_request(job), device, gpu_partition)
+    return {**request, RUNS_ON[0]: RUNS_ON[1]} if group in LOCAL_GROUPS else request
+
+
+def resource_text(resources, name: str) -> str | None:
+    """The text of resource ``name`` among Snakemake's ``Resources`` (a profile's default resources,
+    ``workflow.resource_settings.default_resources``; a rule's), or None where none is set."""
+    resource = resources.get(name) if resources is not None else None
     raw = getattr(resource, "raw", None)
     return None if raw is None else str(raw)
+
+
+def local_rules(rules) -> list[str]:
+    """The names of ``rules`` (Snakemake's) whose jobs run where snakemake runs: their request is
+    marked ``RUNS_ON`` (``group_request``)."""
+    return [rule.name for rule in rules if resource_text(rule.resources, RUNS_ON[0]) == RUNS_ON[1]]
 
 
 def check_resources(config: Mapping, where: str, runs: Mapping) -> None:

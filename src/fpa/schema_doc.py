@@ -48,8 +48,8 @@ def _type(node: dict, defs: dict) -> str:
     node = _resolve(node, defs)
     if "enum" in node:
         choices = "one of " + ", ".join(f"`{value}`" for value in node["enum"])
-        if ENUM_FROM in node:  # the keys of a registry, which a user's package may extend
-            return f"a key of `{node[ENUM_FROM].replace(':', '.')}` (here {choices})"
+        if ENUM_FROM in node:  # its owner's names (a registry's keys, which a user's package may extend)
+            return f"{choices}, from `{node[ENUM_FROM].replace(':', '.')}`"
         return choices
     if "const" in node:
         return f"`{node['const']}`"

@@ -34,12 +34,16 @@ def test_objective_online_and_grader_enums_are_the_registries():
 
 
 def test_the_schema_file_writes_no_registrys_names():
-    """The file names each registry (x-enum-from), never its keys: adding a member edits no schema."""
+    """The file names the owner of each set of choices (x-enum-from: a registry, a tuple of fpa.precision), never
+    its names: adding a member edits no schema, and a format is spelled in fpa.precision alone."""
     from fpa.config.schema import SCHEMA_PATH
 
     text = SCHEMA_PATH.read_text()
     assert re.findall(r"enum: \[[^]]*\b(?:offrl|grpo|mbppplus|vllm)\b", text) == []
-    assert text.count("x-enum-from: ") == 4
+    assert set(re.findall(r'x-enum-from: "([\w.:]+)"', text)) == {
+        "fpa.objectives:OBJECTIVES", "fpa.online:ONLINE_METHODS", "fpa.grading:GRADERS",
+        "fpa.generation.backend:BACKENDS", "fpa.precision:BODY_FORMATS", "fpa.precision:HEAD_PRODUCTS",
+        "fpa.precision:GATHER_FORMATS"}
 
 
 def test_every_schema_property_has_description_and_objects_are_closed():

@@ -56,6 +56,20 @@ def test_a_multi_node_job_asks_one_task_per_node_and_its_gpus_per_node(train, ad
     assert job_world(train) == world
 
 
+@pytest.mark.parametrize(("train", "own_partition", "partition"), [
+    ({"nodes": 4, "gpu": 8, "cpus_per_task": 64}, None, "gpus"),  # its GPUs asked per node (gres), no gpu key
+    ({"gpu": 2, "cpus_per_task": 8}, None, "gpus"),
+    ({"gpu": 2, "cpus_per_task": 8}, "a100", "a100"),  # the config's own partition of the group
+    ({"processes": 2, "cpus_per_task": 2}, None, None),  # on CPUs: the profile's slurm_partition
+])
+def test_the_plan_sends_the_jobs_that_compute_on_a_gpu_to_the_sites_gpu_partition(train, own_partition, partition):
+    config = _ci_config(**train, **({"slurm_partition": own_partition} if own_partition else {}))
+    plan = judge_config(config, "cfg.yaml", gpu_partition="gpus")
+    assert plan.resources("train").get("slurm_partition") == partition
+    assert "slurm_partition" not in plan.resources("light")
+    assert "slurm_partition" not in judge_config(_ci_config(**train), "cfg.yaml").resources("train")
+
+
 SLURM_PLUGINS = ("snakemake_executor_plugin_slurm", "snakemake_executor_plugin_slurm_jobstep")
 needs_slurm_plugins = pytest.mark.skipif(any(importlib.util.find_spec(name) is None for name in SLURM_PLUGINS),
                                          reason="the SLURM executor plugins are not installed (the test extra pins them)")

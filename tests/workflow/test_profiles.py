@@ -5,6 +5,7 @@ a queue; the SLURM profile keeps every setting of the default one."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -36,17 +37,34 @@ def test_a_dry_run_from_elsewhere_uses_the_default_profile_beside_the_snakefile(
     assert result.stderr.splitlines()[0] == NOTICE.format(PROFILES / "default")
 
 
-def _local_rules() -> set[str]:
-    """The rules that declare ``localrule: True``, in the Snakefile and the rule files."""
-    paths = [ROOT / "Snakefile", *(ROOT / "workflow" / "rules").glob("*.smk")]
-    blocks = (block for path in paths for block in re.split(r"^\s*rule (?=\w+:)", path.read_text(), flags=re.M)[1:])
-    return {block.split(":", 1)[0] for block in blocks if re.search(r"^\s+localrule: True$", block, flags=re.M)}
+# The workflow as Snakemake loads it (its API): each rule defined, and whether it is a local rule. A dry run
+# does not say (it prints "localrule" only where a cluster runs the other jobs: tests/workflow/test_slurm.py).
+LOAD = """
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+with SnakemakeApi(OutputSettings()) as api:
+    workflow = api.workflow(ResourceSettings(cores=1), ConfigSettings(configfiles=[Path(sys.argv[1])]),
+                            snakefile=Path(sys.argv[2]), workdir=Path(sys.argv[3]))._workflow
+    print(json.dumps({rule.name: rule.name in workflow._localrules for rule in workflow.rules}))
+"""
 
 
-def test_the_light_jobs_and_only_they_are_local_rules():
+def test_the_light_jobs_and_only_they_are_local_rules(tmp_path):
+    """Snakemake runs locally rule all and the rules of the groups light and fetch, which say only their group
+    (no rule file writes localrule: the Snakefile declares them, fpa.resources.local_rules)."""
+    as_from_the_root(tmp_path)
+    loaded = subprocess.run([sys.executable, "-c", LOAD, str(ROOT / "config" / "paper-rehearsal.yaml"),
+                             str(ROOT / "Snakefile"), str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    is_local = json.loads(loaded.stdout.splitlines()[-1])
     groups = rule_resource_groups()
-    assert _local_rules() == {"all"} | {rule for rule, group in groups.items() if group in LOCAL_GROUPS}
-    assert {"fetch_data", "fetch_model", "aggregate", "figure", "check_prompt_budget"} <= _local_rules()
+    assert is_local == {rule: rule == "all" or groups.get(rule) in LOCAL_GROUPS for rule in is_local}
+    assert {"fetch_data", "fetch_model", "build_models", "aggregate", "figure", "check_prompt_budget"} <= {
+        rule for rule, local in is_local.items() if local}
+    rules_text = "".join(path.read_text() for path in (ROOT / "workflow" / "rules").glob("*.smk"))
+    assert not re.search(r"^\s+localrule:", rules_text, flags=re.M)  # a rule says only its group
 
 
 def test_the_slurm_profile_keeps_the_default_profiles_settings():

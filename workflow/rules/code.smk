@@ -71,7 +71,6 @@ if config["dataset"]["source"] == "taco_apps":
         benchmark:
             "logs/benchmarks/code_train_problems/train.tsv"
         priority: Priority.TRAINING_INPUTS
-        localrule: True
         conda:
             "../../envs/tables.yaml"
         resources:

@@ -14,7 +14,7 @@ from fpa.planning.priority import Priority
 from fpa.planning.shell import shell_prefix
 from fpa.planning.tables import COST_TABLE, REPRODUCTION_TABLE
 from fpa.provenance.fingerprint import code_fingerprint
-from fpa.resources import GPU_PARTITION, profile_setting
+from fpa.resources import GPU_PARTITION, resource_text
 
 # Jobs (also inside --use-conda environments) import the package from this checkout.
 shell.prefix(shell_prefix(workflow.basedir))
@@ -25,19 +25,22 @@ shell.prefix(shell_prefix(workflow.basedir))
 CONFIG_FILES = workflow.configfiles or ["config/config.yaml"]
 # The one judge of fpa check-config (fpa.planning.judge) reads the config files with its own
 # limits (Snakemake's loader names no line of a syntax error; there is no `configfile:`, which
-# would read the default a second time, with none), and the rules get the config it judged.
+# would read the default a second time, with none), and the rules get the config it judged; the
+# plan sends the jobs that compute on a GPU to the SLURM profile's gpu_partition (the others take
+# its slurm_partition).
 try:
-    PLAN = judge(CONFIG_FILES, workflow.basedir, workflow.config_settings.config)
+    PLAN = judge(
+        CONFIG_FILES,
+        workflow.basedir,
+        workflow.config_settings.config,
+        resource_text(workflow.resource_settings.default_resources, GPU_PARTITION),
+    )
 except ConfigError as error:
     sys.exit(f"config error: {error}")
 # as `configfile:` records them (the report, the source archive)
 workflow.configfiles[:] = CONFIG_FILES
 config.clear()
 config.update(PLAN.config)
-# the SLURM profile's partition of the jobs that ask for a GPU (the others take its slurm_partition)
-PLAN.gpu_partition = profile_setting(
-    workflow.resource_settings.default_resources, GPU_PARTITION
-)
 # before any GPU job waits in a queue: the ones whose estimate exceeds gpu_memory_gb, and what the
 # plan costs (disk, GPU-hours, inputs not pinned), with a warning where its disk exceeds a bound
 if workflow.is_main_process:

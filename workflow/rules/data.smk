@@ -8,7 +8,6 @@ rule fetch_data:
     benchmark:
         "logs/benchmarks/fetch_data/{path}.tsv"
     priority: Priority.TRAINING_INPUTS
-    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -32,7 +31,6 @@ rule prepare_benchmark:
     benchmark:
         "logs/benchmarks/prepare_benchmark/{bench}.tsv"
     priority: Priority.TRAINING_INPUTS
-    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -58,7 +56,6 @@ rule validate_benchmark:
     benchmark:
         "logs/benchmarks/validate_benchmark/{bench}.tsv"
     priority: Priority.INPUT_CHECKS
-    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -83,7 +80,6 @@ if config["dataset"]["source"] == "math12k":
         benchmark:
             "logs/benchmarks/math_train_problems/train.tsv"
         priority: Priority.TRAINING_INPUTS
-        localrule: True
         conda:
             "../../envs/tables.yaml"
         resources:
@@ -109,7 +105,6 @@ if config["data"]["build_models"]:
         benchmark:
             "logs/benchmarks/build_models/build_models.tsv"
         priority: Priority.TRAINING_INPUTS
-        localrule: True
         conda:
             "../../envs/train.yaml"
         resources:
@@ -133,7 +128,6 @@ rule fetch_model:
     benchmark:
         "logs/benchmarks/fetch_model/{model}.tsv"
     priority: Priority.TRAINING_INPUTS
-    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:

@@ -42,7 +42,6 @@ else:
         log:
             "logs/check_prompt_budget/{model}.log",
         priority: Priority.TRAINING_INPUTS
-        localrule: True
         conda:
             "../../envs/train.yaml"
         resources:
@@ -119,7 +118,6 @@ rule validation_benchmark:
     benchmark:
         "logs/benchmarks/validation_benchmark/{model}.tsv"
     priority: Priority.TRAINING_INPUTS
-    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:

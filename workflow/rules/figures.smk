@@ -17,7 +17,6 @@ rule figure:
         "logs/figure/{experiment}/{model}/{figure}.log",
     benchmark:
         "logs/benchmarks/figure/{experiment}/{model}/{figure}.tsv"
-    localrule: True
     conda:
         "../../envs/figures.yaml"
     resources:
@@ -52,7 +51,6 @@ rule figure_table:
         "logs/benchmarks/figure_table/{experiment}/{model}/{figure}.tsv"
     wildcard_constraints:
         figure=PLAN.figures.table_pattern(),
-    localrule: True
     conda:
         "../../envs/figures.yaml"
     resources:

@@ -18,7 +18,6 @@ rule aggregate:
         "logs/benchmarks/aggregate/{table}.tsv"
     wildcard_constraints:
         table=PLAN.tables.pattern(),
-    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -49,7 +48,6 @@ rule reproduction:
         "logs/reproduction.log",
     benchmark:
         "logs/benchmarks/reproduction/reproduction.tsv"
-    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:
@@ -78,7 +76,6 @@ rule cost:
         "logs/cost.log",
     benchmark:
         "logs/benchmarks/cost/cost.tsv"
-    localrule: True
     conda:
         "../../envs/tables.yaml"
     resources:

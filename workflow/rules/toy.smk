@@ -30,7 +30,6 @@ if config["dataset"]["source"] == "toy":
         benchmark:
             "logs/benchmarks/toy_train_problems/train.tsv"
         priority: Priority.TRAINING_INPUTS
-        localrule: True
         conda:
             "../../envs/train.yaml"
         resources:
@@ -52,7 +51,6 @@ rule toy_benchmark:
     benchmark:
         "logs/benchmarks/toy_benchmark/{bench}.tsv"
     priority: Priority.AFTER_TRAINING
-    localrule: True
     conda:
         "../../envs/train.yaml"
     resources:

@@ -19,8 +19,9 @@ from fpa.safe_load import CONFIG_LIMITS, LoadError, load_yaml
 SCHEMA_PATH = PROJECT_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
-#: The schema's key naming the owner of a string's choices, ``"<module>:<mapping>"`` (a registry):
-#: the choices are that mapping's keys, read when the schema is loaded, never written in the file.
+#: The schema's key naming the owner of a string's choices, ``"<module>:<name>"``: a registry (its
+#: keys) or a tuple of names (``fpa.precision``'s formats), read when the schema is loaded, never written
+#: in the file; an ``enum`` beside it holds the file's own choices (``auto``), put first.
 ENUM_FROM = "x-enum-from"
 
 
@@ -42,7 +43,7 @@ def _derive_enums(node: object) -> None:
     if isinstance(node, dict):
         if ENUM_FROM in node:
             module, name = node[ENUM_FROM].split(":")
-            node["enum"] = sorted(getattr(importlib.import_module(module), name))
+            node["enum"] = [*node.get("enum", []), *sorted(getattr(importlib.import_module(module), name))]
         children = node.values()
     else:
         children = node if isinstance(node, list) else ()

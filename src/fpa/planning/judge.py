@@ -5,7 +5,7 @@ accept and refuses it with the same line. A config is read and judged once per c
 grid built once (``Plan.runs``).
 
     plan = judge(["config/paper.yaml"])          # fpa check-config config/paper.yaml
-    plan = judge(CONFIG_FILES, workflow.basedir, workflow.config_settings.config)  # planning
+    plan = judge(CONFIG_FILES, workflow.basedir, workflow.config_settings.config, gpu_partition)  # planning
     plan.config, plan.runs                       # the judged config (defaults filled), its run grid
 
 It reads each file with ``fpa.safe_load``'s limits (Snakemake's own reading of a ``--configfile``
@@ -33,9 +33,10 @@ COMMAND_LINE = "--config"
 
 
 def judge(paths: Sequence[str | Path], basedir: str | Path = PROJECT_ROOT,
-          overrides: Mapping | None = None) -> Plan:
+          overrides: Mapping | None = None, gpu_partition: str | None = None) -> Plan:
     """The plan of the config in ``paths`` (merged in order, then ``overrides``: Snakemake's
-    ``--config``); a one-line ``ConfigError`` for anything a plan cannot be made of."""
+    ``--config``), its GPU jobs sent to ``gpu_partition`` (``Plan``); a one-line ``ConfigError`` for
+    anything a plan cannot be made of."""
     if not paths:
         raise ConfigError("no config file given; expected at least one (snakemake --configfile, fpa check-config)")
     config: dict = {}
@@ -47,7 +48,7 @@ def judge(paths: Sequence[str | Path], basedir: str | Path = PROJECT_ROOT,
         check_plain_data(overrides, COMMAND_LINE)
         merge(config, overrides)
         where = f"{where} with {COMMAND_LINE}"  # a refusal may be of a value --config set
-    return judge_config(config, where, basedir)
+    return judge_config(config, where, basedir, gpu_partition)
 
 
 def typed_as_yaml(value: object) -> object:
@@ -61,12 +62,13 @@ def typed_as_yaml(value: object) -> object:
     return scalar(value) if isinstance(value, str) else copy.deepcopy(value)
 
 
-def judge_config(config: dict, where: str = "config", basedir: str | Path = PROJECT_ROOT) -> Plan:
+def judge_config(config: dict, where: str = "config", basedir: str | Path = PROJECT_ROOT,
+                 gpu_partition: str | None = None) -> Plan:
     """The plan of ``config`` judged as a file ``where`` holding it would be (its defaults filled in
     place): ``Plan.from_config``, a name or path that would leave its directory refused as a
     ``ConfigError``."""
     try:
-        return Plan.from_config(config, basedir, where)
+        return Plan.from_config(config, basedir, where, gpu_partition)
     except ContainmentError as error:
         raise ConfigError(str(error)) from None
 

@@ -46,21 +46,22 @@ from fpa.planning.toy import ToyStage
 from fpa.planning.train import TrainStage
 from fpa.planning.validation import check_planning
 from fpa.provenance.fingerprint import code_fingerprint
-from fpa.resources import job_device, job_processes, job_request, with_partition
+from fpa.resources import group_request, job_device, job_processes
 
 
 class Plan:
     """Runs, benchmarks, tables and figures of a ``config`` valid for ``fpa.config``, its run grid
     ``runs`` (the checks of ``fpa.planning.validation`` run here, errors naming ``where``); ``basedir``
-    is the workflow's directory (relative catalog paths are read from there)."""
+    is the workflow's directory (relative catalog paths are read from there); ``gpu_partition`` the
+    site's partition of the jobs that compute on a GPU (the SLURM profile's, ``fpa.resources.GPU_PARTITION``),
+    or None."""
 
     def __init__(self, config: Mapping, runs: Mapping[tuple[str, str], Run], basedir: str | Path,
-                 where: str = "config"):
+                 where: str = "config", gpu_partition: str | None = None):
         self.config = config
         self.basedir = Path(basedir)
         self.runs = runs
-        # the site's partition of GPU jobs, a setting of the SLURM profile (common.smk sets it)
-        self.gpu_partition: str | None = None
+        self.gpu_partition = gpu_partition
         self.models = list(config["models"])
         self.seeds = [str(seed) for seed in config["seeds"]]
         self.methods = ([BASE_METHOD] if config["evaluate_base"] else []) + run_names(self.runs)
@@ -86,12 +87,13 @@ class Plan:
         check_snapshot_steps(config, self.runs, self.figures.planned(), where)
 
     @classmethod
-    def from_config(cls, config: dict, basedir: str | Path, where: str = "config") -> Plan:
+    def from_config(cls, config: dict, basedir: str | Path, where: str = "config",
+                    gpu_partition: str | None = None) -> Plan:
         """Validate ``config`` (its defaults filled in place) and plan it; a ``ConfigError`` names
         ``where`` and the key."""
         runs = check_config(config, where)
         check_own_tables(config, where)
-        plan = cls(config, runs, basedir, where)
+        plan = cls(config, runs, basedir, where, gpu_partition)
         outside = outside_work_areas(plan.final_output(), ".")
         if outside:  # names and catalog paths are checked one by one; this is what they add up to
             raise ConfigError(f"{where}: plans {outside[0]!r}, outside the work directory's {', '.join(WORK_AREAS)}")
@@ -113,9 +115,9 @@ class Plan:
 
     def resources(self, group: str) -> dict:
         """What a job of the rules of ``group`` requests: config ``resources.<group>``, its
-        defaults filled from the schema, in the SLURM plugin's names (``fpa.resources.job_request``), sent to
-        the site's GPU partition where it asks for a GPU (``fpa.resources.with_partition``)."""
-        return with_partition(job_request(self.config["resources"][group]), self.gpu_partition)
+        defaults filled from the schema, in the SLURM plugin's names, sent to the site's GPU partition
+        where it computes on a GPU, marked where it runs where snakemake runs (``fpa.resources.group_request``)."""
+        return group_request(self.config["resources"][group], group, self.device(group), self.gpu_partition)
 
     def threads(self, group: str) -> int:
         """Threads of a job of the rules of ``group``: the CPUs it requests."""

@@ -15,7 +15,7 @@ from fpa.config.feasible import training_key
 from fpa.config.runs import Run
 from fpa.errors import ConfigError
 from fpa.memory.training import compute_weights_dtype, reference_cache_dtype
-from fpa.planning.stage import Stage
+from fpa.planning.stage import Stage, job_training
 from fpa.resources import job_device
 
 #: what a reference cache depends on beside its model and dataset -> the training keys it is made of
@@ -25,10 +25,10 @@ CACHE_SETTINGS = {"max_length": ("max_length",), "precision": ("precision",), "a
 
 def cache_settings(training: Mapping, train_device: str) -> dict:
     """The settings a cache is built with for ``training`` on ``train_device`` (``cuda``, ``cpu``): the
-    tokens cut at ``max_length``, the forward's precision, attention and weights dtype (the policy's), and
-    the dtype z_ref is stored in (``reference_cache_dtype``)."""
+    tokens cut at ``max_length``, the forward's precision, attention and weights dtype (the policy's, as
+    its training job reads it: ``job_training``), and the dtype z_ref is stored in (``reference_cache_dtype``)."""
     return {"max_length": training["max_length"], "precision": training["precision"],
-            "attention": training["attention"], "weights_dtype": compute_weights_dtype(training),
+            "attention": training["attention"], "weights_dtype": compute_weights_dtype(job_training(training)),
             "dtype": reference_cache_dtype(training, train_device)}
 
 

@@ -10,7 +10,7 @@ from fpa.grading import grader_module
 from fpa.objectives import get_objective
 from fpa.online import ONLINE_METHODS
 from fpa.planning.shell import shell_words
-from fpa.planning.stage import NOTHING, Stage, as_json
+from fpa.planning.stage import NOTHING, Stage, as_json, job_training
 from fpa.planning.validation import NAME
 from fpa.provenance.fingerprint import code_fingerprint
 from fpa.samples.offline import DATASET_GRADER
@@ -24,7 +24,8 @@ class TrainStage(Stage):
         return online_names if online else f"(?!(?:{online_names})(?:/|$)){NAME}"
 
     def run_json(self, wildcards) -> str:
-        return as_json(self.plan.run(wildcards).config_slice())
+        run_slice = self.plan.run(wildcards).config_slice()
+        return as_json({**run_slice, "training": job_training(run_slice["training"])})
 
     def inputs(self, wildcards) -> dict[str, str]:
         model = wildcards.model
