@@ -34,7 +34,7 @@ import os
 
 from fpa.grading.code import lcb_run
 from fpa.grading.code.bench import CodeBench
-from fpa.grading.code.extract import imports_outside_stdlib
+from fpa.grading.code.extract import preloaded
 from fpa.grading.code.stdout_match import stdout_matches
 from fpa.grading.code.values import Opaque, loads
 from fpa.sandbox import InputTooLarge, Limits, RunResult, Sandbox
@@ -105,7 +105,8 @@ def _grade_records(runner: str, code: str, sandbox: Sandbox, tests: list[dict], 
     compared here in order: the first that is not a match decides. The run's bound is ``START_S``, the compile
     step's ``timeout``, and ``check_correctness``'s ``(timeout + 1) * tests + 5``."""
     limit = sandbox.limits.timeout_s
-    job = json.dumps({"inputs": [test["input"] for test in tests], "preload": _preload(code)})
+    job = json.dumps({"inputs": [test["input"] for test in tests],
+                      "preload": preloaded(lcb_run.PROCESS_MODULES, [code])})
     files = {"program.py": code}
     result = sandbox.run_python(runner, args=[str(limit), *args], stdin=job, files=files,
                                 timeout_s=START_S + limit + (limit + 1) * len(tests) + 5)  # fmt: skip
@@ -129,10 +130,6 @@ def _grade_functional(problem: dict, code: str, sandbox: Sandbox, tests: list[di
     func_name = json.loads(problem["metadata"])["func_name"]
     return _grade_records(lcb_run.FUNCTIONAL, code, sandbox, tests,
                           lambda got, test: _functional_matches(got, expected_value(test["output"]), style), [func_name])
-
-
-def _preload(code: str) -> tuple[str, ...]:
-    return lcb_run.PROCESS_MODULES if imports_outside_stdlib(code) else ()
 
 
 def expected_value(output: str):

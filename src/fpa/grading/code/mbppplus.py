@@ -42,7 +42,7 @@ from pathlib import Path
 from fpa.grading.code.bench import CodeBench
 from fpa.grading.code.monitor import MONITOR, RecordStream, job_input, stop_command
 from fpa.grading.code.encoder import ENCODER
-from fpa.grading.code.extract import defines_function, imports_outside_stdlib
+from fpa.grading.code.extract import defines_function, preloaded
 from fpa.grading.code.values import loads
 from fpa.sandbox import Limits, RunResult, Sandbox
 
@@ -54,7 +54,7 @@ START_S = 10.0  # the candidates' run: the interpreter and the harness before th
 # What EvalPlus's evaluating process has imported when it forks a candidate (evalplus.eval: numpy;
 # evalplus.data: datasets, so pandas), which the candidate's own import then finds done: under
 # reliability_guard (os.putenv is None) pandas cannot be imported any more. The candidates' run
-# imports them before the guard when a candidate imports anything outside the standard library.
+# imports them before the guard as fpa.grading.code.extract.preloaded says.
 PROCESS_MODULES = ("numpy", "pandas")
 
 _EVALPLUS_MODULES = r"""
@@ -229,7 +229,7 @@ def candidate_records(bench: str, task: dict, programs: list[str], expected: dic
     memory = min(sandbox.limits.memory_bytes, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
            "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap",
-           "preload": PROCESS_MODULES if any(map(imports_outside_stdlib, programs)) else (),
+           "preload": preloaded(PROCESS_MODULES, programs),
            "opaque_fails": _evalplus().opaque_fails(DATASETS[bench], task["entry_point"])}  # fmt: skip
     checks = {}
 
