@@ -7,11 +7,9 @@ The corpus (``corpus.py``): per family, the mirror's problems, their gold soluti
 mutation operator and the forged programs of docs/code_eval.md. Each program is graded by the official
 harness (``official.py``, in a subprocess of its own) and by our grader of this checkout and of the
 commit ``--against``, each in a fresh process on its own ``src`` (the earlier commit's files come from
-``git archive``), as ``fpa`` grades it: ``livecodebench.grade_one`` per program (the LCB families),
-``tests.grade_tests_one`` (``code_tests``), ``grade_code_many`` per family (MBPP+, HumanEval+,
-BigCodeBench). A disagreement is a defect unless ``KEPT`` names its class as a documented difference
-(docs/code_eval.md, "Kept differences"). The sandbox mode is the record's: ``none`` where bubblewrap
-cannot run (the programs are this script's own).
+``git archive``), as ``fpa`` grades it (``ours.py``). A disagreement is a defect unless ``KEPT`` names its
+class as a documented difference (docs/code_eval.md, "Kept differences"). The sandbox mode is the
+record's: ``none`` where bubblewrap cannot run (the programs are this script's own).
 """
 
 from __future__ import annotations
@@ -45,33 +43,6 @@ KEPT = {
     **{(family, "forged"): "the official harness compares in the program's process: the forgery passes there"
        for family in corpus.FAMILIES},
 }
-OURS = r"""
-import json, sys, warnings
-from concurrent.futures import ThreadPoolExecutor
-warnings.simplefilter("ignore")
-from fpa.grading.code import extract_code, grade_code_many, livecodebench, tests as code_tests
-from fpa.sandbox import Sandbox
-cases, mode, family = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
-sandbox = Sandbox(livecodebench.LIMITS, mode=mode)
-def one(case):
-    if family == "code_tests":
-        spec = {"testtype": case["tests"][0]["testtype"], "func_name": case["func_name"],
-                "tests": [{"input": t["input"], "output": t["output"]} for t in case["tests"]]}
-        return code_tests.grade_tests_one(case["completion"], json.dumps(spec), sandbox)
-    problem = {"question_id": case["problem"], "metadata": json.dumps({"func_name": case["func_name"]})}
-    return livecodebench.grade_one(problem, extract_code(case["completion"]), sandbox, tests=case["tests"])
-if family in ("lcb_stdin", "lcb_functional", "code_tests"):
-    with ThreadPoolExecutor(2) as pool:
-        verdicts = list(pool.map(one, cases))
-else:
-    from fpa.grading.code import load_tasks, make_sandbox
-    tasks = load_tasks(family, sys.argv[4])
-    verdicts = grade_code_many(family, [(case["completion"], case["problem"]) for case in cases], tasks=tasks,
-                               workers=2, sandbox=make_sandbox(family, mode))
-print(json.dumps(verdicts))
-"""
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add = parser.add_argument
@@ -102,17 +73,29 @@ def build(args) -> tuple[dict[str, list[dict]], dict[str, Path]]:
                 "mbppplus": corpus.evalplus_cases("mbppplus", chosen(mbpp, probes, n), probes),
                 "humanevalplus": corpus.evalplus_cases("humanevalplus", chosen(humaneval, probes, n), probes),
                 "bigcodebench": corpus.bigcodebench_cases(dict(list(bcb.items())[: args.bigcodebench]))}
-    for family, cases in families.items():
-        for index, case in enumerate(cases):
-            case["class"] = "forged" if case["operator"].startswith("forged_") else case["operator"]
-            case["last_of_problem"] = index + 1 == len(cases) or cases[index + 1]["problem"] != case["problem"]
-            if family == "bigcodebench":
-                task = bcb[case["problem"]]
-                case.update(test=task["test"], entry_point=task["entry_point"],
-                            official=task["code_prompt"] + "\n    pass\n" + official.extracted(case["completion"]))
-            elif "official" not in case:
-                case["official"] = official.extracted(case["completion"])
-    return families, files
+    return {family: prepare(cases, bcb) for family, cases in families.items()}, files
+
+
+def prepare(cases: list[dict], bigcodebench: dict[str, dict] | None = None) -> list[dict]:
+    """``cases`` of one family, each given its class, the program the official harness runs (its extraction, and
+    for BigCodeBench its calibration and the task's test) and whether it is its problem's last (the official
+    driver then tidies the directory); ``bigcodebench``: the tasks of a BigCodeBench family's cases."""
+    for index, case in enumerate(cases):
+        case["class"] = "forged" if case["operator"].startswith("forged_") else case["operator"]
+        case["last_of_problem"] = index + 1 == len(cases) or cases[index + 1]["problem"] != case["problem"]
+        if case["family"] == "bigcodebench":
+            task = bigcodebench[case["problem"]]
+            case.update(test=task["test"], entry_point=task["entry_point"],
+                        official=task["code_prompt"] + "\n    pass\n" + official.extracted(case["completion"]))
+        elif "official" not in case:
+            case["official"] = official.extracted(case["completion"])
+    return cases
+
+
+def disagreeing(cases: list[dict], theirs: list[bool], ours: list) -> list[tuple[dict, bool, tuple]]:
+    """``(case, the official verdict, ours)`` of each case where ours and the official harness differ."""
+    return [(case, verdict, tuple(mine)) for case, verdict, mine in zip(cases, theirs, ours)
+            if bool(mine[0]) != verdict]
 
 
 def chosen(tasks: dict[str, dict], probes: dict[str, dict], count: int) -> dict[str, dict]:
@@ -124,10 +107,12 @@ def chosen(tasks: dict[str, dict], probes: dict[str, dict], count: int) -> dict[
 
 
 def ours(src: Path, family: str, cases: list[dict], mode: str, data: Path | None) -> list:
+    """``ours.py`` in a fresh process on the package under ``src``."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(cases, handle)
     try:
-        argv = [sys.executable, "-c", OURS, handle.name, mode, family] + ([str(data)] if data else [])
+        argv = [sys.executable, str(Path(__file__).with_name("ours.py")), handle.name, mode, family]
+        argv += [str(data)] if data else []
         done = subprocess.run(argv, env={**USER_ENVIRONMENT, "PYTHONPATH": str(src)}, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL)  # fmt: skip
         if done.returncode != 0:
@@ -153,10 +138,10 @@ def run(args) -> dict:
             record["cases"] += [{"family": family, "problem": case["problem"], "operator": case["operator"],
                                  "class": case["class"], "official": verdict, "ours": list(after), "before": list(earlier)}
                                 for case, verdict, after, earlier in zip(cases, theirs, now, before)]
-            mismatched = Counter((case["class"], verdict, tuple(after)) for case, verdict, after in zip(cases, theirs, now)
-                                 if bool(after[0]) != verdict)
+            mismatched = Counter((case["class"], verdict, after)
+                                 for case, verdict, after in disagreeing(cases, theirs, now))
             print(f"{family}: {len(cases)} programs, ours ≠ official: {sum(mismatched.values())} "
-                  f"(before: {sum(bool(b[0]) != v for b, v in zip(before, theirs))}) {dict(mismatched)}", flush=True)
+                  f"(before: {len(disagreeing(cases, theirs, before))}) {dict(mismatched)}", flush=True)
             record["load_average"].append(round(os.getloadavg()[0], 2))
             write_json(args.out, record)  # as it goes: a family's verdicts are kept if a later one fails
     return record

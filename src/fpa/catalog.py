@@ -26,7 +26,7 @@ BOUND_KEYS = ("records", "max_line_bytes", "max_bytes")
 DUPLICATES_KEY = "duplicate_problems"
 UPSTREAM_FORMATS = ("jsonl", "jsonl.gz", "json_tree", "parquet")
 SECTIONS = ("benchmarks", "training")
-#: Code benchmark and training files (fpa.grading.code, fpa.data.code).
+#: Code benchmark and training files (the benchmark families of fpa.grading.code).
 CODE_SECTION = "code"
 #: Preference-pair training data (fpa.data.step_dpo).
 PREFERENCE_SECTION = "preference"

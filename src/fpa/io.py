@@ -186,7 +186,7 @@ def read_json(path: str | os.PathLike) -> Any:
 
 #: The longest JSONL line (one record) a reader takes where its caller knows no tighter bound:
 #: 300 times the longest line of any mirror file (HumanEval+, 200 KB), room for a code problem's
-#: tests (fpa.data.code keeps the first test whole, some TACO tests are megabytes).
+#: tests (fpa.grading.code.tests keeps the first test whole, some TACO tests are megabytes).
 MAX_LINE_BYTES = 64 << 20
 #: The most a ``.gz`` may decompress to where its caller knows no tighter bound: 33 times the
 #: largest decompressed mirror file (HumanEval+, 7.7 MB).

@@ -1,15 +1,18 @@
 """config/README.md, every config key with its type, default and meaning, written from the
-schema's descriptions (workflow/schemas/config.schema.yaml) so the two never disagree.
+schema's descriptions (workflow/schemas/config.schema.yaml) so the two never disagree, and the
+graders' table written from their registered records (``fpa.grading``).
 
     python -m fpa config-doc --write config/README.md    # rewrite it (tests/test_schema_doc.py compares)
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 from fpa.config.schema import ENUM_FROM, load_schema
+from fpa.grading import GRADERS
 
 DOC = "config/README.md"
 INTRO = """# Configuration
@@ -142,6 +145,27 @@ def _resources(node: dict, defs: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _summary(text: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    return _cell((text or "").strip().split("\n\n")[0])
+
+
+def _graders() -> str:
+    """The graders' table, written from their records (``fpa.grading``'s registry): a family's own module,
+    a user's one included, gives its row."""
+    lines = ["The graders, `benchmarks.<name>.grader` (`fpa.grading`; a code benchmark family is one module that "
+             "registers its record: docs/code_eval.md):", "",
+             "| grader | module | what it grades | catalog `code` entry | its prompts | the program "
+             "| training reward of `dataset.source` |", "|---|---|---|---|---|---|---|"]
+    for name, grader in GRADERS.items():
+        module = GRADERS.module_of(name)
+        prompts, program = getattr(grader, "load_problems", None), getattr(grader, "program", None)
+        lines.append(f"| `{name}` | `{module}` | {_summary(importlib.import_module(module).__doc__)} | "
+                     f"{_cell(getattr(grader, 'task_file', ''))} | {_summary(prompts and prompts.__doc__)} | "
+                     f"{_summary(program and program.__doc__)} | {', '.join(grader.rewards)} |")
+    return "\n".join(lines) + "\n"
+
+
 def _configs(root: Path) -> str:
     return "\n".join(f"| `config/{path.name}` | {_cell(_first_sentence(path))} |"
                      for path in sorted((root / "config").glob("*.yaml")))
@@ -164,4 +188,6 @@ def render(root: Path) -> str:
         rows = _rows(key, resolved, defs)
         if rows:
             parts.append("| key | type | default | meaning |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
+        if key == "benchmarks":
+            parts.append(_graders())
     return "\n".join(parts)

@@ -7,7 +7,6 @@ import pytest
 
 from fpa.data.benchmarks import (
     AIME26_SUFFIX,
-    LOADERS,
     MathProblem,
     load_aime,
     load_aime26,
@@ -19,8 +18,10 @@ from fpa.data.benchmarks import (
     load_math500,
     load_math_perturb,
     load_olympiadbench,
+    loaders,
     number_to_str,
 )
+from fpa.data.dataset_files import CODE_TRAIN_FILES
 from fpa.catalog import available_files, read_benchmarks_config
 from fpa.io import read_jsonl
 
@@ -156,5 +157,7 @@ def test_unknown_loader_lists_the_choices(tiny):
 
 
 def test_config_loaders_are_registered():
-    loaders = {entry["loader"] for section in ("benchmarks", "training") for entry in CONFIG[section].values()}
-    assert loaders <= set(LOADERS)
+    """Every benchmark file's loader, the code section's included (each its family's; not the training files)."""
+    named = {entry["loader"] for section in ("benchmarks", "training") for entry in CONFIG[section].values()}
+    named |= {entry["loader"] for name, entry in CONFIG["code"].items() if name not in CODE_TRAIN_FILES}
+    assert named <= set(loaders())

@@ -12,17 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fpa.data.benchmarks import load_benchmark
-from fpa.data.code import (
-    MAX_TEST_BYTES,
-    MAX_TESTS,
-    WITH_STARTER_CODE,
-    WITHOUT_STARTER_CODE,
-    build_code_train,
-    make_test_spec,
-)
 from fpa.catalog import CODE_SECTION, find_entry, read_benchmarks_config
+from fpa.data.benchmarks import load_benchmark
 from fpa.data.download import fetch
+from fpa.grading.code.livecodebench import WITH_STARTER_CODE, WITHOUT_STARTER_CODE
+from fpa.grading.code.tests import MAX_TEST_BYTES, MAX_TESTS, build_code_train, make_test_spec
 from fpa.io import read_jsonl, sha256_file
 
 ROOT = Path(__file__).resolve().parents[2]

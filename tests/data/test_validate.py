@@ -14,7 +14,8 @@ import pytest
 from fpa.catalog import read_benchmarks_config
 from fpa.cli import main
 from fpa.data.download import fetch
-from fpa.data.validate import check_user_benchmark, read_records
+from fpa.data.validate import check_user_benchmark
+from fpa.samples.rows import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG_PATH = ROOT / ".test" / "config_math" / "benchmarks.yaml"

@@ -10,23 +10,18 @@ the sandbox's unsandboxed mode (``own_programs_sandbox``, tests/grading/conftest
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
 from fpa.grading.code import bench as code_bench_module
-from fpa.grading.code import extract_code, grade_code_many, livecodebench, load_tasks, mbppplus
-from fpa.grading.code import tests as code_tests
-from fpa.sandbox import Sandbox, sandbox_problem
+from fpa.grading.code import livecodebench, load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from grading import corpus, official  # noqa: E402
-from grading.differential import KEPT  # noqa: E402
+from grading import corpus, official, ours  # noqa: E402
+from grading.differential import KEPT, disagreeing, prepare  # noqa: E402
 
 TINY = {"mbppplus": "tiny/mbppplus/MbppPlus-v0.2.0.jsonl", "humanevalplus": "tiny/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"}
 LCB_OPERATORS = ("gold", "header_names", "deep_recursion", "nested_tuples", "exit_1_after_print", "exit_str_after_print",
@@ -53,50 +48,34 @@ def _sample(cases: list[dict], operators: tuple[str, ...]) -> list[dict]:
     return [case for case in cases if case["operator"] in operators]
 
 
-def _with_official(cases: list[dict]) -> list[dict]:
-    for index, case in enumerate(cases):
-        case.setdefault("official", official.extracted(case["completion"]))
-        case["last_of_problem"] = index + 1 == len(cases) or cases[index + 1]["problem"] != case["problem"]
-    return cases
-
-
-def _lcb_ours(case: dict, sandbox: Sandbox) -> bool:
-    problem = {"question_id": case["problem"], "metadata": json.dumps({"func_name": case["func_name"]})}
-    return livecodebench.grade_one(problem, extract_code(case["completion"]), sandbox, tests=case["tests"])[0]
-
-
-def _disagreements(cases, ours, theirs) -> dict:
-    return {(case["family"], case["operator"]): (bool(mine), bool(other))
-            for case, mine, other in zip(cases, ours, theirs) if bool(mine) != bool(other)}
+def _disagreements(cases, theirs, verdicts) -> dict:
+    return {(case["family"], case["operator"]): (bool(mine[0]), other)
+            for case, other, mine in disagreeing(cases, theirs, verdicts)}
 
 
 def test_lcb_families_agree_with_livecodebench(mirror, own_programs_sandbox):
     tasks = load_tasks("mbppplus", mirror / TINY["mbppplus"])
     problems = corpus.lcb_problems(tasks, corpus.probe(dict(list(tasks.items())[:3]), 4), 1)
-    cases = _with_official(_sample(corpus.lcb_stdin_cases(problems), LCB_OPERATORS)
-                           + _sample(corpus.lcb_functional_cases(problems), LCB_OPERATORS))
-    theirs = official.verdicts("lcb_stdin", cases)
-    ours = [_lcb_ours(case, own_programs_sandbox) for case in cases]
-    found = _disagreements(cases, ours, theirs)
-    print(f"\n{len(cases)} programs; disagreements: {found}")
+    stdin = prepare(_sample(corpus.lcb_stdin_cases(problems), LCB_OPERATORS))
+    functional = prepare(_sample(corpus.lcb_functional_cases(problems), LCB_OPERATORS))
+    found = {}
+    for family, cases in (("lcb_stdin", stdin), ("lcb_functional", functional)):
+        theirs = official.verdicts(family, cases)
+        found.update(_disagreements(cases, theirs, ours.grade(family, cases, own_programs_sandbox)))
+    print(f"\n{len(stdin) + len(functional)} programs; disagreements: {found}")
     assert all(key in KEPT for key in found)
     assert found == EXPECTED
 
 
-def test_evalplus_families_agree_with_evalplus(mirror):
-    unsandboxed = sandbox_problem() and os.environ.get("CI") != "true"  # as own_programs_sandbox
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # UNSANDBOXED off CI: the programs are the corpus's own
-        sandbox = Sandbox(mbppplus.LIMITS, mode="none" if unsandboxed else "bwrap")
+def test_evalplus_families_agree_with_evalplus(mirror, own_evalplus_sandbox):
     found = {}
     for bench in ("mbppplus", "humanevalplus"):
         tasks = load_tasks(bench, mirror / TINY[bench])
         first = dict(list(tasks.items())[:1])
-        cases = _with_official(_sample(corpus.evalplus_cases(bench, first, {}), EVALPLUS_OPERATORS))
+        cases = prepare(_sample(corpus.evalplus_cases(bench, first, {}), EVALPLUS_OPERATORS))
         theirs = official.verdicts(bench, cases, mirror / TINY[bench])
-        ours = [ok for ok, _ in grade_code_many(bench, [(case["completion"], case["problem"]) for case in cases],
-                                                tasks=first, sandbox=sandbox, workers=1)]
-        found.update(_disagreements(cases, ours, theirs))
+        verdicts = ours.grade(bench, cases, own_evalplus_sandbox, tasks=first, workers=1)
+        found.update(_disagreements(cases, theirs, verdicts))
     print(f"\ndisagreements: {found}")
     assert all(key in KEPT for key in found)
 
@@ -106,9 +85,7 @@ def test_code_tests_spec_shares_the_lcb_run(mirror, own_programs_sandbox):
     tasks = load_tasks("mbppplus", mirror / TINY["mbppplus"])
     problems = corpus.lcb_problems(tasks, corpus.probe(dict(list(tasks.items())[:3]), 4), 1)
     case = next(case for case in corpus.lcb_functional_cases(problems, "code_tests", "apps") if case["operator"] == "gold")
-    spec = {"testtype": "functional", "func_name": case["func_name"],
-            "tests": [{"input": t["input"], "output": t["output"]} for t in case["tests"]]}
-    assert code_tests.grade_tests_one(case["completion"], json.dumps(spec), own_programs_sandbox) == (True, "lcb_pass")
+    assert ours.grade("code_tests", [case], own_programs_sandbox) == [(True, "lcb_pass")]
 
 
 def test_the_import_header_is_livecodebenchs():

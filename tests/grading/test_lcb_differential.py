@@ -94,7 +94,7 @@ def _stdin_tests(pairs: list[tuple[str, str]]) -> list[dict]:
 @pytest.fixture(scope="module")
 def problems(own_programs_sandbox):
     """Problem id -> its decoded tests: the fixture's stdin problems and two of big integers."""
-    fixture = livecodebench.load_problems(FIXTURE)
+    fixture = livecodebench.load_tasks(FIXTURE)
     tests = {name: livecodebench.all_tests(fixture[name], own_programs_sandbox)
              for name in ("fx_stdin_sum", "fx_stdin_float")}
     tests["power_of_two"] = _stdin_tests([(f"{n}\n", f"{2 ** n}\n") for n in (10, 64, 100)])

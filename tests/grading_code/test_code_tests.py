@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fpa.data.code import build_code_train
+from fpa.grading.code.tests import build_code_train
 from fpa.grading import code_graders, get_grader
 from fpa.grading.code import livecodebench
 from fpa.grading.code.tests import grade_tests_many

@@ -62,7 +62,7 @@ def livecodebench_verdicts(lcb_sandbox):
 
 @pytest.fixture(scope="module")
 def code_tests_verdicts(lcb_sandbox):
-    from fpa.data.code import build_code_train
+    from fpa.grading.code.tests import build_code_train
     from fpa.grading.code.tests import grade_tests_many
 
     mirror = FIXTURES / "code" / "mirror"

@@ -38,7 +38,7 @@ def sandbox():
 
 
 def test_private_tests_decoded_in_sandbox(sandbox):
-    problems = livecodebench.load_problems(FIXTURE)
+    problems = livecodebench.load_tasks(FIXTURE)
     tests = livecodebench.all_tests(problems["fx_func_twosum"], sandbox)
     assert [t["output"] for t in tests] == ["[0, 1]", "[1, 2]", "[0, 1]"]
     assert {t["testtype"] for t in tests} == {"functional"}
@@ -70,7 +70,7 @@ def test_an_oversized_problem_costs_that_record_only(tmp_path):
     its files is that record's verdict, and the rest of the batch is graded."""
     tiny = Sandbox(dataclasses.replace(livecodebench.LIMITS, timeout_s=5.0, tmpfs_bytes=1 << 20, fsize_bytes=1 << 20))
     word = "a" * (tiny.limits.tmpfs_bytes + 1)
-    big = {**livecodebench.load_problems(FIXTURE)["fx_func_vowels"], "question_id": "fx_big", "private_test_cases": "[]",
+    big = {**livecodebench.load_tasks(FIXTURE)["fx_func_vowels"], "question_id": "fx_big", "private_test_cases": "[]",
            "public_test_cases": json.dumps([{"input": json.dumps(word), "output": str(len(word)), "testtype": "functional"}])}
     data = tmp_path / "test6.jsonl"
     data.write_text(FIXTURE.read_text() + json.dumps(big) + "\n")

@@ -13,7 +13,7 @@ import pytest
 
 import fpa.evaluation.sampling
 from fpa.cli import main
-from fpa.data.code import build_code_train
+from fpa.grading.code.tests import build_code_train
 from fpa.generation.stops import Completion
 from fpa.io import read_json, read_jsonl, write_json, write_jsonl
 from fpa.training.checkpoints import snapshot_name

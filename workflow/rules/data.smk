@@ -38,7 +38,7 @@ rule prepare_benchmark:
     params:
         bench=PLAN.benchmark_config,
         catalog=PLAN.data.catalog_path(),
-        code=code_fingerprint("fpa.cli.data"),
+        code=PLAN.data.prepare_code,
     shell:
         "python -m fpa prepare-benchmark --name {wildcards.bench} --config-json {params.bench:q} "
         "--catalog {params.catalog:q} --code {params.code} --out {output} {input:q} > {log} 2>&1"

@@ -7,7 +7,7 @@ import argparse
 import functools
 
 from fpa.cli.common import add_common, setup
-from fpa.data.code import MAX_TESTS, build_code_train
+from fpa.grading.code.tests import MAX_TESTS, build_code_train
 from fpa.evaluation.evaluate import score_completions
 from fpa.generation.stops import read_completions
 from fpa.grading import get_grader

@@ -16,10 +16,10 @@ from fpa.generation.model_len import job_max_model_len
 from fpa.generation.parallel import make_backend
 from fpa.generation.shards import generate_sharded, remove_work
 from fpa.generation.stops import stop_words
-from fpa.grading import get_grader
+from fpa.grading import dataset_graders, get_grader
 from fpa.io import read_jsonl, write_json, write_jsonl
 from fpa.provenance.record import Job
-from fpa.samples.offline import DATASET_GRADER, build_offline_dataset, grade_samples, validation_problems
+from fpa.samples.offline import build_offline_dataset, grade_samples, validation_problems
 
 
 def sample(args) -> None:
@@ -70,7 +70,7 @@ def prompt_budget(args) -> None:
 def build_dataset(args) -> None:
     setup(args)
     dataset = args.config_json["dataset"]
-    graded = grade_samples(read_jsonl(args.samples), get_grader(DATASET_GRADER[dataset["source"]]))
+    graded = grade_samples(read_jsonl(args.samples), get_grader(dataset_graders()[dataset["source"]]))
     built = build_offline_dataset(graded, k=dataset["k"], validation_fraction=dataset["validation_fraction"],
                                   seed=dataset["seed"])
     write_dataset(Job("build_dataset", args.config_json, {"samples": args.samples}, args.code), built, args)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 
 from fpa.cli.common import add_benchmark_sampling, add_common, sample_benchmarks
-from fpa.data.validate import RECORD_FIELDS, read_records
+from fpa.data.validate import RECORD_FIELDS
+from fpa.samples.rows import read_records
 from fpa.evaluation.evaluate import score_completions
 from fpa.grading import get_grader
 from fpa.io import write_json

@@ -16,15 +16,15 @@ def reads_task_file(grader: str) -> bool:
     """Graders whose answer is a task id looked up in the benchmark's task file (the code benchmarks'
     own checks): rules ``generate_code`` + ``evaluate_code`` pass them that file. Every other grader,
     the code training reward included (its answer is the test spec), grades in the job that samples."""
-    from fpa.samples.offline import DATASET_GRADER
+    from fpa.grading.code import code_benches
 
-    return is_code_grader(grader) and grader not in DATASET_GRADER.values()
+    return grader in code_benches()
 
 
 def validation_grader(dataset_source: str) -> str:
     """The grader of a ``source: validation`` benchmark: its dataset's (a sampled one's samples', or
     the Step-DPO pairs' final answers')."""
     from fpa.data.step_dpo import ANSWER_GRADER
-    from fpa.samples.offline import DATASET_GRADER
+    from fpa.grading import dataset_graders
 
-    return {**DATASET_GRADER, "step_dpo": ANSWER_GRADER}[dataset_source]
+    return {**dataset_graders(), "step_dpo": ANSWER_GRADER}[dataset_source]

@@ -67,6 +67,11 @@ def _check_semantics(config: dict, where: str, schema: dict) -> dict[tuple[str, 
                                   f"(its task file), got {bench['parts']}")
             for part in bench["parts"]:
                 check_catalog_entry(catalog, section, part, config, f"{where}: benchmarks.{name}.parts")
+                family = catalog[section][part]["loader"]
+                if section == "code" and family != bench["grader"]:  # one family makes the prompts and grades them
+                    raise ConfigError(f"{where}: benchmarks.{name}.grader: part {part!r} is read by the family "
+                                      f"{family!r} (its catalog loader), which grades it; expected {family!r}, "
+                                      f"got {bench['grader']!r}")
     for section, part in DATASET_FILES.get(config["dataset"]["source"], ()):
         catalog = catalog or load_catalog(config, where)
         check_catalog_entry(catalog, section, part, config, f"{where}: dataset.source")
@@ -122,12 +127,12 @@ def _check_model_selection(config: dict, runs: Mapping, where: str) -> None:
 
 def _check_online(config: dict, runs: Mapping, where: str) -> None:
     """Online runs train on the dataset's sampled training problems, rewarded by its (non-code) grader."""
-    from fpa.samples.offline import DATASET_GRADER
+    from fpa.grading import dataset_graders
 
     online = next((run.method for run in runs.values() if run.online), None)
     if online is None:
         return
-    grader = DATASET_GRADER.get(config["dataset"]["source"])
+    grader = dataset_graders().get(config["dataset"]["source"])
     if grader is None or is_code_grader(grader):
         raise ConfigError(f"{where}: methods.{online}.online: online methods train on the training problems of a "
                           f"math or toy dataset, rewarded by its grader; dataset.source "

@@ -1,4 +1,5 @@
-"""Math benchmark loaders: every file becomes a list of ``MathProblem``.
+"""Benchmark loaders: every file becomes a list of ``MathProblem``; the math ones here, the code ones
+their benchmark families' (``loaders``).
 
 Each loader reads one mirror file (``config/benchmarks.yaml`` names it) and
 normalises its quirks, listed in ``shared/data/MANIFEST.md`` ("Format quirks"):
@@ -29,9 +30,10 @@ import os
 import re
 from typing import Callable
 
-from fpa.data import code
 from fpa.data.text import check_duplicates, check_text
-from fpa.data.validate import check_count, read_records, scan_records
+from fpa.data.validate import scan_records
+from fpa.samples.rows import check_count, read_records
+from fpa.grading import GRADERS, grader_module
 from fpa.grading.answers import last_boxed
 from fpa.io import ReadBounds
 from fpa.samples.records import MathProblem
@@ -150,7 +152,9 @@ def load_aime26(path: str | os.PathLike, source: str = "aime26") -> list[MathPro
     return problems
 
 
-LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
+#: The math benchmarks' loaders: one grader (``math``) reads every one's answers, so a loader here is a file
+#: format's normaliser, not a benchmark family; the code benchmarks' loaders are their families' (``loaders``).
+MATH_LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
     "gsm8k": load_gsm8k,
     "math500": load_math500,
     "math": load_math,
@@ -160,11 +164,20 @@ LOADERS: dict[str, Callable[..., list[MathProblem]]] = {
     "amc": load_amc,
     "aime": load_aime,
     "aime26": load_aime26,
-    "mbppplus": code.load_mbppplus,
-    "humanevalplus": code.load_humanevalplus,
-    "bigcodebench": code.load_bigcodebench,
-    "livecodebench": code.load_livecodebench,
 }
+
+
+def loaders() -> dict[str, Callable[..., list[MathProblem]]]:
+    """A catalog ``loader`` -> its problem loader: the math loaders above, and each code benchmark family's
+    prompts (its record's ``load_problems``, keyed by the family's name), read from the grader registry."""
+    families = {name: grader.load_problems for name, grader in GRADERS.items() if hasattr(grader, "load_problems")}
+    return {**MATH_LOADERS, **families}
+
+
+def loader_module(loader: str) -> str:
+    """The module whose source makes ``loader``'s problems (for a code fingerprint: a family's module is
+    imported by name through the registry, which no static import shows)."""
+    return __name__ if loader in MATH_LOADERS else grader_module(loader)
 
 
 def load_benchmark(loader: str, path: str | os.PathLike, source: str, expected: int | None = None,
@@ -177,10 +190,11 @@ def load_benchmark(loader: str, path: str | os.PathLike, source: str, expected: 
     each problem's text as the model reads it (``fpa.data.text``): no control character but
     ``\\t\\n\\r``, no lone surrogate, and no repeat after NFC but the catalog's ``duplicate_problems``.
     """
-    if loader not in LOADERS:
-        raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
+    known = loaders()
+    if loader not in known:
+        raise ValueError(f"unknown loader {loader!r}; expected one of {sorted(known)}")
     scan_records(path, expected, bounds)
-    problems = LOADERS[loader](path, source=source)
+    problems = known[loader](path, source=source)
     check_count(path, len(problems), expected)
     numbers = range(1, len(problems) + 1)
     for number, problem in zip(numbers, problems):

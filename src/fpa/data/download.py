@@ -29,7 +29,7 @@ import zlib
 from pathlib import Path
 
 from fpa.catalog import read_bounds
-from fpa.data.validate import read_records
+from fpa.samples.rows import read_records
 from fpa.io import ReadBounds, atomic_path, copy_bounded, over_bound, sha256_file
 
 log = logging.getLogger(__name__)

@@ -47,7 +47,7 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from fpa.data.validate import numbered_records
+from fpa.samples.rows import numbered_records
 from fpa.samples.offline import OfflineDataset, hold_out
 
 FIELDS = ("dataset", "prompt", "initial_reason_steps", "chosen", "rejected", "full_chosen", "full_rejected",

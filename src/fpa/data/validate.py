@@ -1,7 +1,7 @@
 """Data files checked where they are prepared, so a bad file fails its own small job.
 
-Every reader of a benchmark or training file goes through ``read_records``: the file is
-non-empty UTF-8 JSONL of objects, each with the fields its loader reads, and (where a
+Every reader of a benchmark or training file goes through ``fpa.samples.rows.read_records``: the
+file is non-empty UTF-8 JSONL of objects, each with the fields its loader reads, and (where a
 catalog or config says how many) has the expected number of records. Each failure is one
 line naming the file (and line), what was expected and what was got, raised before
 anything is built from the file: a benchmark that cannot be graded never reaches the
@@ -19,10 +19,11 @@ JSONL): the records evaluation reads, ``{id, problem, answer}``, each at most
 from __future__ import annotations
 
 import os
-from typing import Callable, Mapping, Sequence, Union
+from typing import Callable
 
 from fpa.data.text import check_duplicates, check_text
 from fpa.io import ReadBounds, iter_jsonl
+from fpa.samples.rows import check_count, empty_file, numbered_records
 
 #: The fields of the records every sampling job reads (fpa.samples.records.MathProblem).
 RECORD_FIELDS = ("id", "problem", "answer")
@@ -31,61 +32,6 @@ RECORD_FIELDS = ("id", "problem", "answer")
 USER_RECORD_BYTES = 1 << 20
 #: The most a ``source: file`` benchmark may hold (decompressed): 140 times MATH500's file.
 USER_BENCHMARK_BYTES = 64 << 20
-#: The fields a reader needs: names, or names with the type(s) each value must have.
-Fields = Union[Sequence[str], Mapping[str, Union[type, tuple]]]
-
-
-def read_records(path: str | os.PathLike, fields: Fields = (), expected: int | None = None,
-                 gzipped: bool | None = None, bounds: ReadBounds = ReadBounds()) -> list[dict]:
-    """The JSON objects of a JSONL file, each holding ``fields``; ``expected`` of them if given."""
-    return [record for _, record in numbered_records(path, fields, expected, gzipped, bounds)]
-
-
-def numbered_records(path: str | os.PathLike, fields: Fields = (), expected: int | None = None,
-                     gzipped: bool | None = None, bounds: ReadBounds = ReadBounds()) -> list[tuple[int, dict]]:
-    """``read_records`` with each record's line number (for messages about its values)."""
-    records = []
-    for line, record in iter_jsonl(path, gzipped, bounds):
-        check_record(path, line, record, fields)
-        records.append((line, record))
-        if expected is not None and len(records) > expected:
-            raise ValueError(f"{path}: expected {expected} records, got more (line {line} is record {len(records)})")
-    if not records:
-        raise empty_file(path, expected)
-    check_count(path, len(records), expected)
-    return records
-
-
-def check_record(path: str | os.PathLike, line: int, record, fields: Fields) -> None:
-    """``record`` is a JSON object holding ``fields`` (of their types, where ``fields`` gives them)."""
-    if not isinstance(record, dict):
-        raise ValueError(f"{path}:{line}: expected a JSON object, got {type(record).__name__}")
-    missing = [field for field in fields if field not in record]
-    if missing:
-        raise ValueError(f"{path}:{line}: field {missing[0]!r} is missing; expected the fields "
-                         f"{list(fields)}, got {sorted(record)}")
-    for field, kinds in (fields.items() if isinstance(fields, Mapping) else ()):
-        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-        value = record[field]
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            expected = " or ".join(_JSON_NAMES.get(kind, kind.__name__) for kind in kinds)
-            raise ValueError(f"{path}:{line}: field {field!r}: expected {expected}, got {type(value).__name__} "
-                             f"{_preview(value)}")
-
-
-_JSON_NAMES = {str: "text", int: "integer", float: "number", list: "list", dict: "object"}
-
-
-def _preview(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def empty_file(path: str | os.PathLike, expected: int | None) -> ValueError:
-    wanted = f"{expected} records" if expected is not None else "JSONL records"
-    return ValueError(f"{path}: empty file: expected {wanted}, got none")
-
-
 def scan_records(path: str | os.PathLike, expected: int | None, bounds: ReadBounds) -> None:
     """Read the whole file within ``bounds`` holding one record at a time: not empty, and
     ``expected`` records if given. The check before a loader reads the file whole."""
@@ -97,12 +43,6 @@ def scan_records(path: str | os.PathLike, expected: int | None, bounds: ReadBoun
     if not count:
         raise empty_file(path, expected)
     check_count(path, count, expected)
-
-
-def check_count(path: str | os.PathLike, got: int, expected: int | None) -> None:
-    """``got`` records where the catalog (or config) says ``expected`` (None: any number)."""
-    if expected is not None and got != expected:
-        raise ValueError(f"{path}: expected {expected} records, got {got}")
 
 
 def check_user_benchmark(path: str | os.PathLike, source: str, expected: int | None = None,

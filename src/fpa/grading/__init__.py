@@ -12,7 +12,9 @@ benchmark family use the same grader.
   test spec, run with LCB's checker in the same sandbox (``fpa.grading.code.tests``).
 
 Each grader module declares its ``GRADERS``, found by ``fpa.registry``; the graders
-that run code (``code_graders``) also take ``workers=`` (threads, one sandboxed process each).
+that run code (``code_graders``) also take ``workers=`` (threads, one sandboxed process each). A grader
+that is a training reward names its ``dataset.source``s (``rewards``: toy, math12k, taco_apps), so that
+each source's grader (``dataset_graders``) is read from the records.
 
 Each grader record names, beside its grading function, the check of a gold answer it can read
 (``get_gold_check``: toy an integer, code_tests a JSON test spec), which ``fpa validate-benchmark``
@@ -48,4 +50,17 @@ def code_graders() -> list[str]:
     return [name for name, grader in GRADERS.items() if grader.runs_code]
 
 
-__all__ = ["GRADERS", "Grader", "Pairs", "Verdicts", "code_graders", "get_gold_check", "get_grader", "grader_module"]
+def dataset_graders() -> dict[str, str]:
+    """``dataset.source -> grader``: the training reward of each sampled training source, the source each
+    grader's record names in its ``rewards``."""
+    graders: dict[str, str] = {}
+    for name, grader in GRADERS.items():
+        for source in grader.rewards:
+            if source in graders:
+                raise ValueError(f"dataset source {source!r}: rewarded by grader {graders[source]!r} and by {name!r}")
+            graders[source] = name
+    return graders
+
+
+__all__ = ["GRADERS", "Grader", "Pairs", "Verdicts", "code_graders", "dataset_graders", "get_gold_check", "get_grader",
+           "grader_module"]

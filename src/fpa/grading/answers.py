@@ -79,4 +79,4 @@ def grade_toy_many(pairs) -> list[tuple[bool, str]]:
     return verdicts
 
 
-GRADERS = (Grader("toy", grade_toy_many, gold_check=check_toy_gold),)
+GRADERS = (Grader("toy", grade_toy_many, gold_check=check_toy_gold, rewards=("toy",)),)

@@ -257,4 +257,4 @@ def grade_math_many(pairs, workers: int = 2, timeout_s: float = 10.0) -> list[tu
     return [(result.correct, result.rule) for result in grade_many(pairs, workers=workers, timeout_s=timeout_s)]
 
 
-GRADERS = (Grader("math", grade_math_many),)
+GRADERS = (Grader("math", grade_math_many, rewards=("math12k",)),)

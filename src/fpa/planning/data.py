@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from fpa import paths
-from fpa.catalog import ALL_SECTIONS
+from fpa.catalog import ALL_SECTIONS, find_entry
+from fpa.data.benchmarks import loader_module
 from fpa.data.dataset_files import MATH12K_FILES
 from fpa.planning.shell import shell_words
 from fpa.planning.stage import Stage, as_json
+from fpa.provenance.fingerprint import code_fingerprint
 
 
 #: the keys of a model entry that rule build_models reads (``fpa.data.rehearsal_models.build_model``)
@@ -39,6 +41,13 @@ class DataStage(Stage):
 
     def benchmark_parts(self, wildcards) -> dict[str, str]:
         return {part: self.plan.catalog_file(part) for part in self.config["benchmarks"][wildcards.bench]["parts"]}
+
+    def prepare_code(self, wildcards) -> str:
+        """Fingerprint of prepare-benchmark and of the loaders of the benchmark's parts (a code family's module,
+        found through the grader registry, is no static import of the command's)."""
+        parts = self.config["benchmarks"][wildcards.bench]["parts"]
+        modules = {loader_module(find_entry(self.plan.catalog, part)[1]["loader"]) for part in parts}
+        return code_fingerprint("fpa.cli.data", *sorted(modules))
 
     def math12k_files(self, wildcards) -> dict[str, str]:
         return {name: self.plan.catalog_file(name) for name in MATH12K_FILES}

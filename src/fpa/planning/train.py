@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 
 from fpa import paths
-from fpa.grading import grader_module
+from fpa.grading import dataset_graders, grader_module
 from fpa.objectives import get_objective
 from fpa.online import ONLINE_METHODS
 from fpa.planning.shell import shell_words
 from fpa.planning.stage import NOTHING, Stage, as_json, job_training
 from fpa.planning.validation import NAME
 from fpa.provenance.fingerprint import code_fingerprint
-from fpa.samples.offline import DATASET_GRADER
 
 
 class TrainStage(Stage):
@@ -55,7 +54,7 @@ class TrainStage(Stage):
 
     def dataset_grader(self) -> str:
         """The grader labelling the dataset's samples: the online methods' reward."""
-        return DATASET_GRADER[self.config["dataset"]["source"]]
+        return dataset_graders()[self.config["dataset"]["source"]]
 
     def online_code(self, wildcards) -> str:
         return code_fingerprint("fpa.cli.train_online", "fpa.training.online.run", "fpa.training.online.trainer",

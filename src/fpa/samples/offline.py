@@ -14,11 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-# training-problem source -> the grader labelling its samples (taco_apps: the code training
-# reward, fpa.grading.code.tests, whose answer is the test spec)
-DATASET_GRADER = {"toy": "toy", "math12k": "math", "taco_apps": "code_tests"}
-
-
 @dataclass(frozen=True)
 class OfflineDataset:
     train: list[dict]

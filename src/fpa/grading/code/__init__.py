@@ -2,8 +2,9 @@
 training reward (``tests``).
 
 Every program runs in ``fpa.sandbox``; see docs/code_eval.md for what is reused from each upstream
-grader. Each benchmark's module registers a ``CodeBench`` (``fpa.grading.code.bench``): its limits,
-task loader, task grader and canonical solutions. ``grade_code_many(bench, pairs)`` takes
+grader. Each benchmark family is one module that registers a ``CodeBench`` (``fpa.grading.code.bench``):
+its catalog entry, prompts, program, limits, task loader, task grader and canonical solutions.
+``grade_code_many(bench, pairs)`` takes
 ``(completion, task_id)`` pairs and returns ``(correct, rule)`` per pair, like the math graders;
 Pass@1 is ``fpa.evaluation.metrics.pass_at_1`` over the resulting 0/1 matrix.
 """

@@ -1,9 +1,15 @@
-"""A code benchmark graded by its own harness: the record its grader module registers
-(``CodeBench``: its limits, task loader, task grader and canonical solutions), the sandbox it runs
-in, and the grading of ``(completion, task_id)`` pairs with it.
+"""A code benchmark family: the record its module registers (``CodeBench``), the sandbox it runs in, and
+the grading of ``(completion, task_id)`` pairs with it.
+
+A family's module owns the whole benchmark: its default task file (an entry of the catalog's ``code``
+section, whose ``loader`` names the family), the prompts made from that file, how a completion becomes
+the program the harness runs, what runs in the sandbox and the verdict. Every list of families is
+derived from the registered records (``fpa.grading``'s registry): the problem loaders of
+``fpa.data.benchmarks``, the config schema's grader choices, the graders' table of config/README.md.
+Adding a family is adding its module (docs/code_eval.md, "Adding a benchmark family").
 
 The task file of a benchmark is the file the caller names (``data_path=``: the evaluate-code rule
-passes the fetched one), else the mirror's copy of the benchmark's entry in the project's catalog
+passes the fetched one), else the mirror's copy of the family's entry in the project's catalog
 (``config/benchmarks.yaml``, section ``code``).
 """
 
@@ -21,6 +27,7 @@ from fpa.grading import GRADERS
 from fpa.grading.code.extract import NOT_UTF8, extract_code, grader_error, is_utf8
 from fpa.progress import map_in_pool
 from fpa.project import PROJECT_ROOT
+from fpa.samples.records import MathProblem
 from fpa.sandbox import Limits, Sandbox
 
 SANDBOX_ENV = "FPA_SANDBOX"
@@ -28,13 +35,18 @@ SANDBOX_ENV = "FPA_SANDBOX"
 
 @dataclass(frozen=True)
 class CodeBench:
-    """A code benchmark (``benchmarks.<b>.grader`` in config) whose gold is a task id of its task file.
+    """A code benchmark (``benchmarks.<b>.grader`` in config, and the ``loader`` of its catalog entries)
+    whose gold is a task id of its task file.
 
     Attributes:
-      name: registry key.
-      task_file: its entry in the catalog's ``code`` section (the mirror's copy is the default task file).
+      name: registry key: the grader, and the catalog ``loader`` of the files it reads.
+      task_file: its default entry in the catalog's ``code`` section (the mirror's copy is the default task file).
       limits: the sandbox limits of each run.
       load_tasks: task file -> ``{task_id: task}``.
+      load_problems: ``(task file, source)`` -> the prompt records ``{id, problem, answer = task id, source}``
+        (rule prepare_benchmark), each problem as the benchmark's harness words it.
+      program: ``(task, code)`` -> the program the harness runs, from the code of a completion (its last
+        fenced block, ``extract_code``): whole, or assembled with the task's prompt.
       grade_task: ``(task, programs, sandbox)`` -> a verdict per program of one task.
       gold_program: a task's canonical solution; None where the benchmark has none.
       check_environment: run once on each new sandbox (fails loudly instead of all-timeout results).
@@ -44,14 +56,22 @@ class CodeBench:
     task_file: str
     limits: Limits
     load_tasks: Callable[[str | os.PathLike], dict[str, dict]]
+    load_problems: Callable[[str | os.PathLike, str], list[MathProblem]]
+    program: Callable[[dict, str], str]
     grade_task: Callable[[dict, list[str], Sandbox], list[tuple[bool, str]]]
     gold_program: Callable[[dict], str] | None = None
     check_environment: Callable[[Sandbox], None] | None = None
     runs_code: ClassVar[bool] = True
+    rewards: ClassVar[tuple[str, ...]] = ()  # a benchmark, never a training reward
 
     def grade_many(self, pairs: Sequence[tuple[str, str]], **options) -> list[tuple[bool, str]]:
         """The grader: ``grade_code_many`` of this benchmark."""
         return grade_code_many(self.name, pairs, **options)
+
+
+def whole_program(task: dict, code: str) -> str:
+    """The completion's code is the whole program."""
+    return code
 
 
 def code_benches() -> list[str]:
@@ -111,8 +131,9 @@ def grade_code_many(
     """Grade ``(completion, task_id)`` pairs of benchmark ``name``; ``[(correct, rule)]`` in input order.
 
     Tasks come from ``tasks``, else ``data_path``, else the mirror's task file of the benchmark.
-    Completions go through ``extract_code``; a program that is not UTF-8 is ``NOT_UTF8`` without a
-    run; a task its grader cannot grade (its tests malformed) gives its pairs ``grader_error: ...``.
+    Completions go through ``extract_code`` and the family's ``program``; a program that is not UTF-8 is
+    ``NOT_UTF8`` without a run; a task its grader cannot grade (its tests malformed) gives its pairs
+    ``grader_error: ...``.
     Pairs are grouped by task; ``workers`` threads grade the groups, and each run is its own
     sandboxed process.
     """
@@ -134,13 +155,14 @@ def grade_code_many(
     verdicts: list[tuple[bool, str]] = [(False, "not_graded")] * len(pairs)
 
     def grade_group(task_id: str) -> None:
-        codes = {index: extract_code(pairs[index][0]) for index in groups[task_id]}
-        runnable = [index for index, code in codes.items() if is_utf8(code)]
-        for index in codes.keys() - set(runnable):
+        task = tasks[task_id]
+        programs = {index: bench.program(task, extract_code(pairs[index][0])) for index in groups[task_id]}
+        runnable = [index for index, program in programs.items() if is_utf8(program)]
+        for index in programs.keys() - set(runnable):
             verdicts[index] = NOT_UTF8
         if runnable:
             try:
-                graded = bench.grade_task(tasks[task_id], [codes[index] for index in runnable], sandbox)
+                graded = bench.grade_task(task, [programs[index] for index in runnable], sandbox)
             except Exception as error:  # noqa: BLE001  a task the grader cannot grade costs that task only
                 graded = [grader_error(error)] * len(runnable)
             for index, verdict in zip(runnable, graded):

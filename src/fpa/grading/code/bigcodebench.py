@@ -1,4 +1,6 @@
-"""BigCodeBench grader: the task's unittest via ``bigcodebench.eval.unsafe_execute``, in our sandbox.
+"""BigCodeBench: the task's unittest via ``bigcodebench.eval.unsafe_execute``, in our sandbox.
+
+The prompts: BigCodeBench's ``instruct_prompt``. The program: calibrated (below).
 
 Reused from ``bigcodebench==0.2.5`` (local execution only; its remote/e2b default is
 never called): ``bigcodebench.eval.unsafe_execute`` (``safe_environment``,
@@ -43,6 +45,8 @@ import os
 from fpa.grading.code.bench import CodeBench
 from fpa.grading.code.monitor import MONITOR, read_records
 from fpa.io import read_jsonl
+from fpa.samples import rows
+from fpa.samples.records import MathProblem
 from fpa.sandbox import Limits, Sandbox
 
 # BigCodeBench's own per-task limit is TIMEOUT_LIMIT = 240 s; the harness gets 5 s less.
@@ -169,10 +173,17 @@ def load_tasks(path: str | os.PathLike) -> dict[str, dict]:
     return {record["task_id"]: record for record in read_jsonl(path)}
 
 
-def solution_program(task: dict, completion: str) -> str:
-    """Calibrated, as ``bigcodebench.evaluate``: ``code_prompt + "\n    pass\n" + completion``, whether the
-    completion is a whole program (its own ``def`` of the entry point follows) or the function's body."""
-    return task["code_prompt"] + "\n    pass\n" + completion
+def load_problems(path: str | os.PathLike, source: str = "bigcodebench") -> list[MathProblem]:
+    """BigCodeBench's ``instruct_prompt`` (it ends with "You should write self-contained code starting with:
+    ```<code_prompt>```"); graded calibrated."""
+    return [MathProblem(row["task_id"], row["instruct_prompt"].strip(), row["task_id"], source)
+            for row in rows.read_records(path, {"task_id": str, "instruct_prompt": str})]
+
+
+def solution_program(task: dict, code: str) -> str:
+    """Calibrated, as ``bigcodebench.evaluate``: the task's ``code_prompt``, an indented ``pass`` line, then the
+    completion, whether it is a whole program (its own ``def`` of the entry point follows) or the function's body."""
+    return task["code_prompt"] + "\n    pass\n" + code
 
 
 def gold_program(task: dict) -> str:
@@ -235,8 +246,8 @@ def declared_tests(test_code: str) -> set[str]:
             and node.name.startswith("test")}  # fmt: skip
 
 
-def grade_one(task: dict, completion: str, sandbox: Sandbox) -> tuple[bool, str]:
-    result = run_test(solution_program(task, completion), task["test"], task["entry_point"], sandbox)
+def grade_one(task: dict, program: str, sandbox: Sandbox) -> tuple[bool, str]:
+    result = run_test(program, task["test"], task["entry_point"], sandbox)
     return result["status"] == "pass", f"bigcodebench_{result['status']}"
 
 
@@ -255,13 +266,10 @@ def check_environment(sandbox: Sandbox, modules=REQUIRED_MODULES) -> None:
         raise RuntimeError(f"bigcodebench: the canary task must pass, got {result}")
 
 
-def default_sandbox() -> Sandbox:
-    return Sandbox(LIMITS)
-
-
-def grade_task(task: dict, completions: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
-    return [grade_one(task, completion, sandbox) for completion in completions]
+def grade_task(task: dict, programs: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
+    return [grade_one(task, program, sandbox) for program in programs]
 
 
 GRADERS = (CodeBench("bigcodebench", task_file="bigcodebench", limits=LIMITS, load_tasks=load_tasks,
-                     grade_task=grade_task, gold_program=gold_program, check_environment=check_environment),)
+                     load_problems=load_problems, program=solution_program, grade_task=grade_task,
+                     gold_program=gold_program, check_environment=check_environment),)

@@ -4,6 +4,7 @@ parsing it, not by searching its text), and whether it can be written as UTF-8."
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 
@@ -35,9 +36,8 @@ def extract_code(text: str) -> str:
 def defines_function(code: str, name: str, *, in_class: str | None = None) -> bool:
     """Whether ``code`` parses and defines ``name`` as a function at its top level, or with ``in_class``
     also as a method of the top-level class of that name."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(code)
+    if tree is None:
         return False
     classes = [node.body for node in tree.body if isinstance(node, ast.ClassDef) and node.name == in_class]
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
@@ -47,13 +47,29 @@ def defines_function(code: str, name: str, *, in_class: str | None = None) -> bo
 def imports_outside_stdlib(code: str) -> bool:
     """Whether ``code`` has an import statement (anywhere) of a module outside the standard library; a
     program that does not compile imports nothing."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(code)
+    if tree is None:
         return False
     names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     names += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and not node.level]
     return any(name.partition(".")[0] not in sys.stdlib_module_names for name in names)
+
+
+def preloaded(modules: tuple[str, ...], programs: list[str]) -> tuple[str, ...]:
+    """What a harness's evaluating process has imported before its guard (``modules``), to import likewise
+    before the guard of a run whose programs import anything outside the standard library: under the guard
+    (``os.putenv`` None) their own import of numpy or pandas fails, where the harness's finds it done."""
+    return tuple(modules) if any(map(imports_outside_stdlib, programs)) else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(code: str) -> ast.Module | None:
+    """``code``'s syntax tree, parsed once for the questions asked of one program (None: it does not parse).
+    The tree is only read."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def is_utf8(code: str) -> bool:

@@ -87,6 +87,16 @@ def compile_module(code):  # testing_util.compile_code's exec, under the time li
         return module
     finally:
         timer(0)
+
+_channel, _write = _os.dup(1), _os.write  # the records' own fd: fd 1 becomes the program's
+
+def send(line):  # one record, whole, on the records' fd
+    data = memoryview((line + "\n").encode())
+    while data:
+        data = data[_write(_channel, data):]
+
+def failure(error):  # the record of a step that raised: LCB's timeout, or any other error
+    return ["timeout"] if "timeoutexception" in repr(error).lower() else ["raised", type(error).__name__]
 ''' % IMPORT_STRING
 
 # testing_util.clean_if_name and make_function, then call_method: a SystemExit ends the program, not the test.
@@ -115,16 +125,10 @@ def make_function(code):
 _job = _json.loads(_sys.stdin.read())
 with open("program.py", encoding="utf-8") as _handle:
     _code = make_function(clean_if_name(_handle.read()))
-_io_open, _open, _dup, _dup2, _write, _read, _lseek, _ftruncate = (
-    open, _os.open, _os.dup, _os.dup2, _os.write, _os.read, _os.lseek, _os.ftruncate)
-_channel = _dup(1)  # the records; fd 0 and fd 1 are each test's input and output file in turn
-_in = _open("test-stdin", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)  # in the run's own work dir
+_io_open, _open, _dup2, _read, _lseek, _ftruncate = open, _os.open, _os.dup2, _os.read, _os.lseek, _os.ftruncate
+# fd 0 and fd 1 are each test's input and output file in turn, in the run's own work dir
+_in = _open("test-stdin", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
 _out = _open("test-stdout", _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
-
-def _report(record):
-    data = memoryview((_json.dumps(record) + "\n").encode())
-    while data:
-        data = data[_write(_channel, data):]
 
 def _refill(fd, data):
     _ftruncate(fd, 0)
@@ -153,7 +157,7 @@ guard()
 try:
     _method = getattr(compile_module(_code), "wrapped_function")
 except Exception as _error:
-    _report(["raised", type(_error).__name__])
+    send(_json.dumps(["raised", type(_error).__name__]))
     raise
 for _input in _job["inputs"]:  # call_method per test, in this one process, as LCB's run_test
     _refill(_in, _input.encode())
@@ -170,9 +174,9 @@ for _input in _job["inputs"]:  # call_method per test, in this one process, as L
         timer(0)
     except Exception as _error:
         timer(0)
-        _report(["timeout"] if "timeoutexception" in repr(_error).lower() else ["raised", type(_error).__name__])
+        send(_json.dumps(failure(_error)))
         break
-    _report(["output", _output()])
+    send(_json.dumps(["output", _output()]))
 _os._exit(0)
 '''
 
@@ -180,14 +184,7 @@ _os._exit(0)
 FUNCTIONAL = ENCODER + _COMMON + r'''
 func_name = _sys.argv[2]
 job = _json.loads(_sys.stdin.read())
-channel = _os.dup(1)
 _os.dup2(2, 1)
-write = _os.write
-
-def report(record):
-    data = memoryview((record + "\n").encode())
-    while data:
-        data = data[write(channel, data):]
 
 with open("program.py", encoding="utf-8") as _handle:
     code = IMPORT_STRING + "\n\n" + _handle.read()
@@ -199,7 +196,7 @@ try:
     method = getattr(solution, func_name)
     inputs = [[_json.loads(arg) for arg in line.split("\n")] for line in job["inputs"]]
 except Exception as error:
-    report(_dumps(["raised", type(error).__name__]))
+    send(_dumps(["raised", type(error).__name__]))
     raise SystemExit(1)
 for args in inputs:
     timer(LIMIT)
@@ -208,12 +205,12 @@ for args in inputs:
         timer(0)
     except Exception as error:
         timer(0)
-        report(_dumps(["timeout"] if "timeoutexception" in repr(error).lower() else ["raised", type(error).__name__]))
+        send(_dumps(failure(error)))
         break
     if isinstance(value, tuple):  # "don't penalize model if it produces tuples instead of lists"
         value = list(value)
     try:
-        report('["value", ' + encode(value) + "]")
+        send('["value", ' + encode(value) + "]")
     except Unserializable as error:
-        report(_dumps(["opaque", str(error)]))
+        send(_dumps(["opaque", str(error)]))
 '''

@@ -1,4 +1,7 @@
-"""LiveCodeBench (code_generation_lite, release v6) grader on its own test cases.
+"""LiveCodeBench (code_generation_lite, release v6) on its own test cases.
+
+The prompts: the statement and LiveCodeBench's format message (``format_problem``). The program: the
+completion's code, whole.
 
 Format (``livecodebench/code_generation_lite``): ``public_test_cases`` is a JSON list of
 ``{"input", "output", "testtype": "stdin" | "functional"}``; ``private_test_cases`` is
@@ -33,16 +36,24 @@ import json
 import os
 
 from fpa.grading.code import lcb_run
-from fpa.grading.code.bench import CodeBench
-from fpa.grading.code.extract import imports_outside_stdlib
+from fpa.grading.code.bench import CodeBench, whole_program
+from fpa.grading.code.extract import preloaded
 from fpa.grading.code.stdout_match import stdout_matches
 from fpa.grading.code.values import Opaque, loads
+from fpa.samples.records import MathProblem
+from fpa.samples.rows import read_records
 from fpa.sandbox import InputTooLarge, Limits, RunResult, Sandbox
 
 # LCB's ``timeout`` (6 s) is ``timeout_s``: each step of a program (compiling it, each test) has its own. The
 # CPU limit is a backstop only: a run of many functional tests may use a few seconds on each.
 LIMITS = Limits(timeout_s=6.0, cpu_s=600, memory_bytes=4 << 30, output_bytes=256 << 20)
 START_S = 5.0  # the interpreter and the runner before the program's first step
+#: LiveCodeBench's format messages (lcb_runner/prompts/code_generation.py), restated.
+WITH_STARTER_CODE = ("You will use the following starter code to write the solution to the problem and enclose "
+                     "your code within delimiters.")
+WITHOUT_STARTER_CODE = ("Read the inputs from stdin solve the problem and write the answer to stdout (do not directly "
+                        "test on the sample inputs). Enclose your code within delimiters as follows. Ensure that when "
+                        "the python program runs, it reads the inputs, runs the algorithm and writes output to STDOUT.")
 
 DECODER = r"""
 import base64, io, pickle, sys, zlib
@@ -57,11 +68,32 @@ sys.stdout.write(value)
 """
 
 
-def load_problems(path: str | os.PathLike) -> dict[str, dict]:
+def load_tasks(path: str | os.PathLike) -> dict[str, dict]:
     """LCB JSONL: question_id -> record (test cases still encoded)."""
     with open(path) as handle:
         records = [json.loads(line) for line in handle if line.strip()]
     return {record["question_id"]: record for record in records}
+
+
+def load_problems(path: str | os.PathLike, source: str = "livecodebench") -> list[MathProblem]:
+    """LiveCodeBench's ``question_content`` and its format message: the starter code (functional), or "read
+    from stdin, write to stdout"."""
+    problems = []
+    for row in read_records(path, {"question_id": str, "question_content": str}):
+        starter_code = row.get("starter_code")
+        if not isinstance(starter_code, (str, type(None))):
+            raise ValueError(f"{path}: {row['question_id']}: field 'starter_code': expected text, got "
+                             f"{type(starter_code).__name__}")
+        problems.append(MathProblem(row["question_id"], format_problem(row["question_content"], starter_code),
+                                    row["question_id"], source))
+    return problems
+
+
+def format_problem(question: str, starter_code: str | None) -> str:
+    """The statement plus LCB's format message (starter code, or a stdin/stdout program)."""
+    if starter_code and starter_code.strip():
+        return f"{question.strip()}\n\n{WITH_STARTER_CODE}\n```python\n{starter_code.rstrip()}\n```"
+    return f"{question.strip()}\n\n{WITHOUT_STARTER_CODE}\n```python\n# YOUR CODE HERE\n```"
 
 
 def decode_tests(field: str, sandbox: Sandbox) -> list[dict]:
@@ -105,7 +137,8 @@ def _grade_records(runner: str, code: str, sandbox: Sandbox, tests: list[dict], 
     compared here in order: the first that is not a match decides. The run's bound is ``START_S``, the compile
     step's ``timeout``, and ``check_correctness``'s ``(timeout + 1) * tests + 5``."""
     limit = sandbox.limits.timeout_s
-    job = json.dumps({"inputs": [test["input"] for test in tests], "preload": _preload(code)})
+    job = json.dumps({"inputs": [test["input"] for test in tests],
+                      "preload": preloaded(lcb_run.PROCESS_MODULES, [code])})
     files = {"program.py": code}
     result = sandbox.run_python(runner, args=[str(limit), *args], stdin=job, files=files,
                                 timeout_s=START_S + limit + (limit + 1) * len(tests) + 5)  # fmt: skip
@@ -129,10 +162,6 @@ def _grade_functional(problem: dict, code: str, sandbox: Sandbox, tests: list[di
     func_name = json.loads(problem["metadata"])["func_name"]
     return _grade_records(lcb_run.FUNCTIONAL, code, sandbox, tests,
                           lambda got, test: _functional_matches(got, expected_value(test["output"]), style), [func_name])
-
-
-def _preload(code: str) -> tuple[str, ...]:
-    return lcb_run.PROCESS_MODULES if imports_outside_stdlib(code) else ()
 
 
 def expected_value(output: str):
@@ -167,10 +196,6 @@ def _run_failure(result: RunResult) -> str:
     return f"lcb_{result.failure('runtime_error')}"
 
 
-def default_sandbox() -> Sandbox:
-    return Sandbox(LIMITS)
-
-
 def grade_task(problem: dict, codes: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
     """Every program of one problem, its tests decoded once."""
     tests = all_tests(problem, sandbox)
@@ -178,5 +203,5 @@ def grade_task(problem: dict, codes: list[str], sandbox: Sandbox) -> list[tuple[
 
 
 # no canonical solutions in the LiveCodeBench format
-GRADERS = (CodeBench("livecodebench", task_file="livecodebench_v6", limits=LIMITS, load_tasks=load_problems,
-                     grade_task=grade_task),)
+GRADERS = (CodeBench("livecodebench", task_file="livecodebench_v6", limits=LIMITS, load_tasks=load_tasks,
+                     load_problems=load_problems, program=whole_program, grade_task=grade_task),)

@@ -1,6 +1,8 @@
-"""MBPP+ and HumanEval+ graders: EvalPlus's own check, with the verdict decided outside the sandbox.
+"""MBPP+ and HumanEval+ (the EvalPlus family): EvalPlus's own check, with the verdict decided outside the sandbox.
 
-Reused from ``evalplus==0.3.1``:
+The prompts: MBPP+'s statement with its example ``assert``; HumanEval+'s signature and docstring. The
+program: an MBPP+ completion is whole; a HumanEval+ one is whole when it defines the entry point, else it
+continues the prompt. Reused from ``evalplus==0.3.1``:
 
 - host: ``evalplus.data.mbpp.get_mbpp_plus`` / ``evalplus.data.humaneval.get_human_eval_plus``
   load the tasks (``MBPP_OVERRIDE_PATH`` / ``HUMANEVAL_OVERRIDE_PATH`` point them at the
@@ -37,13 +39,16 @@ import functools
 import json
 import os
 import pickle
+import re
 from pathlib import Path
 
-from fpa.grading.code.bench import CodeBench
-from fpa.grading.code.monitor import MONITOR, RecordStream, job_input, stop_command
+from fpa.grading.code.bench import CodeBench, whole_program
 from fpa.grading.code.encoder import ENCODER
-from fpa.grading.code.extract import defines_function, imports_outside_stdlib
+from fpa.grading.code.extract import defines_function, preloaded
+from fpa.grading.code.monitor import MONITOR, RecordStream, job_input, stop_command
 from fpa.grading.code.values import loads
+from fpa.samples.records import MathProblem
+from fpa.samples.rows import read_records
 from fpa.sandbox import Limits, RunResult, Sandbox
 
 DATASETS = {"mbppplus": "mbpp", "humanevalplus": "humaneval"}
@@ -54,8 +59,9 @@ START_S = 10.0  # the candidates' run: the interpreter and the harness before th
 # What EvalPlus's evaluating process has imported when it forks a candidate (evalplus.eval: numpy;
 # evalplus.data: datasets, so pandas), which the candidate's own import then finds done: under
 # reliability_guard (os.putenv is None) pandas cannot be imported any more. The candidates' run
-# imports them before the guard when a candidate imports anything outside the standard library.
+# imports them before the guard as fpa.grading.code.extract.preloaded says.
 PROCESS_MODULES = ("numpy", "pandas")
+_DOCSTRING = re.compile(r'^\s*"""\s*\n?(.*?)\n?\s*"""\s*$', re.DOTALL)
 
 _EVALPLUS_MODULES = r"""
 import importlib.util, sys
@@ -154,24 +160,39 @@ def _load_tasks(bench: str, path: str) -> tuple:
     return tuple(tasks.items())
 
 
-def solution_program(bench: str, task: dict, completion: str) -> str:
-    """The program EvalPlus executes: MBPP+ completions are whole programs (its ``solution``); a
-    HumanEval+ completion is whole when it defines the entry point at its top level (read by
-    parsing it), else it continues the prompt (EvalPlus's ``prompt + completion``)."""
-    if bench == "humanevalplus" and not defines_function(completion, task["entry_point"]):
-        return task["prompt"] + completion
-    return completion
+def load_mbppplus_problems(path: str | os.PathLike, source: str = "mbppplus") -> list[MathProblem]:
+    """MBPP+'s ``prompt`` without its docstring quotes: the statement and one example ``assert``, which names
+    the function."""
+    problems = []
+    for row in read_records(path, {"task_id": str, "prompt": str}):
+        match = _DOCSTRING.match(row["prompt"])
+        statement = match.group(1).strip() if match else row["prompt"].strip()
+        problems.append(MathProblem(row["task_id"], statement, row["task_id"], source))
+    return problems
+
+
+def load_humanevalplus_problems(path: str | os.PathLike, source: str = "humanevalplus") -> list[MathProblem]:
+    """"Complete the following Python function" and HumanEval+'s ``prompt`` (signature and docstring) in a
+    code block."""
+    return [MathProblem(row["task_id"], "Complete the following Python function.\n```python\n"
+                        f"{row['prompt'].rstrip()}\n```", row["task_id"], source)
+            for row in read_records(path, {"task_id": str, "prompt": str})]
+
+
+def humanevalplus_program(task: dict, code: str) -> str:
+    """Whole when it defines the entry point at its top level (read by parsing it), else it continues the
+    prompt (EvalPlus's ``prompt + completion``)."""
+    return code if defines_function(code, task["entry_point"]) else task["prompt"] + code
 
 
 def gold_program(bench: str, task: dict) -> str:
     return task["prompt"] + task["canonical_solution"]
 
 
-def grade_task(bench: str, task: dict, completions: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
-    """EvalPlus's check of every completion of one task; ``[(correct, rule)]``. The expected
+def grade_task(bench: str, task: dict, programs: list[str], sandbox: Sandbox) -> list[tuple[bool, str]]:
+    """EvalPlus's check of every program of one task; ``[(correct, rule)]``. The expected
     outputs come from one sandbox run, the candidates' outputs from another (or more, after a
     failed run), and the verdicts from ``split_status`` here."""
-    programs = [solution_program(bench, task, completion) for completion in completions]
     expected, failure = expected_outputs(bench, task, sandbox)
     if failure:
         return [(False, failure)] * len(programs)
@@ -229,7 +250,7 @@ def candidate_records(bench: str, task: dict, programs: list[str], expected: dic
     memory = min(sandbox.limits.memory_bytes, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     job = {"task_id": task["task_id"], "entry_point": task["entry_point"], "programs": programs, "splits": splits,
            "max_memory_bytes": memory, "sweep": sandbox.mode == "bwrap",
-           "preload": PROCESS_MODULES if any(map(imports_outside_stdlib, programs)) else (),
+           "preload": preloaded(PROCESS_MODULES, programs),
            "opaque_fails": _evalplus().opaque_fails(DATASETS[bench], task["entry_point"])}  # fmt: skip
     checks = {}
 
@@ -270,13 +291,15 @@ def _run_failure(result: RunResult) -> str:
     return f"evalplus_{result.failure('harness_error')}"
 
 
-def default_sandbox() -> Sandbox:
-    return Sandbox(LIMITS)
+def _bench(bench: str, load_problems, program) -> CodeBench:
+    return CodeBench(bench, task_file=bench, limits=LIMITS, load_tasks=functools.partial(load_tasks, bench),
+                     load_problems=load_problems, program=program, grade_task=functools.partial(grade_task, bench),
+                     gold_program=functools.partial(gold_program, bench))
 
 
-GRADERS = tuple(CodeBench(bench, task_file=bench, limits=LIMITS, load_tasks=functools.partial(load_tasks, bench),
-                          grade_task=functools.partial(grade_task, bench),
-                          gold_program=functools.partial(gold_program, bench)) for bench in DATASETS)
+# one family: a record per benchmark, since a config names each as its grader
+GRADERS = (_bench("mbppplus", load_mbppplus_problems, whole_program),
+           _bench("humanevalplus", load_humanevalplus_problems, humanevalplus_program))
 
 
 def _evalplus():

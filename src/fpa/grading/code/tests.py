@@ -1,7 +1,11 @@
-"""The code training reward (TACO, APPS): run a sample against its problem's own tests.
+"""The code training reward (TACO, APPS: ``dataset.source: taco_apps``): a sample run on its problem's tests.
+
+The training problems (``fpa code-train``): TACO and APPS rows (``question``, ``input_output`` JSON with
+``inputs``/``outputs`` and optional ``fn_name``, ``starter_code``) become records whose ``answer`` is the
+JSON test spec (``make_test_spec``) and whose problem is worded as LiveCodeBench's (``format_problem``).
 
 Grader ``code_tests`` over ``(completion, tests)`` pairs, where ``tests`` is the JSON spec
-``fpa.data.code.make_test_spec`` builds from a row's ``input_output``::
+``make_test_spec`` builds from a row's ``input_output``::
 
     {"testtype": "stdin" | "functional", "func_name": str | null,
      "tests": [{"input": str, "output": str}, ...]}
@@ -31,7 +35,16 @@ from fpa.grading.code import NOT_UTF8, extract_code, grader_error, is_utf8, live
 from fpa.grading.code.extract import defines_function
 from fpa.grading.grader import Grader
 from fpa.progress import map_in_pool
+from fpa.samples.records import MathProblem
+from fpa.samples.rows import read_records
 from fpa.sandbox import Sandbox
+
+#: Tests kept per training problem (the first ones): bounds the reward's cost per sample
+#: and the size of the offline dataset files (each of the K samples carries its problem's
+#: tests). Tests beyond MAX_TEST_BYTES of inputs + outputs are dropped too (the first one
+#: is always kept): some TACO tests are megabytes.
+MAX_TESTS = 16
+MAX_TEST_BYTES = 256 << 10
 
 
 def parse_spec(gold: str) -> dict:
@@ -94,4 +107,89 @@ def grade_tests_many(pairs: Sequence[tuple[str, str]], *, workers: int | None = 
                            "grade code_tests", unit="completion")
 
 
-GRADERS = (Grader("code_tests", grade_tests_many, runs_code=True, gold_check=parse_spec),)
+# --- the training problems: TACO and APPS rows with their tests -----------------------------------
+
+
+def _text(value) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def make_test_spec(input_output, where: str, max_tests: int = MAX_TESTS) -> dict | None:
+    """A TACO/APPS ``input_output`` as the ``code_tests`` spec; None when it has no usable tests.
+
+    stdin: inputs/outputs are strings (or lists of lines). Call-based (``fn_name``): each
+    input is the list of arguments, each output the expected value (APPS and TACO often
+    wrap it in a one-element list; the reward accepts either, as APPS's checker does).
+    """
+    if isinstance(input_output, str):
+        if not input_output.strip():
+            return None
+        try:
+            input_output = json.loads(input_output)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{where}: input_output: invalid JSON ({error.msg})") from None
+    inputs, outputs = input_output.get("inputs") or [], input_output.get("outputs") or []
+    if len(inputs) != len(outputs):
+        raise ValueError(f"{where}: input_output: {len(inputs)} inputs but {len(outputs)} outputs")
+    if not inputs:
+        return None
+    func_name = input_output.get("fn_name")
+    if func_name:
+        tests = [{"input": "\n".join(json.dumps(arg) for arg in (args if isinstance(args, list) else [args])),
+                  "output": json.dumps(out)} for args, out in zip(inputs, outputs)]
+    else:
+        tests = [{"input": _text(inp), "output": _text(out)} for inp, out in zip(inputs, outputs)]
+    kept, size = [], 0
+    for test in tests[:max_tests]:
+        size += len(test["input"]) + len(test["output"])
+        if kept and size > MAX_TEST_BYTES:
+            break
+        kept.append(test)
+    return {"testtype": "functional" if func_name else "stdin", "func_name": func_name or None, "tests": kept}
+
+
+def load_code_train(path: str | os.PathLike, source: str) -> tuple[list[MathProblem], int]:
+    """TACO or APPS rows -> (problems with a test spec as answer, rows dropped for having no tests)."""
+    problems, dropped = [], 0
+    for index, row in enumerate(read_records(path, ("question",))):
+        key = row.get("problem_id", index)
+        spec = make_test_spec(row.get("input_output"), f"{path}: row {index}")
+        if spec is None:
+            dropped += 1
+            continue
+        starter = row.get("starter_code") or ""
+        problem = livecodebench.format_problem(row["question"], starter)
+        problems.append(MathProblem(f"{source}/{key}", problem, json.dumps(spec, sort_keys=True), source))
+    return problems, dropped
+
+
+def _question_key(problem: str) -> str:
+    return " ".join(problem.split())
+
+
+def build_code_train(files: dict[str, str | os.PathLike]) -> tuple[list[MathProblem], dict]:
+    """Problems of every file (``{source: path}``, in order), de-duplicated by statement.
+
+    TACO contains APPS problems, so a problem whose statement (whitespace-normalised)
+    was already taken from an earlier file is skipped. Returns (problems, summary).
+    """
+    seen: set[str] = set()
+    problems, summary = [], {}
+    for source, path in files.items():
+        loaded, dropped = load_code_train(path, source)
+        kept = []
+        for problem in loaded:
+            if _question_key(problem.problem) not in seen:
+                seen.add(_question_key(problem.problem))
+                kept.append(problem)
+        problems += kept
+        summary[source] = {"rows": len(loaded) + dropped, "no_tests": dropped, "duplicates": len(loaded) - len(kept),
+                           "kept": len(kept)}
+    if not problems:
+        raise ValueError(f"code training set is empty: {summary}")
+    return problems, summary
+
+
+GRADERS = (Grader("code_tests", grade_tests_many, runs_code=True, gold_check=parse_spec, rewards=("taco_apps",)),)
