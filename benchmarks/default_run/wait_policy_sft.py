@@ -81,7 +81,8 @@ def markdown(record: dict) -> str:
     lines = [f"The toy base model's SFT ({record['steps']} steps, {record['threads']} threads, the default run's "
              f"model and kernel pins), each round every commit once in rotated order, on {record['cpu']['cores']} "
              f"cores of an {record['cpu']['model']} (`python benchmarks/default_run/wait_policy_sft.py`); "
-             f"ratios to `{first[:7]}` paired by round, median [min–max]:", "",
+             f"ratios to `{first[:7]}` paired by round, median [min–max]; quiet: no busy job added (the 1-min load "
+             "column says what else ran):", "",
              "| condition | commit | rounds | wall s | CPU s | wall / first | CPU / first | 1-min load |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
     weights = set()
