@@ -6,6 +6,7 @@ from __future__ import annotations
 _VARIED = {"models": {"toy": {"toy": {"trace_style": "varied"}}}}
 _PEAKED = {"models": {"toy": {"toy": {"trace_style": "peaked"}}}}
 _CODA = {"models": {"toy": {"toy": {"trace_style": "coda"}}}}
+_MARKS = {"models": {"toy": {"toy": {"trace_style": "marks"}}}}
 _T05 = {"dataset": {"temperature": 0.5}}
 
 #: name -> (what changes against today's world, overrides of config/config.yaml)
@@ -25,14 +26,17 @@ WORLDS = {
     "peaked_t05": ("`peaked`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7)", {**_PEAKED, **_T05}),
     "marks": ("today's steps, each between a mark of one character drawn before it and one after it (0.6 a "
               "dominant mark, 0.05 each of eight rare ones): no choice moves an operand (trace_style marks)",
-              {"models": {"toy": {"toy": {"trace_style": "marks"}}}}),
+              _MARKS),
+    "marks_t05": ("`marks`, its offline samples drawn at T = 0.5 (evaluation stays at 0.7): the dominant mark "
+                  "sharpened further than the base model gives it", {**_MARKS, **_T05}),
 }
 #: the analysis of a world whose Off-RL run stops before a snapshot of FUTURE_POLICY: sft500's base model gets
 #: fewer problems partly right, and its 70 steps have no snapshot at 75
 FUTURE_POLICY_TARGETS = {"sft500": [50]}
 #: a world whose base model is another's (the same model settings): its directory starts from a copy of that
 #: world's model, so the same SFT is not run twice
-SAME_BASE_MODEL = {"varied_t05": "varied", "coda_t05": "coda", "today_t05": "today", "peaked_t05": "peaked"}
+SAME_BASE_MODEL = {"varied_t05": "varied", "coda_t05": "coda", "today_t05": "today", "peaked_t05": "peaked",
+                   "marks_t05": "marks"}
 
 # What every world is measured with. The default budget snapshots every 25 steps of its 94
 # (config/config.yaml): FPA's extrapolation from the first snapshot, against the later ones.
