@@ -35,7 +35,9 @@ def entanglement_row(name: str, world: dict, seeds: str, run: dict) -> str:
     answer = [seed["answer_only"] for seed in ent["seeds"].values()]
     pairs = sum(s["pairs"] for s in full)
     positive = sum(s["share_positive"] * s["pairs"] for s in full) / pairs
-    return (f"| `{name}` | {world['change']} | {_label(seeds)} | {ent['dataset']['share_correct']:.1%} | "
+    dataset = ent["dataset"]
+    train = f"{dataset['train_share_correct']:.0%}" if "train_share_correct" in dataset else "not read"
+    return (f"| `{name}` | {world['change']} | {_label(seeds)} | {dataset['share_correct']:.1%} | {train} | "
             f"{statistics.fmean(s['median_tokens'] for s in full):.0f} | "
             f"{statistics.fmean(s['mean_cosine'] for s in full):+.2f} ({_seeds(s['mean_cosine'] for s in full)}) | "
             f"{positive:.0%} of {pairs} | {statistics.fmean(s['mean_cosine'] for s in answer):+.2f} | "
@@ -63,9 +65,9 @@ def offrl_rows(name: str, run: dict) -> list[str]:
 def entanglement_section(record: dict) -> list[str]:
     lines = ["**Precondition 1, gradient entanglement at the base model** (rule `entanglement`, 64 pairs per seed; "
              "full trajectories, and the same pairs cut to their final answer)", "",
-             "| world | what changes | seeds | correct samples | median tokens (incorrect) | mean cos, full (per seed) | "
-             "pairs with cos > 0 | mean cos, answer only | 1 holds | commits (provenance) |",
-             "|---|---|---|---:|---:|---|---|---:|---|---|"]
+             "| world | what changes | seeds | correct samples | correct, of the training samples | median tokens "
+             "(incorrect) | mean cos, full (per seed) | pairs with cos > 0 | mean cos, answer only | 1 holds | "
+             "commits (provenance) |", "|---|---|---|---:|---:|---:|---|---|---:|---|---|"]
     lines += [entanglement_row(*row) for row in _runs(record, "entanglement")]
     stopped = [f"`{name}` ({world['change']}), seeds {_label(seeds)}, stage {stage}: {why}"
                for name, world, seeds, run in _runs(record, "stopped") for stage, why in run["stopped"].items()]

@@ -146,13 +146,16 @@ def entanglement_seed(directory: Path, seed: int) -> dict:
 
 
 def dataset_facts(directory: Path) -> dict:
-    """The base model's SFT and the offline samples it gave: what a world changes before any training."""
+    """The base model's SFT and the offline samples it gave: what a world changes before any training; of the
+    training samples (problems with both outcomes), the share correct: the side most of them are on is the
+    side Off-RL pulls the tokens they share towards."""
     metrics = json.loads((directory / "results/models/toy/base/metrics.json").read_text())
     samples = [json.loads(line) for line in open(directory / "results/datasets/toy/samples.jsonl")]
+    train = [json.loads(line) for line in open(directory / "results/datasets/toy/train.jsonl")]
     return {"sft_final_loss": metrics["final_loss"], "sft_cpu_s": metrics["cpu_seconds"],
             "samples": len(samples),
             "share_correct": statistics.fmean(grade_toy(s["completion"], s["answer"]) for s in samples),
-            "train_samples": sum(1 for _ in open(directory / "results/datasets/toy/train.jsonl"))}
+            "train_samples": len(train), "train_share_correct": statistics.fmean(s["correct"] for s in train)}
 
 
 def offrl_seed(directory: Path, seed: int) -> dict:
