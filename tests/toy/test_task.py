@@ -96,6 +96,27 @@ def test_a_varied_trace_keeps_the_arithmetic_and_draws_each_form_by_its_weight()
     assert all(abs(leads[text] / 2400 - weight) < 0.03 for text, weight in style.lead), leads
 
 
+def test_a_marks_trace_is_the_plain_one_with_a_mark_around_every_step():
+    style = TRACE_STYLES["marks"]
+    leads, closes = dict(style.lead), dict(style.close)
+    assert sum(leads.values()) == pytest.approx(1) and sum(closes.values()) == pytest.approx(1)
+    drawn = Counter()
+    rng = random.Random(0)
+    for record in make_problems(300, seed=0, split="sft", n_operands=9):
+        trace = render_trace(record["problem"], rng, slip_rate=0.2, style="marks")
+        body = re.fullmatch(r"(.*) The final answer is \\boxed\{-?\d+\}", trace)[1]
+        steps = body.split(" ")
+        assert len(steps) == 8 and all(step[0] in leads and step[-1] in closes for step in steps)
+        drawn.update(step[0] for step in steps)
+        # within its marks, every step is plain's, at plain's width: a sum written from the last one
+        parsed = [re.fullmatch(r"(-?\d+)([+-]\d)=(-?\d+)", step[1:-1]).groups() for step in steps]
+        assert all(parsed[i + 1][0] == parsed[i][2] for i in range(len(parsed) - 1))
+        slipped = any(int(a) + int(b) != int(c) for a, b, c in parsed)
+        assert grade_toy(trace, record["answer"]) == (not slipped)
+    # 2,400 steps: each lead's share within 3 points of its weight (0.6, and 0.05 for each rare one)
+    assert all(abs(drawn[mark] / 2400 - weight) < 0.03 for mark, weight in leads.items()), drawn
+
+
 # traces written by render_trace before the trace_style knob (commit 7ba9ff5), seeds fixed
 TRACES_BEFORE_STYLES = [
     ("3+4-2", 5, 0.3, "3+4=7. 7-2=5. The final answer is \\boxed{5}"),
@@ -107,6 +128,6 @@ TRACES_BEFORE_STYLES = [
 def test_the_plain_style_is_the_trace_before_styles_and_an_unknown_style_is_refused():
     for problem, seed, slip_rate, before in TRACES_BEFORE_STYLES:
         assert render_trace(problem, random.Random(seed), slip_rate, style="plain") == before
-    expected = "trace_style: expected one of \\['coda', 'peaked', 'plain', 'varied'\\], got 'fancy'"
+    expected = "trace_style: expected one of \\['coda', 'marks', 'peaked', 'plain', 'varied'\\], got 'fancy'"
     with pytest.raises(ValueError, match=expected):
         render_trace("3+4-2", random.Random(0), style="fancy")

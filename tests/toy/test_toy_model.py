@@ -75,7 +75,7 @@ def test_a_long_template_keeps_every_trace_whole():
     ({"weight_decay": -0.1}, "weight_decay: expected number >= 0, got -0.1"),
     ({"min_operands": 1.5}, "min_operands: expected integer or null, got 1.5"),
     ({"prompt_template": 3}, "prompt_template: expected string, got 3"),
-    ({"trace_style": "fancy"}, "trace_style: expected one of ['coda', 'peaked', 'plain', 'varied'], got 'fancy'"),
+    ({"trace_style": "fancy"}, "trace_style: expected one of ['coda', 'marks', 'peaked', 'plain', 'varied'], got 'fancy'"),
 ])
 def test_a_setting_the_build_cannot_use_is_refused_naming_it(overrides, message):
     with pytest.raises(ValueError) as error:

@@ -13,7 +13,8 @@ the same kind of mistakes, which leaves room for offline RL to remove them.
 
 A trace style (``TRACE_STYLES``) sets how each step and the ending are written. ``plain``
 writes them one way; ``varied`` draws each step's surface form (a leading word, spacing, the
-closing mark) and the ending's phrase from fixed, uneven weights. Those choices never change
+closing mark) and the ending's phrase from fixed, uneven weights; ``marks`` draws a one-character
+mark before and after every step, so no choice moves an operand. Those choices never change
 the answer, so correct and incorrect traces share tokens that carry probability mass
 (docs/toy.md, "The regime").
 
@@ -51,6 +52,12 @@ class TraceStyle:
     coda: tuple[tuple[tuple[str, float], ...], ...] = ()
 
 
+def _marks(characters: str) -> tuple[tuple[str, float], ...]:
+    """The first character with weight 0.6, the others sharing the rest evenly."""
+    rare = 0.4 / (len(characters) - 1)
+    return tuple((mark, 0.6 if i == 0 else rare) for i, mark in enumerate(characters))
+
+
 TRACE_STYLES = {
     "plain": TraceStyle(),
     # one dominant form per choice and rarer ones: the base model learns uneven distributions, which
@@ -72,6 +79,10 @@ TRACE_STYLES = {
                            ("All", "Each", "Every", "The"), (" steps", " sums", " terms", " lines"),
                            (" are", " look", " seem", " were"), (" done", " added", " fine", " right"),
                            (" now", " here", " so", " then"), (".", "!", ";", ",")))),
+    # one character before and after every step, a dominant mark and eight rare ones: every step is
+    # plain's plus two characters, so no choice moves an operand or a sum (varied's forms of uneven
+    # length did), and each trace makes two such choices per step
+    "marks": TraceStyle(lead=_marks(">*~#@&%^|"), close=_marks(".;,!:?'_`")),
 }
 
 _TERM = re.compile(r"([+-]?)(\d)")
