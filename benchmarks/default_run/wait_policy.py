@@ -58,28 +58,20 @@ def record(parent: Path, commits: list[str]) -> dict:
 
 
 def markdown(record: dict) -> str:
-    rounds, (first, *_, last) = record["rounds"], record["commits"]
-    names = [f"{r['condition']}, `{r['commit'][:7]}`" for r in rounds]
+    """Each round's CPU seconds per stage, side by side, with its load: no ratio, since a round's load (other
+    work on the machine) is not the benchmark's to choose, and two rounds of one condition can differ in it."""
+    rounds = record["rounds"]
     totals = [stage_totals(r["cost_by_stage"]) for r in rounds]
-    at = {(r["condition"], r["commit"]): index for index, r in enumerate(rounds)}
-    pairs = [(condition, at[condition, first], at[condition, last]) for condition in CONDITIONS
-             if (condition, first) in at and (condition, last) in at]
-
     lines = [f"The default run, a fresh clone per round, on {record['cpu']['cores']} cores of an "
              f"{record['cpu']['model']} (`python benchmarks/default_run/wait_policy.py`); CPU seconds per stage:",
-             "", "| stage | " + " | ".join(names + [f"{condition}: `{last[:7]}` / `{first[:7]}`"
-                                                  for condition, *_ in pairs]) + " |",
-             "|---|" + "---:|" * (len(names) + len(pairs))]
+             "", "| stage | " + " | ".join(f"{r['condition']}, `{r['commit'][:7]}`" for r in rounds) + " |",
+             "|---|" + "---:|" * len(rounds)]
     for stage in totals[0]:
-        cpu = [total[stage]["cpu_s"] for total in totals]
-        lines.append(f"| {stage} | " + " | ".join(f"{value:.0f}" for value in cpu)
-                     + "".join(f" | {cpu[after] / cpu[before]:.2f}" for _, before, after in pairs) + " |")
-    for label, key in (("**all, Snakemake and every job**", "cpu_s"), ("wall, s", "wall_s")):
-        values = [r[key] for r in rounds]
-        lines.append(f"| {label} | " + " | ".join(f"{value:.0f}" for value in values)
-                     + "".join(f" | {values[after] / values[before]:.2f}" for _, before, after in pairs) + " |")
-    lines += ["| 1-min load before → after | " + " | ".join(
-        f"{r['load_before']:.2f} → {r['load_after']:.2f}" for r in rounds) + " |" * (len(pairs) + 1), ""]
+        lines.append(f"| {stage} | " + " | ".join(f"{total[stage]['cpu_s']:.0f}" for total in totals) + " |")
+    lines += ["| **all, Snakemake and every job** | " + " | ".join(f"{r['cpu_s']:.0f}" for r in rounds) + " |",
+              "| wall | " + " | ".join(minutes(r["wall_s"]) for r in rounds) + " |",
+              "| 1-min load before → after | " + " | ".join(
+                  f"{r['load_before']:.2f} → {r['load_after']:.2f}" for r in rounds) + " |", ""]
     if record["not_run"]:
         lines += [f"Not run: {'; '.join(record['not_run'])}.", ""]
     same = (f"The {len(rounds)} rounds gave the same `results/tables/toy.md` to the last digit."
