@@ -77,3 +77,22 @@ def test_editing_an_objective_plans_exactly_the_runs_whose_code_imports_it(compl
     assert counts["train"] == counts["evaluate"] == counts["select_checkpoint"] == len(importing)
     assert set(counts) == {"train", "select_checkpoint", "evaluate", "aggregate", "cost", "reproduction", "all",
                            "total"}
+
+
+def test_documenting_a_module_every_job_imports_plans_nothing(completed):
+    """A docstring reworded, a comment and blank lines added in ``fpa.precision``, which every training,
+    sampling and evaluation job imports: nothing to re-run. (Its code edited instead, every such job
+    re-runs: ``edited`` appends a statement.)"""
+    project, workdir = completed
+    assert "fpa.precision" in module_closure("fpa.training.loop")
+    precision = project / "src" / "fpa" / "precision.py"
+    original = precision.read_text()
+    assert original.startswith('"""The precision policy:')
+    precision.write_text(original.replace('"""The precision policy:', '"""The precision policy, reworded:', 1)
+                         + "\n\n# a comment of its own\n")
+    try:
+        assert _planned(project, workdir)[0] == {}
+        with edited(precision):
+            assert _planned(project, workdir)[0]["train"] > 0
+    finally:
+        precision.write_text(original)

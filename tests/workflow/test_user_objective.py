@@ -100,7 +100,7 @@ def test_the_users_objective_is_fingerprinted_by_its_own_source(user_package, tm
     (tmp_path / "config" / "config.yaml").write_text((ROOT / "config" / "config.yaml").read_text())
     before = _train_codes(env, config, tmp_path)
     module = base / _recipe_blocks()[0]
-    module.write_text(module.read_text() + "\n# an edit\n")
+    module.write_text(module.read_text() + "\n_EDITED = True\n")
     after = _train_codes(env, config, tmp_path)
     assert "mine" in before and before.keys() == after.keys()
     assert {run for run in before if before[run] != after[run]} == {"mine"}

@@ -123,9 +123,10 @@ def complete_by_touch(project: Path, workdir: Path, config: Path) -> None:
 
 @contextlib.contextmanager
 def edited(source: Path):
-    """``source`` with a comment appended (a code edit that changes nothing it does), restored after."""
+    """``source`` with a statement appended (a code edit that changes nothing it does), restored after.
+    A comment would not do: the code fingerprint reads code, not comments."""
     original = source.read_text()
-    source.write_text(original + "\n# an edit\n")
+    source.write_text(original + "\n_EDITED = True\n")
     try:
         yield
     finally:

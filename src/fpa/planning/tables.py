@@ -13,17 +13,17 @@ from fpa.planning.stage import NOTHING, Stage, as_json
 
 #: the formats of a table that rule all asks for (its JSON is read by rule reproduction)
 TABLE_FORMATS = ("csv", "md", "tex", "html")
-#: the tables the workflow makes itself (no config table may take their names), each as csv, md and html
-OWN_TABLES = ("cost_by_stage", "reproduction")
 
 
 def _own_table(name: str) -> tuple[str, ...]:
     return tuple(paths.TABLE[ext].format(table=name) for ext in ("csv", "md", "html"))
 
 
-COST_TABLE = _own_table("cost_by_stage")
-#: the tables compared with the paper (tables.<t>.paper_results), summarised by rule reproduction
-REPRODUCTION_TABLE = _own_table("reproduction")
+#: the tables the workflow makes itself (no config table may take their names), each as csv, md and html:
+#: the cost by stage (rule cost) and the tables compared with the paper (tables.<t>.paper_results),
+#: summarised (rule reproduction)
+OWN_TABLES = {name: _own_table(name) for name in ("cost_by_stage", "reproduction")}
+COST_TABLE, REPRODUCTION_TABLE = OWN_TABLES.values()
 
 
 def check_own_tables(config: Mapping, where: str) -> None:

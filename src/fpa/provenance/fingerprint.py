@@ -11,6 +11,12 @@ module changes none (``fpa.registry`` finds its members; no listing is edited).
 
 A member from the user's own package (an entry point, ``fpa.registry``) is fingerprinted alike:
 its source and, transitively, the modules of its own top-level package and of ``fpa`` it imports.
+
+What is hashed is a module's *code*: its source without comments, docstrings, blank lines and trailing
+spaces (``code_text``), so that documenting a module every job imports re-runs no job. It is cut from the
+source text by the positions the tokenizer and parser give, not rebuilt from the syntax tree, whose
+printed form changes between Python versions: the fingerprint must not change with the Python that
+Snakemake parses the workflow in.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import io
+import tokenize
 from functools import lru_cache
 from pathlib import Path
 
@@ -58,6 +66,57 @@ def _outside_source_file(module: str) -> Path:
 @lru_cache(maxsize=None)
 def _source(module: str) -> bytes:
     return _source_file(module).read_bytes()
+
+
+@lru_cache(maxsize=None)
+def _code(module: str) -> str:
+    return code_text(_source(module))
+
+
+def _docstrings(tree: ast.Module):
+    """The string-literal statements that open a module, class or function body: what Python keeps as
+    ``__doc__`` and runs as nothing else."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                yield first
+
+
+def code_text(source: bytes) -> str:
+    """``source`` without its comments, docstrings, blank lines and trailing spaces; code otherwise as written.
+
+    Each comment and docstring is blanked where the tokenizer and parser place it, so the text kept is the
+    source's own (a statement after a docstring on its line, ``; x = 1``, stays). A line that ends inside a
+    string literal is kept as it is, blank or not: its spaces and line break are the string's.
+    """
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)  # a BOM or coding line, as Python reads it
+    # line ends as the parser reads them (a checkout with CRLF is the same code)
+    text = source.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    tree = ast.parse(text)
+    spans = [(token.start, (token.end[0], None)) for token in tokenize.generate_tokens(io.StringIO(text).readline)
+             if token.type == tokenize.COMMENT]
+    docstrings = list(_docstrings(tree))
+    for docstring in docstrings:
+        # the parser counts columns in UTF-8 bytes; the lines are characters
+        first = len(lines[docstring.lineno - 1].encode()[:docstring.col_offset].decode())
+        last = len(lines[docstring.end_lineno - 1].encode()[:docstring.end_col_offset].decode())
+        spans.append(((docstring.lineno, first), (docstring.end_lineno, last)))
+    for (row, column), (end_row, end_column) in spans:
+        for index in range(row - 1, end_row):
+            line = lines[index]
+            begin = column if index == row - 1 else 0
+            stop = len(line) if end_column is None or index < end_row - 1 else end_column
+            lines[index] = line[:begin] + " " * (stop - begin) + line[stop:]
+    blanked = {id(docstring.value) for docstring in docstrings}
+    inside_string = {index for node in ast.walk(tree)
+                     if isinstance(node, (ast.Constant, ast.JoinedStr)) and id(node) not in blanked
+                     and isinstance(getattr(node, "value", ""), (str, bytes))
+                     for index in range(node.lineno - 1, node.end_lineno - 1)}
+    return "".join((line if index in inside_string else line.rstrip()) + "\n" for index, line in enumerate(lines)
+                   if index in inside_string or line.strip())
 
 
 def _import_statements(body: list[ast.stmt]):
@@ -119,8 +178,8 @@ def module_closure(*modules: str) -> list[str]:
 
 @lru_cache(maxsize=None)
 def code_fingerprint(*modules: str) -> str:
-    """sha256 over the sources of ``module_closure(*modules)``; 16 hex digits."""
+    """sha256 over the code (``code_text``) of ``module_closure(*modules)``; 16 hex digits."""
     digest = hashlib.sha256()
     for module in module_closure(*modules):
-        digest.update(module.encode() + b"\0" + _source(module) + b"\0")
+        digest.update(module.encode() + b"\0" + _code(module).encode() + b"\0")
     return digest.hexdigest()[:16]
