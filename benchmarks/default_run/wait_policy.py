@@ -2,16 +2,18 @@
 commit's OpenMP wait policy (issue 58: ``bfd9fe1`` has none of its own; later commits set one in every
 fpa command, ``fpa.cli.entry.JOB_ENVIRONMENT``).
 
-    python benchmarks/default_run/wait_policy.py --commits bfd9fe1 HEAD --keep /tmp/wait
-        # a fresh clone per condition and commit, one after the other; writes results/wait_policy.json
-    python benchmarks/default_run/wait_policy.py --commits bfd9fe1 HEAD --record /tmp/wait   # read them again
+    python benchmarks/default_run/wait_policy.py --commits bfd9fe1 HEAD --rounds 2 --keep /tmp/wait
+        # fresh clones, one run after the other; writes results/wait_policy.json
+    python benchmarks/default_run/wait_policy.py --commits bfd9fe1 HEAD --rounds 2 --record /tmp/wait   # read them again
 
-Each round is one round of ``default_run.py`` (a fresh clone of the commit, ``snakemake --cores all``, its
-jobs running the clone's package), quiet or beside ``BUSY_JOBS`` single-threaded busy loops on the same
-cores, kept in ``DIR/<busy jobs>busy-<commit>``; with ``--keep`` a round already finished there is read, not
-run again, and ``--record`` reads the rounds that finished (the record names those that did not). The record keeps every round (times, loads, tables, cost by stage) and whether their tables
-are the same to the last digit. A stage's CPU seconds are those its fpa commands reported
-(``cost_by_stage.md``), summed over the stage's jobs.
+A round runs the default run once per condition and commit (the commits in turn forward and backward from
+round to round, so that a drift of the host's speed does not fall on one commit), each run one of
+``default_run.py`` (a fresh clone of the commit, ``snakemake --cores all``, its jobs running the clone's
+package), quiet or beside ``BUSY_JOBS`` single-threaded busy loops on the same cores, kept in
+``DIR/round<k>/<busy jobs>busy-<commit>``. With ``--keep`` a run already finished there is read, not run
+again, and ``--record`` reads the runs that finished (the record names those that did not). The record keeps
+every run (times, loads, tables, cost by stage) and whether their tables are the same to the last digit. A
+stage's CPU seconds are those its fpa commands reported (``cost_by_stage.md``), summed over the stage's jobs.
 """
 
 from __future__ import annotations
@@ -33,49 +35,65 @@ CONDITIONS = {"no busy jobs added": 0, f"beside {BUSY_JOBS} busy jobs": BUSY_JOB
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def directory_of(parent: Path, condition: str, commit: str) -> Path:
-    return parent / f"{CONDITIONS[condition]}busy-{commit[:7]}"
+def directory_of(parent: Path, round_: int, condition: str, commit: str) -> Path:
+    return parent / f"round{round_}" / f"{CONDITIONS[condition]}busy-{commit[:7]}"
+
+
+def schedule(commits: list[str], rounds: int) -> list[tuple[int, str, str]]:
+    """(round, condition, commit) in the order they run: each round every condition, the commits forward
+    in odd rounds and backward in even ones."""
+    return [(round_, condition, commit) for round_ in range(1, rounds + 1) for condition in CONDITIONS
+            for commit in (commits if round_ % 2 else commits[::-1])]
 
 
 def finished(directory: Path) -> bool:
     return (directory / LOG).is_file() and "exit: 0" in (directory / LOG).read_text()
 
 
-def record(parent: Path, commits: list[str]) -> dict:
-    """The rounds under ``parent`` that finished; each one that did not is named in ``not_run``."""
-    rounds, not_run = [], []
-    for condition in CONDITIONS:
-        for commit in commits:
-            directory = directory_of(parent, condition, commit)
-            if not finished(directory):
-                not_run.append(f"{condition}, {commit[:7]}")
-                continue
-            rounds.append({"condition": condition, **read_round(directory)})
-            if rounds[-1]["commit"] != commit:
-                raise SystemExit(f"{directory}: expected a round of {commit}, found {rounds[-1]['commit']}")
+def record(parent: Path, commits: list[str], rounds: int) -> dict:
+    """The runs under ``parent`` that finished; each one that did not is named in ``not_run``."""
+    runs, not_run = [], []
+    for round_, condition, commit in schedule(commits, rounds):
+        directory = directory_of(parent, round_, condition, commit)
+        if not finished(directory):
+            not_run.append(f"round {round_}, {condition}, {commit[:7]}")
+            continue
+        runs.append({"round": round_, "condition": condition, **read_round(directory)})
+        if runs[-1]["commit"] != commit:
+            raise SystemExit(f"{directory}: expected a run of {commit}, found {runs[-1]['commit']}")
     return {"benchmark": "wait_policy", "cpu": machine(), "busy_jobs": BUSY_JOBS, "commits": commits,
-            "rounds": rounds, "not_run": not_run, "identical_tables": len({r["table"] for r in rounds}) == 1}
+            "rounds": runs, "not_run": not_run, "identical_tables": len({r["table"] for r in runs}) == 1}
 
 
 def markdown(record: dict) -> str:
-    """Each round's CPU seconds per stage, side by side, with its load: no ratio, since a round's load (other
-    work on the machine) is not the benchmark's to choose, and two rounds of one condition can differ in it."""
-    rounds = record["rounds"]
-    totals = [stage_totals(r["cost_by_stage"]) for r in rounds]
-    lines = [f"The default run, a fresh clone per round, on {record['cpu']['cores']} cores of an "
-             f"{record['cpu']['model']} (`python benchmarks/default_run/wait_policy.py`); CPU seconds per stage:",
-             "", "| stage | " + " | ".join(f"{r['condition']}, `{r['commit'][:7]}`" for r in rounds) + " |",
-             "|---|" + "---:|" * len(rounds)]
-    for stage in totals[0]:
-        lines.append(f"| {stage} | " + " | ".join(f"{total[stage]['cpu_s']:.0f}" for total in totals) + " |")
-    lines += ["| **all, Snakemake and every job** | " + " | ".join(f"{r['cpu_s']:.0f}" for r in rounds) + " |",
-              "| wall | " + " | ".join(minutes(r["wall_s"]) for r in rounds) + " |",
-              "| 1-min load before → after | " + " | ".join(
-                  f"{r['load_before']:.2f} → {r['load_after']:.2f}" for r in rounds) + " |", ""]
+    """Per condition and commit, each run's CPU seconds per stage, in the order of its rounds (``a · b``),
+    with its wall time and load: no ratio, since a run's load (other work on the machine) is not the
+    benchmark's to choose, and two runs of one condition can differ in it."""
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for run in sorted(record["rounds"], key=lambda run: run["round"]):
+        cells.setdefault((run["condition"], run["commit"]), []).append(run)
+    columns = [(condition, commit) for condition in CONDITIONS for commit in record["commits"]
+               if (condition, commit) in cells]
+
+    def row(name: str, value) -> str:
+        return f"| {name} | " + " | ".join(" · ".join(value(run) for run in cells[column])
+                                          for column in columns) + " |"
+
+    stages = stage_totals(record["rounds"][0]["cost_by_stage"])
+    lines = [f"The default run, a fresh clone per run, on {record['cpu']['cores']} cores of an "
+             f"{record['cpu']['model']} (`python benchmarks/default_run/wait_policy.py`); CPU seconds per stage, "
+             "one number per run in the order of its rounds:",
+             "", "| stage | " + " | ".join(f"{condition}, `{commit[:7]}`" for condition, commit in columns) + " |",
+             "|---|" + "---:|" * len(columns)]
+    lines += [row(stage, lambda run, stage=stage: f"{stage_totals(run['cost_by_stage'])[stage]['cpu_s']:.0f}")
+              for stage in stages]
+    lines += [row("**all, Snakemake and every job**", lambda run: f"{run['cpu_s']:.0f}"),
+              row("wall", lambda run: minutes(run["wall_s"])),
+              row("1-min load before → after", lambda run: f"{run['load_before']:.2f} → {run['load_after']:.2f}"), ""]
     if record["not_run"]:
         lines += [f"Not run: {'; '.join(record['not_run'])}.", ""]
-    same = (f"The {len(rounds)} rounds gave the same `results/tables/toy.md` to the last digit."
-            if record["identical_tables"] else "**The rounds' tables differ.**")
+    same = (f"The {len(record['rounds'])} runs gave the same `results/tables/toy.md` to the last digit."
+            if record["identical_tables"] else "**The runs' tables differ.**")
     return "\n".join([*lines, same]) + "\n"
 
 
@@ -83,7 +101,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--commits", nargs="+", default=["bfd9fe1", "HEAD"],
                         help="the first and the last are compared (default: bfd9fe1 HEAD)")
-    parser.add_argument("--keep", type=Path, help="run the rounds in DIR/<condition>-<commit> and keep them")
+    parser.add_argument("--rounds", type=int, default=2, help="runs per condition and commit (default 2)")
+    parser.add_argument("--keep", type=Path, help="run the rounds in DIR/round<k>/<condition>-<commit> and keep them")
     parser.add_argument("--record", type=Path, help="read the rounds of an earlier --keep DIR instead")
     parser.add_argument("--out", type=Path, default=RESULTS / "wait_policy.json")
     args = parser.parse_args(argv)
@@ -91,11 +110,12 @@ def main(argv=None) -> int:
     parent = args.record or args.keep or Path(tempfile.mkdtemp(prefix="wait-policy."))
     if not args.record:
         own_job_environment()
-        for condition, busy in CONDITIONS.items():
-            for commit in commits:
-                if not finished(directory_of(parent, condition, commit)):
-                    run_round(directory_of(parent, condition, commit), [], commit, busy)
-    result = record(parent, commits)
+        for round_, condition, commit in schedule(commits, args.rounds):
+            directory = directory_of(parent, round_, condition, commit)
+            if not finished(directory):
+                directory.parent.mkdir(parents=True, exist_ok=True)
+                run_round(directory, [], commit, CONDITIONS[condition])
+    result = record(parent, commits, args.rounds)
     write_json(args.out, result)
     print(markdown(result))
     return 0 if result["identical_tables"] else 1
