@@ -14,7 +14,7 @@ its source and, transitively, the modules of its own top-level package and of ``
 
 What is hashed is a module's *code*: its source without comments, docstrings, blank lines and trailing
 spaces (``code_text``), so that documenting a module every job imports re-runs no job. It is cut from the
-source text by the positions the tokenizer and parser give, not rebuilt from the syntax tree, whose
+source text by the positions the parser gives, not rebuilt from the syntax tree, whose
 printed form changes between Python versions: the fingerprint must not change with the Python that
 Snakemake parses the workflow in.
 """
@@ -68,9 +68,18 @@ def _source(module: str) -> bytes:
     return _source_file(module).read_bytes()
 
 
+def _text(source: bytes) -> str:
+    """``source`` decoded as Python reads it (a BOM or coding line), its line ends the parser's: a checkout
+    with CRLF is the same code."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    return source.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+
+
 @lru_cache(maxsize=None)
-def _code(module: str) -> str:
-    return code_text(_source(module))
+def _parsed(module: str) -> tuple[str, ast.Module]:
+    """The text of ``module`` and its syntax tree, parsed once for its imports and its code."""
+    text = _text(_source(module))
+    return text, ast.parse(text, filename=str(_source_file(module)))
 
 
 def _docstrings(tree: ast.Module):
@@ -84,39 +93,62 @@ def _docstrings(tree: ast.Module):
                 yield first
 
 
-def code_text(source: bytes) -> str:
-    """``source`` without its comments, docstrings, blank lines and trailing spaces; code otherwise as written.
+def _span(node: ast.AST, lines: list[str]) -> list[tuple[int, int, int]]:
+    """(line index, first column, end column) of each line ``node`` covers, in characters (the parser
+    counts columns in UTF-8 bytes)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    return [(index, len(lines[index].encode()[:node.col_offset].decode()) if index == first else 0,
+             len(lines[index].encode()[:node.end_col_offset].decode()) if index == last else len(lines[index]))
+            for index in range(first, last + 1)]
 
-    Each comment and docstring is blanked where the tokenizer and parser place it, so the text kept is the
+
+def _comment_start(line: str, strings: list[tuple[int, int]]) -> int | None:
+    """Where the comment of ``line`` starts: its first ``#`` outside the string literals on it, or None."""
+    column = line.find("#")
+    while column >= 0:
+        if not any(begin <= column < end for begin, end in strings):
+            return column
+        column = line.find("#", column + 1)
+    return None
+
+
+def code_text(source: bytes) -> str:
+    """``source`` without its comments, docstrings, blank lines and trailing spaces; code otherwise as written."""
+    text = _text(source)
+    return _code_text(text, ast.parse(text))
+
+
+def _code_text(text: str, tree: ast.Module) -> str:
+    """``code_text`` of ``text``, whose tree is ``tree``. Each docstring and comment is blanked where the
+    parser places it (a ``#`` outside every string literal starts a comment), so the text kept is the
     source's own (a statement after a docstring on its line, ``; x = 1``, stays). A line that ends inside a
-    string literal is kept as it is, blank or not: its spaces and line break are the string's.
-    """
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)  # a BOM or coding line, as Python reads it
-    # line ends as the parser reads them (a checkout with CRLF is the same code)
-    text = source.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+    string literal is kept as it is, blank or not: its spaces and line break are the string's."""
     lines = text.split("\n")
-    tree = ast.parse(text)
-    spans = [(token.start, (token.end[0], None)) for token in tokenize.generate_tokens(io.StringIO(text).readline)
-             if token.type == tokenize.COMMENT]
-    docstrings = list(_docstrings(tree))
-    for docstring in docstrings:
-        # the parser counts columns in UTF-8 bytes; the lines are characters
-        first = len(lines[docstring.lineno - 1].encode()[:docstring.col_offset].decode())
-        last = len(lines[docstring.end_lineno - 1].encode()[:docstring.end_col_offset].decode())
-        spans.append(((docstring.lineno, first), (docstring.end_lineno, last)))
-    for (row, column), (end_row, end_column) in spans:
-        for index in range(row - 1, end_row):
-            line = lines[index]
-            begin = column if index == row - 1 else 0
-            stop = len(line) if end_column is None or index < end_row - 1 else end_column
-            lines[index] = line[:begin] + " " * (stop - begin) + line[stop:]
-    blanked = {id(docstring.value) for docstring in docstrings}
-    inside_string = {index for node in ast.walk(tree)
-                     if isinstance(node, (ast.Constant, ast.JoinedStr)) and id(node) not in blanked
-                     and isinstance(getattr(node, "value", ""), (str, bytes))
-                     for index in range(node.lineno - 1, node.end_lineno - 1)}
+    docstrings = {id(docstring.value) for docstring in _docstrings(tree)}
+    strings: dict[int, list[tuple[int, int]]] = {}
+    inside_string: set[int] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.JoinedStr)
+                or isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
+            continue
+        span = _span(node, lines)
+        for index, begin, end in span:
+            if id(node) in docstrings:
+                lines[index] = lines[index][:begin] + " " * (end - begin) + lines[index][end:]
+            else:
+                strings.setdefault(index, []).append((begin, end))
+        if id(node) not in docstrings:
+            inside_string.update(index for index, _, _ in span[:-1])
+    for index, line in enumerate(lines):
+        if "#" in line and (column := _comment_start(line, strings.get(index, []))) is not None:
+            lines[index] = line[:column]
     return "".join((line if index in inside_string else line.rstrip()) + "\n" for index, line in enumerate(lines)
                    if index in inside_string or line.strip())
+
+
+@lru_cache(maxsize=None)
+def _code(module: str) -> str:
+    return _code_text(*_parsed(module))
 
 
 def _import_statements(body: list[ast.stmt]):
@@ -139,7 +171,7 @@ def _imports(module: str) -> frozenset[str]:
     """The ``fpa`` modules, and those of its own top-level package, that ``module`` imports statically
     (anywhere in its source)."""
     path = _source_file(module)
-    tree = ast.parse(_source(module), filename=str(path))
+    tree = _parsed(module)[1]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in _import_statements(tree.body):
