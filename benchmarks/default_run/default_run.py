@@ -56,6 +56,9 @@ def own_job_environment() -> None:
 
 # One busy CPU job of a loaded host: a pure-Python loop, single-threaded, no memory traffic.
 BUSY_JOB = [sys.executable, "-c", "while True: pass"]
+BUSY_JOBS = 2  # issue 58's loaded host: a run beside two other CPU jobs on 2 cores
+#: the hosts the wait-policy benchmarks compare -> the busy jobs beside the measured run
+CONDITIONS = {"quiet": 0, f"beside {BUSY_JOBS} busy jobs": BUSY_JOBS}
 
 
 def run_round(directory: Path, config: list[str], commit: str, beside: int,

@@ -24,14 +24,12 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
-from default_run.default_run import (LOG, RESULTS, minutes, own_job_environment, read_round, run_round,  # noqa: E402
-                                     stage_totals)
+from default_run.default_run import (BUSY_JOBS, CONDITIONS, LOG, RESULTS, minutes,  # noqa: E402
+                                     own_job_environment, read_round, run_round, stage_totals)
 from shared.checkouts import commit_of, machine  # noqa: E402
 
 from fpa.io import write_json
 
-BUSY_JOBS = 2  # issue 58's loaded host: the default run beside two other CPU jobs on 2 cores
-CONDITIONS = {"no busy jobs added": 0, f"beside {BUSY_JOBS} busy jobs": BUSY_JOBS}
 ROOT = Path(__file__).resolve().parents[2]
 
 

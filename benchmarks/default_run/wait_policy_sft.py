@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: shared/ and the other folders
-from default_run.default_run import BUSY_JOB, RESULTS, own_job_environment  # noqa: E402
+from default_run.default_run import BUSY_JOB, CONDITIONS, RESULTS, own_job_environment  # noqa: E402
 from shared.checkouts import USER_ENVIRONMENT, commit_of, export, machine  # noqa: E402
 from shared.rounds import paired_ratio, rotated, spread, spread_text  # noqa: E402
 
@@ -34,7 +34,6 @@ from fpa.numerics import portable_env
 from fpa.planning.judge import judge
 
 ROOT = Path(__file__).resolve().parents[2]
-CONDITIONS = {"quiet": 0, "beside 2 busy jobs": 2}
 THREADS = 2  # the rule's threads in the default run (--cores all on 2 cores)
 
 
